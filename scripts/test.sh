@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Run every test suite, each in the virtual environment its users would have.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+
+echo "== lint (ruff)"
+.venv/bin/python -m ruff check src tests benchmarks
+
+echo "== core suite (.venv, no extras)"
+.venv/bin/python -m pytest -m "not trl" "$@"
+
+echo "== TRL suite (.venvs/trl)"
+.venvs/trl/bin/python -m pytest -m trl "$@"

@@ -1,0 +1,117 @@
+"""The environment protocol: async-first `reset`/`step` over chat messages.
+
+An environment is built from a dataset of `Task`s, a `Verifier` (called as
+`verify(response, task.reference)`) and optional tools. Environments speak messages only;
+tokens belong to the adapters (see DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from rlvr.core.errors import ConfigError
+from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
+from rlvr.verifiers.base import Verifier
+
+__all__ = ["Environment", "as_message"]
+
+
+def as_message(action: Message | str | dict[str, Any]) -> Message:
+    """Coerce an action (a Message, a plain string, or an OpenAI message dict) to an assistant Message."""
+    if isinstance(action, Message):
+        return action
+    if isinstance(action, str):
+        return Message(role="assistant", content=action)
+    if isinstance(action, dict):
+        data = dict(action)
+        data.setdefault("role", "assistant")
+        if data.get("content") is None:
+            data["content"] = ""
+        return Message.model_validate(data)
+    raise ConfigError(f"action must be a Message, str or message dict, got {type(action).__name__}")
+
+
+class Environment(ABC):
+    """Base of every rlvr environment.
+
+    Subclasses set `spec`, `verifier` and `tasks`, and implement `step`. One instance runs one
+    episode at a time; make one instance per concurrent episode (they are cheap: the task list
+    and the verifier's worker pool are shared objects).
+
+    Attributes:
+        spec: the typed manifest (id, reward range, max turns, tools, ...).
+        verifier: scores the final response against `task.reference`.
+        tasks: the dataset, an indexable sequence of `Task`.
+    """
+
+    spec: EnvSpec
+    verifier: Verifier
+    tasks: Sequence[Task]
+
+    def __init__(self) -> None:
+        self.task: Task | None = None
+        self.messages: list[Message] = []
+        self.turn = 0
+        self._rng = random.Random()
+
+    # -- episode API -------------------------------------------------------------------
+    async def reset(self, task: Task | None = None, seed: int | None = None) -> tuple[list[Message], dict[str, Any]]:
+        """Start an episode and return the prompt messages and an info dict.
+
+        Args:
+            task: the task to pose; if None, one is drawn from `tasks` with `seed`
+                (deterministic: the same seed gives the same task).
+            seed: seeds the task draw and any randomness of the episode.
+
+        Raises:
+            ConfigError: if no task is given and the dataset is empty.
+        """
+        if seed is not None:
+            self._rng.seed(seed)
+        if task is None:
+            if len(self.tasks) == 0:
+                raise ConfigError(f"environment {self.spec.id!r} has no tasks; check its dataset arguments")
+            task = self.tasks[self._rng.randrange(len(self.tasks))]
+        self.task = task
+        self.messages = list(task.prompt)
+        self.turn = 0
+        return list(task.prompt), {"task_id": task.id, "env_id": self.spec.id}
+
+    @abstractmethod
+    async def step(self, action: Message | str) -> StepResult:
+        """Apply the policy's action (an assistant message) and return the result."""
+
+    # -- scoring (used directly by single-turn adapters) -------------------------------
+    def score(self, task: Task, response: str) -> Verdict:
+        """Verify one final response for `task` (no episode state involved)."""
+        return self.verifier.verify(response, task.reference)
+
+    async def ascore(self, task: Task, response: str) -> Verdict:
+        """Async `score`."""
+        return await self.verifier.averify(response, task.reference)
+
+    def score_batch(self, tasks: Sequence[Task], responses: Sequence[str], workers: int | None = None) -> list[Verdict]:
+        """Verify `responses[i]` against `tasks[i]`, in parallel worker processes; same order."""
+        if len(tasks) != len(responses):
+            raise ConfigError(f"score_batch got {len(tasks)} tasks but {len(responses)} responses; pass one each")
+        return self.verifier.verify_batch([(r, t.reference) for t, r in zip(tasks, responses)], workers=workers)
+
+    # -- sync wrappers -----------------------------------------------------------------
+    def reset_sync(self, task: Task | None = None, seed: int | None = None) -> tuple[list[Message], dict[str, Any]]:
+        """Blocking `reset` (not for use inside a running event loop)."""
+        return asyncio.run(self.reset(task, seed))
+
+    def step_sync(self, action: Message | str) -> StepResult:
+        """Blocking `step` (not for use inside a running event loop)."""
+        return asyncio.run(self.step(action))
+
+    def close(self) -> None:
+        """Release resources (the verifier's worker processes)."""
+        self.verifier.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec.id} tasks={len(self.tasks)}>"

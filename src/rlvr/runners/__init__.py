@@ -1,0 +1,3 @@
+"""Runners: the `rlvr` CLI (verify, train, check), rollout drivers and reports."""
+
+__all__: list[str] = []

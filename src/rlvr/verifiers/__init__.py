@@ -1,0 +1,33 @@
+"""Verifiers: pure scoring of responses against references. No trainer imports here.
+
+Names load lazily so that `import rlvr.verifiers` stays light (sympy loads in worker processes).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "Verifier": "rlvr.verifiers.base",
+    "VerifierConfig": "rlvr.verifiers.base",
+    "MathConfig": "rlvr.verifiers.math",
+    "MathVerifier": "rlvr.verifiers.math",
+    "ConstantVerifier": "rlvr.verifiers.testing",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from rlvr.verifiers.base import Verifier, VerifierConfig
+    from rlvr.verifiers.math import MathConfig, MathVerifier
+    from rlvr.verifiers.testing import ConstantVerifier
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rlvr.verifiers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

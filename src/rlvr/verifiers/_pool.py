@@ -1,0 +1,276 @@
+"""A pool of warm worker processes with a parent-side watchdog.
+
+Hard time limits without signals: each call is sent to a worker process over a pipe and
+the parent waits at most `timeout_s` for the answer. A worker that runs late is killed
+(its whole process group) and replaced; a worker that dies is replaced. Nothing here uses
+`signal.alarm`, so calls are safe from any thread and from asyncio (via `asyncio.to_thread`).
+
+Workers are started with `python -m rlvr.verifiers._worker` (not `multiprocessing`), so the
+caller's `__main__` is never re-imported and scripts need no `if __name__ == "__main__"` guard.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rlvr.core.errors import VerifierError
+from rlvr.verifiers._worker import _HEADER, encode_frame
+
+__all__ = ["Outcome", "WorkerPool"]
+
+_START_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Result of one call: `kind` says whether `value` is a result or an error text."""
+
+    kind: Literal["ok", "exc", "timeout", "crash"]
+    value: Any
+    elapsed_s: float
+
+
+class _Worker:
+    """One worker process and its pipes. Not thread-safe: the pool hands it to one caller."""
+
+    def __init__(self, fn: Callable[..., Any], memory_limit_bytes: int | None) -> None:
+        env = dict(os.environ)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rlvr.verifiers._worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin
+        self._out_fd = self.proc.stdout.fileno()
+        import pickle
+
+        self._send((list(sys.path), pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL), memory_limit_bytes))
+        self._ready = False
+
+    def _send(self, obj: Any) -> None:
+        self._in.write(encode_frame(obj))
+        self._in.flush()
+
+    def _read_exact(self, n: int, deadline: float) -> bytes | None:
+        """Read n bytes before `deadline`; None on timeout. EOFError if the worker died."""
+        chunks: list[bytes] = []
+        remaining = n
+        while remaining:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                return None
+            ready, _, _ = select.select([self._out_fd], [], [], wait)
+            if not ready:
+                return None
+            chunk = os.read(self._out_fd, min(remaining, 1 << 20))
+            if not chunk:
+                raise EOFError("worker exited")
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def recv(self, timeout_s: float) -> tuple[bool, Any]:
+        """Return (True, frame) or (False, None) on timeout; EOFError if the worker died."""
+        import pickle
+
+        deadline = time.monotonic() + timeout_s
+        header = self._read_exact(_HEADER.size, deadline)
+        if header is None:
+            return False, None
+        (size,) = _HEADER.unpack(header)
+        # The header arrived, so the body is being written now: allow it a grace second.
+        body = self._read_exact(size, max(deadline, time.monotonic() + 1.0))
+        if body is None:
+            return False, None
+        return True, pickle.loads(body)
+
+    def wait_ready(self) -> None:
+        if self._ready:
+            return
+        try:
+            ok, frame = self.recv(_START_TIMEOUT_S)
+        except EOFError:
+            ok, frame = False, None
+        if not ok or frame != ("ready", None):
+            self.kill()
+            raise VerifierError(
+                f"verifier worker failed to start (exit code {self.proc.poll()}); "
+                f"run `{sys.executable} -m rlvr.verifiers._worker` to see why"
+            )
+        self._ready = True
+
+    def call(self, payload: tuple[Any, ...], timeout_s: float) -> Outcome:
+        self.wait_ready()
+        start = time.monotonic()
+        try:
+            self._send(payload)
+            ok, frame = self.recv(timeout_s)
+        except (EOFError, BrokenPipeError, OSError) as exc:
+            self.kill()
+            return Outcome("crash", f"worker process died ({exc}; exit code {self.proc.poll()})", time.monotonic() - start)
+        elapsed = time.monotonic() - start
+        if not ok:
+            self.kill()
+            return Outcome("timeout", f"no result within {timeout_s:g} s; worker killed", elapsed)
+        kind, value = frame
+        return Outcome(kind, value, elapsed)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        try:
+            self._in.close()  # worker exits on EOF
+            self.proc.wait(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+
+class WorkerPool:
+    """Up to `workers` warm processes running `fn(*payload)` with a hard per-call timeout.
+
+    Args:
+        fn: picklable callable (a module-level function or a `functools.partial` of one).
+        workers: maximum number of processes; they start lazily, on demand.
+        timeout_s: wall-clock limit of one call, seconds; a late worker is killed.
+        memory_limit_mb: RLIMIT_AS of each worker in MiB, or None for no limit.
+
+    Thread-safe: concurrent `call`s use different workers (callers wait for a free one).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        workers: int = 1,
+        timeout_s: float = 10.0,
+        memory_limit_mb: int | None = None,
+    ) -> None:
+        if workers < 1:
+            raise VerifierError(f"workers must be >= 1, got {workers}")
+        self._fn = fn
+        self.workers = workers
+        self.timeout_s = timeout_s
+        self._memory = memory_limit_mb * 1024 * 1024 if memory_limit_mb else None
+        self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
+        self._lock = threading.Lock()
+        self._started = 0
+        self._all: list[_Worker] = []
+        self._closed = False
+
+    def _acquire(self) -> _Worker:
+        if self._closed:
+            raise VerifierError("the worker pool is closed")
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if self._closed:
+                raise VerifierError("the worker pool is closed")
+            if self._started < self.workers:
+                self._started += 1
+                worker = _Worker(self._fn, self._memory)
+                self._all.append(worker)
+                return worker
+        return self._idle.get()
+
+    def _release(self, worker: _Worker) -> None:
+        if self._closed:
+            worker.kill()
+            return
+        if not worker.alive:
+            with self._lock:
+                if worker in self._all:
+                    self._all.remove(worker)
+                if self._closed:
+                    return
+                worker = _Worker(self._fn, self._memory)
+                self._all.append(worker)
+        self._idle.put(worker)
+
+    def call(self, *payload: Any, timeout_s: float | None = None) -> Outcome:
+        """Run `fn(*payload)` in a worker; never raises for failures of `fn` itself."""
+        worker = self._acquire()
+        try:
+            return worker.call(payload, self.timeout_s if timeout_s is None else timeout_s)
+        finally:
+            self._release(worker)
+
+    def map(self, payloads: Iterable[tuple[Any, ...]]) -> Iterator[Outcome]:
+        """Run every payload, up to `workers` at a time; yield outcomes in input order."""
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="rlvr-verify") as ex:
+            window: list[Any] = []
+            for payload in payloads:
+                window.append(ex.submit(self.call, *payload))
+                if len(window) >= 4 * self.workers:
+                    yield window.pop(0).result()
+            for fut in window:
+                yield fut.result()
+
+    def warm(self) -> None:
+        """Start every worker now and wait until they are ready (otherwise they start lazily)."""
+        taken = [self._acquire() for _ in range(self.workers)]
+        try:
+            for w in taken:
+                w.wait_ready()
+        finally:
+            for w in taken:
+                self._release(w)
+
+    def close(self) -> None:
+        """Stop every worker process."""
+        with self._lock:
+            self._closed = True
+            workers, self._all = self._all, []
+        while True:
+            try:
+                self._idle.get_nowait()
+            except queue.Empty:
+                break
+        for w in workers:
+            w.close()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: best effort only
+            pass

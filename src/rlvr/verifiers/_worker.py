@@ -1,0 +1,86 @@
+"""Worker process entry point for `rlvr.verifiers._pool.WorkerPool`.
+
+Run as `python -m rlvr.verifiers._worker`. Protocol on stdin/stdout, each frame an 8-byte
+big-endian length followed by a pickle:
+
+- first frame in: `(sys_path, fn_pickle, memory_limit_bytes | None)`: the caller's `sys.path`
+  (so the worker imports what the caller can), then the pickled callable.
+- then each frame in: a payload tuple; each frame out: `("ok", result)` or `("exc", text)`.
+
+The real stdout is kept for frames; `sys.stdout` is pointed at stderr so stray prints from
+the scored code cannot corrupt the protocol. The worker exits when stdin closes (parent gone).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import traceback
+from typing import Any, BinaryIO
+
+_HEADER = struct.Struct(">Q")
+
+
+def read_frame(stream: BinaryIO) -> Any:
+    """Read one length-prefixed pickle frame; raise EOFError when the stream closes."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError("stream closed")
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("stream closed mid-frame")
+    return pickle.loads(data)
+
+
+def encode_frame(obj: Any) -> bytes:
+    """Encode one object as a length-prefixed pickle frame."""
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+def _limit_memory(limit_bytes: int | None) -> None:
+    if not limit_bytes:
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    new = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (new, hard))
+
+
+def main() -> None:
+    """Serve payloads until stdin closes."""
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    sys.stdout = sys.stderr
+    inp = sys.stdin.buffer
+    try:
+        sys_path, fn_pickle, memory_limit = read_frame(inp)
+    except EOFError:
+        return
+    sys.path[:] = [p for p in sys_path if p] + [p for p in sys.path if p not in sys_path]
+    fn = pickle.loads(fn_pickle)
+    _limit_memory(memory_limit)
+    out.write(encode_frame(("ready", None)))
+    while True:
+        try:
+            payload = read_frame(inp)
+        except EOFError:
+            return
+        try:
+            reply = ("ok", fn(*payload))
+        except MemoryError:
+            reply = ("exc", "MemoryError: the verifier ran out of its memory limit")
+        except BaseException:  # report every failure of the scored code to the parent
+            reply = ("exc", traceback.format_exc(limit=-8))
+        try:
+            frame = encode_frame(reply)
+        except Exception:  # the result itself could not be pickled
+            frame = encode_frame(("exc", traceback.format_exc(limit=-3)))
+        out.write(frame)
+
+
+if __name__ == "__main__":
+    main()

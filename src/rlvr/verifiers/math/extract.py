@@ -1,0 +1,242 @@
+"""Final-answer extraction from free-form model output and from reference solutions.
+
+The stages, tried in order (the first that finds something wins):
+
+1. ``\\boxed{...}`` / ``\\fbox{...}`` with balanced braces; the last one wins, and boxes that end
+   the text separated only by a short connective ("and", ",") are joined into a list
+   (the rule of Math-Verify's ``extract_boxed_content``, huggingface/Math-Verify).
+2. GSM8K's ``#### N`` marker (openai/grade-school-math, ``dataset.py``), last occurrence.
+3. "final answer is" / "Final Answer:" (Minerva / lm-evaluation-harness ``minerva_math``).
+4. "the answer is" / "Answer:" (lm-evaluation-harness ``gsm8k`` cot and MMLU-style prompts).
+5. A bold markdown span ``**...**`` that holds a digit.
+6. Optional fallback: the last LaTeX math environment or the last number in the text,
+   whichever ends later (the "flexible-extract" filter of lm-evaluation-harness).
+
+A marker's span (e.g. "The largest $n$ is 34.") is refined by `refine_span` to its final math
+expression or number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Extraction", "extract_answer", "extract_reference", "find_boxed", "refine_span"]
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """An extracted answer: `text` (raw answer string) and `source` (which stage found it)."""
+
+    text: str
+    source: str
+
+
+_BOX_RE = re.compile(r"\\(?:boxed|fbox)\b\s*")
+_SEPARATOR_RE = re.compile(r"\b(?:and|or)\b|,|;")
+_GSM8K_RE = re.compile(r"####\s*([^\n]*)")
+_FINAL_RE = re.compile(r"final\s+answer\s*(?:is|:|=)?\s*(?:\*\*)?\s*:?", re.IGNORECASE)
+_ANSWER_RE = re.compile(r"(?:the\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(]))\s*(?:\*\*)?\s*:?", re.IGNORECASE)
+_BOLD_RE = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")
+_NUMBER_RE = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+")
+_ENV_RE = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)|\$\$(.+?)\$\$|\$([^$]+?)\$", re.DOTALL)
+_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{4,}")
+_LATEX_WORDS = frozenset({"frac", "sqrt", "text", "dfrac", "tfrac", "left", "right", "cdot", "infty", "circ", "times",
+                          "quad", "mathrm", "mathbf", "textbf", "begin", "pmatrix", "bmatrix", "matrix", "array", "end",
+                          "boxed", "pm", "sin", "cos", "tan", "log", "ln", "pi", "cup", "cap", "leq", "geq", "neq",
+                          "approx", "mbox", "overline", "degree", "percent"})
+
+
+def _match_brace(text: str, open_pos: int) -> int | None:
+    """Index of the `}` closing the `{` at `open_pos`, or None when unbalanced."""
+    depth = 0
+    for i in range(open_pos, len(text)):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _boxes(text: str) -> list[tuple[int, int, str]]:
+    """All `\\boxed`/`\\fbox` contents as (start, end, content), in text order."""
+    out: list[tuple[int, int, str]] = []
+    for m in _BOX_RE.finditer(text):
+        pos = m.end()
+        if pos < len(text) and text[pos] == "{":
+            close = _match_brace(text, pos)
+            if close is None:
+                out.append((m.start(), len(text), text[pos + 1 :].strip()))
+                continue
+            out.append((m.start(), close + 1, text[pos + 1 : close].strip()))
+        elif pos < len(text):  # `\boxed 5`: one token
+            tok = re.match(r"[^\s$.,]+", text[pos:])
+            if tok:
+                out.append((m.start(), pos + tok.end(), tok.group(0)))
+    return out
+
+
+def find_boxed(text: str) -> str | None:
+    """Content of the last box; trailing boxes separated by a short connective are joined with ','.
+
+    Joining follows Math-Verify's ``extract_boxed_content``: neighbours closer than 10 characters,
+    or closer than 70 with a separator ("and", "or", ",", ";") and different content.
+    """
+    boxes = _boxes(text)
+    if not boxes:
+        return None
+    chosen = [boxes[-1]]
+    for prev in reversed(boxes[:-1]):
+        between = text[prev[1] : chosen[0][0]]
+        near = len(between) < 10 or (len(between) < 70 and _SEPARATOR_RE.search(between) is not None)
+        if not near:
+            break
+        if prev[2] != chosen[0][2]:
+            chosen.insert(0, prev)
+    return ",".join(b[2] for b in chosen)
+
+
+def _line_after(text: str, pos: int) -> str:
+    """The rest of the line from `pos`; the next non-empty line when that rest is empty."""
+    rest = text[pos:]
+    lines = rest.split("\n")
+    first = lines[0].strip(" *:")
+    if first:
+        # A display block opened on this line continues to its close.
+        if first.startswith(("\\[", "$$")) and not re.search(r"\\\]|\$\$.*\$\$", first):
+            return _close_display(rest)
+        return lines[0]
+    for line in lines[1:6]:
+        if line.strip(" *:"):
+            if line.strip().startswith(("\\[", "$$")) and not re.search(r"\\\]|\$\$.*\$\$", line):
+                return _close_display(rest)
+            return line
+    return ""
+
+
+def _close_display(text: str) -> str:
+    m = re.search(r"\\\[.*?\\\]|\$\$.*?\$\$", text, re.DOTALL)
+    return m.group(0) if m else text.split("\n")[0]
+
+
+def _last_marker(pattern: re.Pattern[str], text: str) -> str | None:
+    """The refined span after the last match of `pattern`, or None."""
+    matches = list(pattern.finditer(text))
+    for m in reversed(matches):
+        span = refine_span(_line_after(text, m.end()))
+        if span:
+            return span
+    return None
+
+
+def _is_formula(span: str) -> bool:
+    """True when `span` reads as one math answer, not a sentence (few plain words)."""
+    words = [w for w in _WORD_RE.findall(span) if w.lower() not in _LATEX_WORDS]
+    return len(words) == 0 and len(span) <= 300
+
+
+def refine_span(span: str) -> str:
+    """Reduce a marker's span ("The largest $n$ is 34.") to its final expression or number.
+
+    Args:
+        span: text after an answer marker, up to the end of its line.
+
+    Returns:
+        The answer string, or "" when the span holds no answer.
+    """
+    span = span.strip().strip("*").strip()
+    span = re.sub(r"[\s.。!]+$", "", span)
+    if not span:
+        return ""
+    boxed = find_boxed(span)
+    if boxed is not None:
+        return boxed
+    bare = span.strip("$ ")
+    if _is_formula(bare):
+        return bare
+    return _last_math_or_number(span) or ""
+
+
+def _last_math_or_number(text: str) -> str | None:
+    """The last math environment or number, whichever ends later in `text`."""
+    env_end, env_text = -1, ""
+    for m in _ENV_RE.finditer(text):
+        content = next(g for g in m.groups() if g is not None).strip()
+        if content and not re.fullmatch(r"[a-zA-Z]", content):  # `$n$` names a variable, not an answer
+            env_end, env_text = m.end(), content
+    num_end, num_text = -1, ""
+    for m in _NUMBER_RE.finditer(text):
+        num_end, num_text = m.end(), m.group(0)
+    if env_end < 0 and num_end < 0:
+        return None
+    # A number inside the last environment ends before the environment's closing delimiter.
+    return env_text if env_end >= num_end else num_text
+
+
+def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extraction | None:
+    """Extract the final answer from a model response.
+
+    Args:
+        text: the full response.
+        last_number_fallback: when no marker is found, fall back to the last math
+            environment or number; a short response that is itself a formula is always used whole.
+
+    Returns:
+        The Extraction, or None when no answer could be found.
+    """
+    boxed = find_boxed(text)
+    if boxed is not None and boxed.strip():
+        return Extraction(boxed, "boxed")
+    gsm = _GSM8K_RE.findall(text)
+    if gsm and gsm[-1].strip():
+        return Extraction(refine_span(gsm[-1]) or gsm[-1].strip(), "gsm8k")
+    for pattern, source in ((_FINAL_RE, "final_answer"), (_ANSWER_RE, "answer_is")):
+        span = _last_marker(pattern, text)
+        if span:
+            return Extraction(span, source)
+    bolds = [b for b in _BOLD_RE.findall(text) if re.search(r"\d", b)]
+    if bolds:
+        span = refine_span(bolds[-1])
+        if span:
+            return Extraction(span, "bold")
+    whole = text.strip()
+    bare = whole.strip("$ ").strip()
+    if bare and "\n" not in bare and _is_formula(bare):
+        return Extraction(_strip_delimiters(bare), "whole")
+    if last_number_fallback:
+        last = _last_math_or_number(text)
+        if last:
+            return Extraction(last, "last_number")
+    return None
+
+
+def _strip_delimiters(s: str) -> str:
+    """Drop one pair of surrounding `\\[ \\]`, `\\( \\)` or `$` delimiters."""
+    s = s.strip()
+    for left, right in (("\\[", "\\]"), ("\\(", "\\)"), ("$$", "$$"), ("$", "$")):
+        if s.startswith(left) and s.endswith(right) and len(s) >= len(left) + len(right):
+            return s[len(left) : len(s) - len(right)].strip()
+    return s
+
+
+def extract_reference(reference: str) -> Extraction:
+    """Extract the gold answer from a reference: a bare answer or a full reference solution.
+
+    A reference holding ``\\boxed{}`` (MATH, hendrycks/math) or ``####`` (GSM8K) is reduced to
+    that answer; any other reference is the answer itself.
+    """
+    boxed = find_boxed(reference)
+    if boxed is not None and boxed.strip():
+        return Extraction(boxed, "boxed")
+    gsm = _GSM8K_RE.findall(reference)
+    if gsm and gsm[-1].strip():
+        return Extraction(gsm[-1].strip(), "gsm8k")
+    text = reference.strip()
+    if len(text) > 300 and not _is_formula(text):
+        found = extract_answer(text, last_number_fallback=True)
+        if found is not None:
+            return found
+    return Extraction(text, "reference")

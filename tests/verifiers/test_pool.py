@@ -1,0 +1,116 @@
+"""The worker pool: hard timeouts by a parent watchdog, crash recovery, thread safety."""
+
+import asyncio
+import functools
+import os
+import threading
+import time
+
+import pytest
+
+from rlvr.core.types import Verdict
+from rlvr.verifiers._pool import WorkerPool
+from rlvr.verifiers.base import Verifier, VerifierConfig
+
+
+def _behave(response: str, reference: str) -> Verdict:
+    if response == "sleep":
+        time.sleep(60)
+    if response == "crash":
+        os._exit(3)
+    if response == "raise":
+        raise RuntimeError("grader bug")
+    if response == "memory":
+        _ = bytearray(1 << 34)
+    if response == "print":
+        print("noise on stdout must not corrupt the protocol")
+    if response == "pid":
+        return Verdict(status="correct", reward=1.0, extracted=str(os.getpid()))
+    ok = response == reference
+    return Verdict(status="correct" if ok else "incorrect", reward=float(ok), extracted=response)
+
+
+class _Toy(Verifier):
+    name = "toy"
+
+    def scorer(self):
+        return functools.partial(_behave)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    v = _Toy(VerifierConfig(timeout_s=2.0, memory_limit_mb=1024))
+    yield v
+    v.close()
+
+
+def test_ok_and_incorrect(toy):
+    assert toy.verify("a", "a").status == "correct"
+    assert toy.verify("a", "b").status == "incorrect"
+
+
+def test_timeout_kills_worker_and_pool_recovers(toy):
+    start = time.monotonic()
+    v = toy.verify("sleep", "x")
+    assert v.status == "timeout" and v.reward == 0.0
+    assert time.monotonic() - start < 10
+    assert toy.verify("a", "a").status == "correct"
+
+
+@pytest.mark.parametrize("response", ["crash", "raise", "memory"])
+def test_grader_failure_is_error_not_zero(toy, response):
+    v = toy.verify(response, "x")
+    assert v.status == "error" and v.reward is None
+    assert toy.verify("a", "a").status == "correct"
+
+
+def test_stdout_noise_is_harmless(toy):
+    assert toy.verify("print", "print").status == "correct"
+
+
+def test_thread_safety(toy):
+    results: list[Verdict] = []
+    lock = threading.Lock()
+
+    def work(i: int) -> None:
+        v = toy.verify(str(i), str(i))
+        with lock:
+            results.append(v)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 16 and all(r.status == "correct" for r in results)
+
+
+def test_async(toy):
+    async def main():
+        return await asyncio.gather(*(toy.averify(str(i), str(i)) for i in range(6)))
+
+    assert all(v.status == "correct" for v in asyncio.run(main()))
+
+
+def test_batch_order_and_parallel_workers():
+    with _Toy(VerifierConfig(timeout_s=5.0)) as v:
+        pairs = [(str(i), str(i if i % 3 else -1)) for i in range(40)]
+        out = v.verify_batch(pairs, workers=2)
+        assert [o.extracted for o in out] == [str(i) for i in range(40)]
+        assert [o.status for o in out] == ["incorrect" if i % 3 == 0 else "correct" for i in range(40)]
+        pids = {o.extracted for o in v.verify_batch([("pid", "")] * 20, workers=2)}
+        assert len(pids) == 2
+
+
+def test_inline_isolation_turns_exceptions_into_errors():
+    v = _Toy(VerifierConfig(isolation="inline"))
+    assert v.verify("raise", "x").status == "error"
+    assert v.verify("a", "a").status == "correct"
+
+
+def test_pool_closed_rejects():
+    pool = WorkerPool(functools.partial(_behave), workers=1, timeout_s=1)
+    assert pool.call("a", "a").kind == "ok"
+    pool.close()
+    with pytest.raises(Exception, match="closed"):
+        pool.call("a", "a")
