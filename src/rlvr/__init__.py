@@ -1,4 +1,4 @@
-"""rlvr: one environment, one verifier, any trainer.
+r"""rlvr: one environment, one verifier, any trainer.
 
 Verifiers and environments for reinforcement learning with verifiable rewards (RLVR), with
 adapters to TRL, OpenRLHF and veRL. `import rlvr` is light: it imports no trainer, torch or
@@ -35,7 +35,24 @@ _EXPORTS = {
     "check": "rlvr.environments.check",
 }
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+__all__ = [
+    "EnvSpec",
+    "Environment",
+    "MathConfig",
+    "MathVerifier",
+    "Message",
+    "Registry",
+    "RlvrError",
+    "SingleTurnEnv",
+    "StepResult",
+    "Task",
+    "Trajectory",
+    "Verdict",
+    "__version__",
+    "check",
+    "make",
+    "registry",
+]
 
 if TYPE_CHECKING:
     from rlvr.core.errors import RlvrError

@@ -37,7 +37,9 @@ def test_verdict_is_hashable_and_round_trips():
 def test_task_is_json_serialisable():
     task = Task(id="t1", prompt=(Message(role="user", content="1+1?"),), reference={"answer": "2"})
     data = json.loads(task.model_dump_json())
-    assert data["prompt"][0] == {"role": "user", "content": "1+1?", "tool_calls": None, "tool_call_id": None, "name": None}
+    assert data["prompt"][0] == {
+        "role": "user", "content": "1+1?", "tool_calls": None, "tool_call_id": None, "name": None
+    }
     assert Task.model_validate(data) == task
     with pytest.raises(ValidationError, match="at least one message"):
         Task(id="t2", prompt=(), reference="2")
@@ -55,7 +57,9 @@ def test_message_openai_format():
 
 
 def test_trajectory_token_lengths_checked():
-    t = Trajectory(task_id="t", messages=[Message(role="user", content="q")], completion_ids=[1, 2, 3], loss_mask=[1, 1, 0])
+    t = Trajectory(
+        task_id="t", messages=[Message(role="user", content="q")], completion_ids=[1, 2, 3], loss_mask=[1, 1, 0]
+    )
     assert t.loss_mask == [1, 1, 0]
     with pytest.raises(ValidationError, match="loss_mask has length 2 but completion_ids has length 3"):
         Trajectory(task_id="t", messages=[], completion_ids=[1, 2, 3], loss_mask=[1, 1])

@@ -94,11 +94,14 @@ class Environment(ABC):
         """Async `score`."""
         return await self.verifier.averify(response, task.reference)
 
-    def score_batch(self, tasks: Sequence[Task], responses: Sequence[str], workers: int | None = None) -> list[Verdict]:
+    def score_batch(
+        self, tasks: Sequence[Task], responses: Sequence[str], workers: int | None = None
+    ) -> list[Verdict]:
         """Verify `responses[i]` against `tasks[i]`, in parallel worker processes; same order."""
         if len(tasks) != len(responses):
             raise ConfigError(f"score_batch got {len(tasks)} tasks but {len(responses)} responses; pass one each")
-        return self.verifier.verify_batch([(r, t.reference) for t, r in zip(tasks, responses)], workers=workers)
+        pairs = [(r, t.reference) for t, r in zip(tasks, responses, strict=True)]
+        return self.verifier.verify_batch(pairs, workers=workers)
 
     # -- sync wrappers -----------------------------------------------------------------
     def reset_sync(self, task: Task | None = None, seed: int | None = None) -> tuple[list[Message], dict[str, Any]]:

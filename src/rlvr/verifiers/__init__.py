@@ -16,7 +16,7 @@ _EXPORTS = {
     "ConstantVerifier": "rlvr.verifiers.testing",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["ConstantVerifier", "MathConfig", "MathVerifier", "Verifier", "VerifierConfig"]
 
 if TYPE_CHECKING:
     from rlvr.verifiers.base import Verifier, VerifierConfig

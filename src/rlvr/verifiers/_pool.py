@@ -123,7 +123,8 @@ class _Worker:
             ok, frame = self.recv(timeout_s)
         except (EOFError, BrokenPipeError, OSError) as exc:
             self.kill()
-            return Outcome("crash", f"worker process died ({exc}; exit code {self.proc.poll()})", time.monotonic() - start)
+            detail = f"worker process died ({exc}; exit code {self.proc.poll()})"
+            return Outcome("crash", detail, time.monotonic() - start)
         elapsed = time.monotonic() - start
         if not ok:
             self.kill()
@@ -215,11 +216,16 @@ class WorkerPool:
             with self._lock:
                 if worker in self._all:
                     self._all.remove(worker)
-                if self._closed:
+                if self.closed:  # closed while this call ran
                     return
                 worker = _Worker(self._fn, self._memory)
                 self._all.append(worker)
         self._idle.put(worker)
+
+    @property
+    def closed(self) -> bool:
+        """True once `close` was called."""
+        return self._closed
 
     def call(self, *payload: Any, timeout_s: float | None = None) -> Outcome:
         """Run `fn(*payload)` in a worker; never raises for failures of `fn` itself."""

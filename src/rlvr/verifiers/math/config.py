@@ -43,7 +43,7 @@ class MathConfig(VerifierConfig):
         default=None,
         ge=0,
         description="If set, a response number also matches a gold rounded to this many decimals "
-        "when the response was given to exactly that many decimals.",
+        "when the response was given to at least that many decimals and both round alike.",
     )
     # -- reward ----------------------------------------------------------------------
     correct_reward: float = Field(default=1.0, description="Reward of a correct answer.")

@@ -1,8 +1,8 @@
-"""Final-answer extraction from free-form model output and from reference solutions.
+r"""Final-answer extraction from free-form model output and from reference solutions.
 
 The stages, tried in order (the first that finds something wins):
 
-1. ``\\boxed{...}`` / ``\\fbox{...}`` with balanced braces; the last one wins, and boxes that end
+1. ``\boxed{...}`` / ``\fbox{...}`` with balanced braces; the last one wins, and boxes that end
    the text separated only by a short connective ("and", ",") are joined into a list
    (the rule of Math-Verify's ``extract_boxed_content``, huggingface/Math-Verify).
 2. GSM8K's ``#### N`` marker (openai/grade-school-math, ``dataset.py``), last occurrence.
@@ -36,15 +36,19 @@ _BOX_RE = re.compile(r"\\(?:boxed|fbox)\b\s*")
 _SEPARATOR_RE = re.compile(r"\b(?:and|or)\b|,|;")
 _GSM8K_RE = re.compile(r"####\s*([^\n]*)")
 _FINAL_RE = re.compile(r"final\s+answer\s*(?:is|:|=)?\s*(?:\*\*)?\s*:?", re.IGNORECASE)
-_ANSWER_RE = re.compile(r"(?:the\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(]))\s*(?:\*\*)?\s*:?", re.IGNORECASE)
+_ANSWER_RE = re.compile(
+    r"(?:the\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(]))\s*(?:\*\*)?\s*:?", re.IGNORECASE
+)
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")
-_NUMBER_RE = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+")
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+")
 _ENV_RE = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)|\$\$(.+?)\$\$|\$([^$]+?)\$", re.DOTALL)
-_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{4,}")
+_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z']{2,}")
 _LATEX_WORDS = frozenset({"frac", "sqrt", "text", "dfrac", "tfrac", "left", "right", "cdot", "infty", "circ", "times",
                           "quad", "mathrm", "mathbf", "textbf", "begin", "pmatrix", "bmatrix", "matrix", "array", "end",
                           "boxed", "pm", "sin", "cos", "tan", "log", "ln", "pi", "cup", "cap", "leq", "geq", "neq",
                           "approx", "mbox", "overline", "degree", "percent"})
+_SENTENCE_WORDS = frozenset({"is", "are", "was", "the", "so", "thus", "therefore", "we", "answer", "of", "it", "it's",
+                             "be", "has", "have", "get", "find", "not", "this", "that"})
 
 
 def _match_brace(text: str, open_pos: int) -> int | None:
@@ -62,7 +66,7 @@ def _match_brace(text: str, open_pos: int) -> int | None:
 
 
 def _boxes(text: str) -> list[tuple[int, int, str]]:
-    """All `\\boxed`/`\\fbox` contents as (start, end, content), in text order."""
+    r"""All `\boxed`/`\fbox` contents as (start, end, content), in text order."""
     out: list[tuple[int, int, str]] = []
     for m in _BOX_RE.finditer(text):
         pos = m.end()
@@ -134,8 +138,10 @@ def _last_marker(pattern: re.Pattern[str], text: str) -> str | None:
 
 def _is_formula(span: str) -> bool:
     """True when `span` reads as one math answer, not a sentence (few plain words)."""
-    words = [w for w in _WORD_RE.findall(span) if w.lower() not in _LATEX_WORDS]
-    return len(words) == 0 and len(span) <= 300
+    plain = re.sub(r"\\text\{[^{}]*\}", "", span)
+    words = [w.lower() for w in _WORD_RE.findall(plain) if w.lower() not in _LATEX_WORDS]
+    words = [w for w in words if w not in ("and", "or")]
+    return len(words) <= 1 and ":" not in plain and not _SENTENCE_WORDS.intersection(words) and len(span) <= 300
 
 
 def refine_span(span: str) -> str:
@@ -147,17 +153,30 @@ def refine_span(span: str) -> str:
     Returns:
         The answer string, or "" when the span holds no answer.
     """
-    span = span.strip().strip("*").strip()
-    span = re.sub(r"[\s.。!]+$", "", span)
+    span = _first_sentence(span.replace('\\"', '"').strip().strip("*\"'").strip())
+    span = re.sub(r"[\s.。!\"']+$", "", span)
     if not span:
         return ""
     boxed = find_boxed(span)
     if boxed is not None:
         return boxed
-    bare = span.strip("$ ")
+    bare = _strip_delimiters(span.strip("$ "))
     if _is_formula(bare):
         return bare
     return _last_math_or_number(span) or ""
+
+
+def _first_sentence(span: str) -> str:
+    """Cut a span at its first sentence end outside math ("$14{,}916$. I hope it is correct.")."""
+    depth_dollar = 0
+    for i, ch in enumerate(span):
+        if ch == "$":
+            depth_dollar ^= 1
+        elif ch in ".!?" and not depth_dollar and i + 1 < len(span) and span[i + 1] == " ":
+            rest = span[i + 1 :].lstrip()
+            if rest[:1].isupper() or rest[:1] in "[(":
+                return span[:i]
+    return span
 
 
 def _last_math_or_number(text: str) -> str | None:
@@ -176,8 +195,35 @@ def _last_math_or_number(text: str) -> str | None:
     return env_text if env_end >= num_end else num_text
 
 
+def _last_boxed_position(text: str) -> int:
+    idx = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
+    return idx
+
+
+def _strong_candidates(text: str) -> list[tuple[int, Extraction]]:
+    """Explicit final-answer markers with their positions: boxed, GSM8K '####', 'final answer'."""
+    found: list[tuple[int, Extraction]] = []
+    boxed = find_boxed(text)
+    if boxed is not None and boxed.strip():
+        found.append((_last_boxed_position(text), Extraction(boxed, "boxed")))
+    gsm = list(_GSM8K_RE.finditer(text))
+    if gsm and gsm[-1].group(1).strip():
+        span = gsm[-1].group(1)
+        found.append((gsm[-1].start(), Extraction(refine_span(span) or span.strip(), "gsm8k")))
+    for m in reversed(list(_FINAL_RE.finditer(text))):
+        span = refine_span(_line_after(text, m.end()))
+        if span:
+            found.append((m.start(), Extraction(span, "final_answer")))
+            break
+    return found
+
+
 def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extraction | None:
-    """Extract the final answer from a model response.
+    r"""Extract the final answer from a model response.
+
+    The latest explicit marker wins (a "Final Answer: 10455" after an intermediate
+    ``\boxed{200}`` is the answer); then "the answer is"/"Answer:", bold, a whole-formula
+    response, and the optional fallback.
 
     Args:
         text: the full response.
@@ -187,24 +233,19 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
     Returns:
         The Extraction, or None when no answer could be found.
     """
-    boxed = find_boxed(text)
-    if boxed is not None and boxed.strip():
-        return Extraction(boxed, "boxed")
-    gsm = _GSM8K_RE.findall(text)
-    if gsm and gsm[-1].strip():
-        return Extraction(refine_span(gsm[-1]) or gsm[-1].strip(), "gsm8k")
-    for pattern, source in ((_FINAL_RE, "final_answer"), (_ANSWER_RE, "answer_is")):
-        span = _last_marker(pattern, text)
-        if span:
-            return Extraction(span, source)
+    strong = _strong_candidates(text)
+    if strong:
+        return max(strong, key=lambda c: c[0])[1]
+    span = _last_marker(_ANSWER_RE, text)
+    if span:
+        return Extraction(span, "answer_is")
     bolds = [b for b in _BOLD_RE.findall(text) if re.search(r"\d", b)]
     if bolds:
         span = refine_span(bolds[-1])
         if span:
             return Extraction(span, "bold")
-    whole = text.strip()
-    bare = whole.strip("$ ").strip()
-    if bare and "\n" not in bare and _is_formula(bare):
+    bare = text.strip().strip("$ ").strip()
+    if bare and "\n" not in bare and "$" not in bare and _is_formula(bare):
         return Extraction(_strip_delimiters(bare), "whole")
     if last_number_fallback:
         last = _last_math_or_number(text)
@@ -214,7 +255,7 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
 
 
 def _strip_delimiters(s: str) -> str:
-    """Drop one pair of surrounding `\\[ \\]`, `\\( \\)` or `$` delimiters."""
+    r"""Drop one pair of surrounding `\[ \]`, `\( \)` or `$` delimiters."""
     s = s.strip()
     for left, right in (("\\[", "\\]"), ("\\(", "\\)"), ("$$", "$$"), ("$", "$")):
         if s.startswith(left) and s.endswith(right) and len(s) >= len(left) + len(right):
@@ -223,9 +264,9 @@ def _strip_delimiters(s: str) -> str:
 
 
 def extract_reference(reference: str) -> Extraction:
-    """Extract the gold answer from a reference: a bare answer or a full reference solution.
+    r"""Extract the gold answer from a reference: a bare answer or a full reference solution.
 
-    A reference holding ``\\boxed{}`` (MATH, hendrycks/math) or ``####`` (GSM8K) is reduced to
+    A reference holding ``\boxed{}`` (MATH, hendrycks/math) or ``####`` (GSM8K) is reduced to
     that answer; any other reference is the answer itself.
     """
     boxed = find_boxed(reference)

@@ -1,8 +1,8 @@
-"""String normalisation of an extracted answer, before parsing.
+r"""String normalisation of an extracted answer, before parsing.
 
 Most rules come from the MATH answer normaliser (hendrycks/math ``math_equivalence.py``:
-``\\left``/``\\right``, ``\\dfrac``, units in ``\\text{}``, degree signs, trailing periods) and from
-Minerva's ``normalize_final_answer`` (Lewkowycz et al. 2022, appendix D: units words, ``\\$``,
+``\left``/``\right``, ``\dfrac``, units in ``\text{}``, degree signs, trailing periods) and from
+Minerva's ``normalize_final_answer`` (Lewkowycz et al. 2022, appendix D: units words, ``\$``,
 thousands separators, "x =" prefixes, handled here and in `compare`). Percent signs and units are
 recorded as flags so `compare` can apply `MathConfig.percent` / `MathConfig.units` explicitly.
 """
@@ -25,13 +25,17 @@ class Normalized:
 
 
 _SPACING_RE = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle)(?![a-zA-Z])|\\[!,;:]")
-_QUAD_RE = re.compile(r"\\q?quad(?![a-zA-Z])|~|\\ ")
+_QUAD_RE = re.compile(r"\\q?quad|~|(?<!\\)\\ ")
 _FRAC_RE = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
-_TEXTCMD_RE = re.compile(r"\\(?:textbf|textit|textrm|textnormal|textsf|texttt|mathrm|mathbf|mathit|mathsf|mbox|operatorname|text)\s*\{")
+_TEXTCMD_RE = re.compile(
+    r"\\(?:textbf|textit|textrm|textnormal|textsf|texttt|mathrm|mathbf|mathit|mathsf|mbox|operatorname|text)\s*\{"
+)
 _DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\circ(?![a-zA-Z])|\\degree(?![a-zA-Z])")
-_PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\text\{\s*(?:percent|percentage|pct)\s*\}|\b(?:percent(?:age)?|pct)\b)\s*$", re.IGNORECASE)
+_PERCENT_RE = re.compile(
+    r"\s*(?:\\%|%|\\text\{\s*(?:percent|percentage|pct)\s*\}|\b(?:percent(?:age)?|pct)\b)\s*$", re.IGNORECASE
+)
 _CURRENCY_RE = re.compile(r"\\\$|\$|€|£|¥|\\euro\b|\\pounds\b|\bUSD\b|\bRs\.?|₹")
-_THOUSANDS_RE = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,]|\.\d)")
+_THOUSANDS_RE = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _THOUSANDS_SPACE_RE = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 _REL_REPLACEMENTS = (
     (re.compile(r"\\(?:leqslant|leq|le)(?![a-zA-Z])|≤|<="), r"\\leq "),
@@ -43,10 +47,14 @@ _REL_REPLACEMENTS = (
     (re.compile(r"\\mathrm\{e\}|\\text\{e\}"), "e"),
     (re.compile(r"\\(?:dots|ldots|cdots)(?![a-zA-Z])"), r"\\ldots "),
     (re.compile(r"√"), r"\\sqrt"),
+    (re.compile(r"±"), r"\\pm "),
+    (re.compile(r"∓"), r"\\mp "),
     (re.compile(r"π"), r"\\pi "),
     (re.compile(r"×|\\times(?![a-zA-Z])"), r"\\cdot "),
 )
-_CONNECTIVE_RE = re.compile(r"\s*(?:\\text\{\s*(?:and|or|,)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z]))\s*", re.IGNORECASE)
+_CONNECTIVE_RE = re.compile(
+    r"\s*(?:\\text\{\s*(?:and|or|,)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z]))\s*", re.IGNORECASE
+)
 # Unit words after a number (Minerva's `normalize_final_answer` list, abridged, and common model outputs).
 _UNIT_WORDS = (
     "square units|sq units|units?|cubic|square|sq|"
@@ -66,18 +74,23 @@ _UNIT_SUFFIX_RE = re.compile(
     rf"(?<=[\d}}).])\s*(?:\\text\{{\s*(?:{_UNIT_WORDS})\s*\}}|(?:{_UNIT_WORDS})\b)(?:\s*\^\s*\{{?\d\}}?|[²³])?\s*(?:\.|$)",
     re.IGNORECASE,
 )
+_NUMBER_WORDS_RE = re.compile(r"^(-?\d+(?:[.,]\d+)*)\s+([A-Za-z][A-Za-z\s'-]*)$")
+# A trailing condition: "... \text{ for } k \in \mathbb{Z}", "..., where k is an integer".
+_CONDITION_RE = re.compile(
+    r"\s*,?\s*(?:\\text\{\s*(?:for|where|with)\b[^{}]*\}|\b(?:for all|for any|for some|where)\b).*$"
+)
 _TRAILING_TEXT_RE = re.compile(r"(?<=[\d}).])\s*\\text\{[^{}]*\}(?:\s*\^\s*\{?\d\}?|[²³])?\s*$")
 
 
 def _unwrap_text_commands(s: str) -> str:
-    """Rewrite `\\mathrm{..}`, `\\textbf{..}`, `\\mbox{..}` ... to `\\text{..}` with balanced braces."""
+    r"""Rewrite `\mathrm{..}`, `\textbf{..}`, `\mbox{..}` ... to `\text{..}` with balanced braces."""
     if "\\" not in s:
         return s
     return _TEXTCMD_RE.sub(r"\\text{", s)
 
 
 def _strip_outer_text(s: str) -> str:
-    """`\\text{(B)}` -> `(B)`: drop a `\\text{}` wrapping the whole answer."""
+    r"""`\text{(B)}` -> `(B)`: drop a `\text{}` wrapping the whole answer."""
     m = re.fullmatch(r"\\text\{(.*)\}", s, re.DOTALL)
     if m and "}" not in m.group(1).replace("\\}", ""):
         return m.group(1).strip()
@@ -85,7 +98,7 @@ def _strip_outer_text(s: str) -> str:
 
 
 def _strip_units(s: str) -> tuple[str, str]:
-    """Remove a trailing unit (`\\text{ cm}^2`, `meters`, `dollars`) after a number; return (text, unit)."""
+    r"""Remove a trailing unit (`\text{ cm}^2`, `meters`, `dollars`) after a number; return (text, unit)."""
     unit = ""
     for _ in range(2):
         m = _UNIT_SUFFIX_RE.search(s) or _TRAILING_TEXT_RE.search(s)
@@ -97,12 +110,9 @@ def _strip_units(s: str) -> tuple[str, str]:
 
 
 def _fix_numbers(s: str) -> str:
-    """Thousands separators (`7,425,000`, `1 000`, `11,\\!111`) and leading-dot decimals (`.4`)."""
-    s = re.sub(r"(?<=\d),\\!\s*(?=\d{3})", "", s)
-    s = s.replace("{,}", ",")
-    if _THOUSANDS_SPACE_RE.match(s):
-        s = s.replace(" ", "")
-    s = _THOUSANDS_RE.sub(lambda m: m.group(0).replace(",", ""), s)
+    r"""Thousands separators (`7,425,000`, `1 000`, `11,\!111`) and leading-dot decimals (`.4`)."""
+    if _THOUSANDS_SPACE_RE.match(s) or _THOUSANDS_RE.fullmatch(s):
+        s = s.replace(" ", "").replace(",", "")
     return re.sub(r"(?<![\d}])\.(?=\d)", "0.", s)
 
 
@@ -118,6 +128,9 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
         percent sign and unit removed and recorded.
     """
     s = raw.strip()
+    if "matrix" not in s and "array" not in s:
+        s = re.sub(r"\\\\(?=[a-zA-Z])", r"\\", s)  # doubly escaped commands (`\\frac`)
+    s = re.sub(r"(?<=\d)\s*(?:,\\!|\{\s*,\s*\})\s*(?=\d{3})", "", s)  # `11,\!111`, `14{,}916`
     s = _SPACING_RE.sub("", s)
     s = _QUAD_RE.sub(" ", s)
     s = _FRAC_RE.sub(r"\\frac", s)
@@ -126,6 +139,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     for pattern, repl in _REL_REPLACEMENTS:
         s = pattern.sub(repl, s)
     s = re.sub(r"\s+", " ", s).strip()
+    s = _CONDITION_RE.sub("", s).strip()
     s = re.sub(r"^\\text\{\s*\}|\\text\{\s*\}$", "", s).strip()
     s = re.sub(r"(?:\s*\\text\{\.?\}|[.,;:。])+$", "", s).strip()
     percent = False
@@ -139,6 +153,10 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
         s, found = _strip_units(s)
         unit = unit or found
     s = _CONNECTIVE_RE.sub(",", s).strip(", ")
+    if strip_units:
+        m = _NUMBER_WORDS_RE.match(s)
+        if m:  # "12 tomatoes", "20 workers": a number followed only by words
+            s, unit = m.group(1), (unit or m.group(2))
     s = _strip_outer_text(s)
     s = _fix_numbers(s)
     s = re.sub(r"\s+", " ", s).strip()
@@ -150,9 +168,9 @@ _CLOSE = ")]}"
 
 
 def split_top_level(s: str, seps: str = ",;") -> list[str]:
-    """Split `s` on separators not nested inside (), [], {} or a `\\begin..\\end` block.
+    r"""Split `s` on separators not nested inside (), [], {} or a `\begin..\end` block.
 
-    Escaped braces (`\\{`) count as brackets; `\\\\` row separators are left alone.
+    Escaped braces (`\{`) count as brackets; `\\` row separators are left alone.
     """
     parts: list[str] = []
     depth = 0

@@ -14,7 +14,7 @@ __all__ = ["MathVerifier"]
 
 
 class MathVerifier(Verifier):
-    """Verify a model's final math answer against a reference answer or solution.
+    r"""Verify a model's final math answer against a reference answer or solution.
 
     Example:
         >>> v = MathVerifier()
@@ -26,10 +26,11 @@ class MathVerifier(Verifier):
     config: MathConfig
 
     def __init__(self, config: MathConfig | None = None, **overrides: Any) -> None:
+        """Build from a `MathConfig`, optionally overriding fields by keyword (validated)."""
         base = config or MathConfig()
-        super().__init__(base.model_copy(update=overrides) if overrides else base)
         if overrides:
-            self.config = MathConfig.model_validate(self.config.model_dump())
+            base = MathConfig.model_validate({**base.model_dump(), **overrides})
+        super().__init__(base)
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
         """Return `score_math` bound to this config (picklable, run in worker processes)."""

@@ -1,0 +1,188 @@
+"""Benchmark rlvr's MathVerifier against Math-Verify 0.9.0 on ProcessBench final-answer labels.
+
+Run: `python benchmarks/math_verifier.py [--workers2] [--out benchmarks/results/math_verifier.md]`.
+
+For each row of `../shared/data/math/labeled/processbench_{gsm8k,math,olympiadbench}.jsonl`
+the solution text is "\\n\\n".join(steps); the label is `final_answer_correct`; rows whose
+`gold_answer` is null are skipped (and counted). Positive = "predicted correct". Also reports
+the self-check pass counts (every GSM8K test / MATH-500 reference solution must verify correct).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlvr.verifiers.math import MathConfig, MathVerifier
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "math"
+SUBSETS = ("gsm8k", "math", "olympiadbench")
+
+
+@dataclass
+class Scores:
+    n: int = 0
+    tp: int = 0
+    fp: int = 0
+    tn: int = 0
+    fn: int = 0
+    timeouts: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+
+    def add(self, pred: bool, label: bool) -> None:
+        self.n += 1
+        if pred and label:
+            self.tp += 1
+        elif pred:
+            self.fp += 1
+        elif label:
+            self.fn += 1
+        else:
+            self.tn += 1
+
+    def row(self) -> dict[str, str]:
+        acc = (self.tp + self.tn) / self.n if self.n else 0.0
+        prec = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+        rec = self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        ips = self.n / self.seconds if self.seconds else 0.0
+        return {"n": str(self.n), "accuracy": f"{acc:.3f}", "precision": f"{prec:.3f}", "recall": f"{rec:.3f}",
+                "F1": f"{f1:.3f}", "timeouts": str(self.timeouts), "errors": str(self.errors), "items/s": f"{ips:.0f}"}
+
+
+def load(subset: str) -> tuple[list[dict[str, Any]], int]:
+    rows, skipped = [], 0
+    for line in (DATA / "labeled" / f"processbench_{subset}.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row.get("gold_answer") is None:
+            skipped += 1
+            continue
+        rows.append(row)
+    return rows, skipped
+
+
+def run_rlvr(verifier: MathVerifier, pairs: list[tuple[str, str]], workers: int) -> tuple[list[bool], Scores]:
+    scores = Scores()
+    start = time.perf_counter()
+    verdicts = verifier.verify_batch(pairs, workers=workers)
+    scores.seconds = time.perf_counter() - start
+    for v in verdicts:
+        scores.timeouts += v.status == "timeout"
+        scores.errors += v.status == "error"
+    return [v.status == "correct" for v in verdicts], scores
+
+
+def run_math_verify(pairs: list[tuple[str, str]], gold_wrap: bool = True) -> tuple[list[bool], Scores]:
+    from math_verify import parse, verify
+
+    scores = Scores()
+    out = []
+    start = time.perf_counter()
+    for solution, gold in pairs:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                g = parse(f"${gold}$" if gold_wrap else gold)
+                ok = bool(verify(g, parse(solution)))
+        except Exception:
+            scores.errors += 1
+            ok = False
+        out.append(ok)
+    scores.seconds = time.perf_counter() - start
+    return out, scores
+
+
+def self_checks(verifier: MathVerifier) -> dict[str, tuple[int, int, int, int]]:
+    """(rlvr passed, math-verify passed, total, rlvr items/s) for GSM8K test and MATH-500 references."""
+    sets = {
+        "GSM8K test": [(r["answer"], r["answer"].split("####")[-1].strip())
+                       for r in map(json.loads, (DATA / "gsm8k_test.jsonl").read_text().splitlines())],
+        "MATH-500": [(r["solution"], r["answer"])
+                     for r in map(json.loads, (DATA / "math500.jsonl").read_text().splitlines())],
+    }
+    out = {}
+    for name, pairs in sets.items():
+        start = time.perf_counter()
+        ours = sum(v.status == "correct" for v in verifier.verify_batch(pairs, workers=1))
+        ips = int(len(pairs) / (time.perf_counter() - start))
+        theirs = sum(run_math_verify([(s, g) for s, g in pairs])[0])
+        out[name] = (ours, theirs, len(pairs), ips)
+    return out
+
+
+def markdown(table: list[dict[str, str]], checks: dict[str, tuple[int, int, int, int]], skipped: dict[str, int]) -> str:
+    cols = ["system", "subset", "n", "accuracy", "precision", "recall", "F1", "timeouts", "errors", "items/s"]
+    lines = ["# Math verifier benchmark: ProcessBench final-answer labels", "",
+             "Positive = verifier says the final answer is correct; label = `final_answer_correct`. "
+             "Solution text = steps joined by blank lines. "
+             "Math-Verify 0.9.0: `verify(parse('$'+gold+'$'), parse(solution))`. "
+             "rlvr: `MathVerifier().verify_batch(pairs, workers=N)` (default MathConfig). "
+             "Same process, same machine (2 cores).", "",
+             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(r[c] for c in cols) + " |" for r in table]
+    lines += ["", "Rows skipped (gold_answer is null): " + ", ".join(f"{k}: {v}" for k, v in skipped.items()), "",
+              "## Self-checks (reference solution must verify correct)", "",
+              "| set | rlvr | Math-Verify | total | rlvr items/s (1 worker) |", "|---|---|---|---|---|"]
+    lines += [f"| {k} | {a} | {b} | {n} | {ips} |" for k, (a, b, n, ips) in checks.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workers2", action="store_true", help="also run rlvr with 2 workers")
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "math_verifier.md"))
+    ap.add_argument("--dump", default="", help="write rlvr/Math-Verify disagreements with labels to this JSONL")
+    args = ap.parse_args()
+    verifier = MathVerifier(MathConfig(timeout_s=10.0))
+    table: list[dict[str, str]] = []
+    totals = {"rlvr (1 worker)": Scores(), "Math-Verify 0.9.0": Scores(), "rlvr (2 workers)": Scores()}
+    skipped: dict[str, int] = {}
+    dump = []
+    verifier.verify_batch([("1", "1")], workers=2 if args.workers2 else 1)  # warm the workers up
+    for subset in SUBSETS:
+        rows, skipped[subset] = load(subset)
+        pairs = [("\n\n".join(r["steps"]), str(r["gold_answer"])) for r in rows]
+        labels = [bool(r["final_answer_correct"]) for r in rows]
+        systems: list[tuple[str, list[bool], Scores]] = []
+        preds, sc = run_rlvr(verifier, pairs, workers=1)
+        systems.append(("rlvr (1 worker)", preds, sc))
+        if args.workers2:
+            p2, sc2 = run_rlvr(verifier, pairs, workers=2)
+            systems.append(("rlvr (2 workers)", p2, sc2))
+        mv, mvs = run_math_verify(pairs)
+        systems.append(("Math-Verify 0.9.0", mv, mvs))
+        for name, ps, s in systems:
+            for p, lab in zip(ps, labels, strict=True):
+                s.add(p, lab)
+            tot = totals[name]
+            for f in ("n", "tp", "fp", "tn", "fn", "timeouts", "errors"):
+                setattr(tot, f, getattr(tot, f) + getattr(s, f))
+            tot.seconds += s.seconds
+            table.append({"system": name, "subset": subset, **s.row()})
+        if args.dump:
+            for r, p, m, lab in zip(rows, preds, mv, labels, strict=True):
+                if p != lab:
+                    dump.append({"subset": subset, "id": r["id"], "label": lab, "rlvr": p, "mv": m,
+                                 "gold": r["gold_answer"], "tail": "\n\n".join(r["steps"])[-600:]})
+    for name, tot in totals.items():
+        if tot.n:
+            table.append({"system": name, "subset": "**all**", **tot.row()})
+    checks = self_checks(verifier)
+    verifier.close()
+    md = markdown(table, checks, skipped)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(md)
+    print(md)
+    if args.dump:
+        Path(args.dump).write_text("".join(json.dumps(d) + "\n" for d in dump))
+
+
+if __name__ == "__main__":
+    main()

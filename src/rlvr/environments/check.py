@@ -1,0 +1,192 @@
+r"""Conformance check of an environment, in the spirit of Gymnasium's `utils/env_checker.py`.
+
+`check(env)` runs, on `n` tasks spread over the dataset:
+
+- `reference_correct`: the verifier's reference response (`verifier.reference_response`) is correct;
+- `deterministic`: verifying the same response twice gives the same status and reward;
+- `junk_rejected`: junk responses ('', 'I do not know.', `\boxed{}`) are not correct;
+- `reward_in_range`: every reward lies within `spec.reward_range` (or is None for an error);
+- `time_budget`: each verification takes at most `time_budget_s` seconds (after a warm-up call);
+
+and once: `reset_deterministic` (the same seed poses the same task) and `episode_protocol`
+(reset → step with the reference response → terminated, with a Verdict and a float reward).
+
+Example:
+    >>> report = check("math/reasoning-gym-v1", n=4)  # doctest: +SKIP
+    >>> report.passed
+    True
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlvr.core.types import Task, Verdict
+from rlvr.environments.base import Environment
+
+__all__ = ["JUNK_RESPONSES", "CheckReport", "CheckResult", "check"]
+
+JUNK_RESPONSES: tuple[str, ...] = ("", "I do not know.", "\\boxed{}")
+"""Responses that must never verify as correct."""
+
+
+class CheckResult(BaseModel):
+    """Outcome of one named check."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="Check name, e.g. 'reference_correct'.")
+    passed: bool = Field(description="True when every item passed.")
+    detail: str = Field(default="", description="What failed (first few items), or a summary when passed.")
+    items: int = Field(default=0, ge=0, description="How many items this check looked at.")
+
+
+class CheckReport(BaseModel):
+    """All check results for one environment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    env_id: str = Field(description="The checked environment's spec id.")
+    n: int = Field(ge=0, description="Number of tasks checked.")
+    seed: int = Field(description="Seed used for reset checks.")
+    elapsed_s: float = Field(ge=0, description="Wall-clock time of the whole check, seconds.")
+    results: list[CheckResult] = Field(description="One result per check, in run order.")
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return all(r.passed for r in self.results)
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        """The checks that failed."""
+        return [r for r in self.results if not r.passed]
+
+
+class _Tally:
+    """Collects per-item failures of one check (keeps the first few for the message)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.items = 0
+        self.errors: list[str] = []
+
+    def record(self, ok: bool, what: str) -> None:
+        self.items += 1
+        if not ok:
+            self.errors.append(what)
+
+    def result(self, summary: str = "") -> CheckResult:
+        detail = "; ".join(self.errors[:3]) + (f" (+{len(self.errors) - 3} more)" if len(self.errors) > 3 else "")
+        return CheckResult(name=self.name, passed=not self.errors, detail=detail or summary, items=self.items)
+
+
+def _timed(fn: Callable[[Task, str], Verdict], task: Task, response: str) -> tuple[Verdict, float]:
+    start = time.monotonic()
+    verdict = fn(task, response)
+    return verdict, time.monotonic() - start
+
+
+def _in_range(verdict: Verdict, lo: float, hi: float) -> bool:
+    return verdict.reward is None or lo - 1e-9 <= verdict.reward <= hi + 1e-9
+
+
+def _check_tasks(env: Environment, tasks: list[Task], time_budget_s: float) -> list[CheckResult]:
+    names = ("reference_correct", "deterministic", "junk_rejected", "reward_in_range", "time_budget")
+    tally = {name: _Tally(name) for name in names}
+    lo, hi = env.spec.reward_range
+    worst = 0.0
+    for task in tasks:
+        response = env.verifier.reference_response(task.reference)
+        first, t1 = _timed(env.score, task, response)
+        second, t2 = _timed(env.score, task, response)
+        tally["reference_correct"].record(first.is_correct, f"{task.id}: {first.status} ({first.detail[:120]})")
+        tally["deterministic"].record((first.status, first.reward) == (second.status, second.reward),
+                                      f"{task.id}: {first.status}/{first.reward} then {second.status}/{second.reward}")
+        verdicts = [first, second]
+        for junk in JUNK_RESPONSES:
+            bad, t3 = _timed(env.score, task, junk)
+            tally["junk_rejected"].record(not bad.is_correct, f"{task.id}: junk {junk!r} scored correct")
+            verdicts.append(bad)
+            t2 = max(t2, t3)
+        for v in verdicts:
+            tally["reward_in_range"].record(_in_range(v, lo, hi), f"{task.id}: reward {v.reward} outside {(lo, hi)}")
+        slowest = max(t1, t2)
+        worst = max(worst, slowest)
+        tally["time_budget"].record(slowest <= time_budget_s, f"{task.id}: {slowest:.2f} s > {time_budget_s:g} s")
+    return [tally[n].result(f"slowest {worst:.3f} s" if n == "time_budget" else f"{tally[n].items} ok")
+            for n in names]
+
+
+def _check_reset(env: Environment, seed: int) -> CheckResult:
+    first, info1 = env.reset_sync(seed=seed)
+    second, info2 = env.reset_sync(seed=seed)
+    same = first == second and info1.get("task_id") == info2.get("task_id")
+    detail = "" if same else f"seed {seed} gave tasks {info1.get('task_id')!r} and {info2.get('task_id')!r}"
+    return CheckResult(name="reset_deterministic", passed=same, detail=detail or f"task {info1.get('task_id')}",
+                       items=2)
+
+
+def _check_episode(env: Environment, seed: int) -> CheckResult:
+    messages, info = env.reset_sync(seed=seed)
+    problems = []
+    if not messages:
+        problems.append("reset returned no messages")
+    if env.task is None:
+        return CheckResult(name="episode_protocol", passed=False, detail="reset did not set env.task", items=1)
+    result = env.step_sync(env.verifier.reference_response(env.task.reference))
+    if not (result.terminated or result.truncated):
+        problems.append("step with a final answer did not end the episode")
+    if result.verdict is None:
+        problems.append("the final StepResult has no verdict")
+    if "task_id" not in info:
+        problems.append("reset info lacks 'task_id'")
+    return CheckResult(name="episode_protocol", passed=not problems, detail="; ".join(problems) or "ok", items=1)
+
+
+def check(
+    env_or_id: Environment | str,
+    n: int = 20,
+    seed: int = 0,
+    time_budget_s: float = 5.0,
+    env_kwargs: dict[str, Any] | None = None,
+) -> CheckReport:
+    """Run the conformance checks on an environment (or a registered id).
+
+    Args:
+        env_or_id: an `Environment`, or an id built with `rlvr.make(id, **env_kwargs)` (and closed after).
+        n: number of tasks to check, spread evenly over the dataset (all if it has fewer).
+        seed: seed for the reset checks.
+        time_budget_s: per-verification wall-clock budget, seconds (worker start-up excluded).
+        env_kwargs: factory arguments when `env_or_id` is an id.
+
+    Returns:
+        A `CheckReport`; `report.passed` is True when every check passed.
+
+    Raises:
+        ConfigError: unknown id or bad factory arguments. DataError: the dataset cannot be read.
+    """
+    from rlvr.environments.registry import make
+
+    start = time.monotonic()
+    env = make(env_or_id, **(env_kwargs or {})) if isinstance(env_or_id, str) else env_or_id
+    try:
+        total = len(env.tasks)
+        count = min(n, total)
+        tasks = [env.tasks[i * total // count] for i in range(count)] if count else []
+        if tasks:  # warm-up: start the worker processes outside the time budget
+            env.score(tasks[0], "")
+        results = _check_tasks(env, tasks, time_budget_s)
+        if total:
+            results += [_check_reset(env, seed), _check_episode(env, seed)]
+        else:
+            results.append(CheckResult(name="dataset", passed=False, detail="the environment has no tasks"))
+        return CheckReport(env_id=env.spec.id, n=count, seed=seed, elapsed_s=time.monotonic() - start,
+                           results=results)
+    finally:
+        if isinstance(env_or_id, str):
+            env.close()

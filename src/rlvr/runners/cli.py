@@ -1,0 +1,226 @@
+"""The `rlvr` command line: verify, check, envs, sample, train.
+
+Every command imports its heavy parts inside the function, so `import rlvr.runners.cli` (and
+`rlvr --help`) loads no trainer, torch or transformers.
+
+Exit codes: 0 success; 1 a check failed (`check`) or bad rows with `--strict` (`verify`);
+2 the command itself could not run (bad option, missing file, unreadable data).
+
+Example:
+    $ rlvr sample --env math/reasoning-gym-v1 -n 20 -o sample.jsonl
+    $ rlvr verify --verifier math sample.jsonl -o verdicts.jsonl
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rlvr.core.errors import ConfigError, RlvrError
+from rlvr.runners.args import parse_env_args
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="rlvr",
+    help="Verifiers and environments for RL with verifiable rewards.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+EnvArgs = Annotated[
+    list[str] | None,
+    typer.Option("--env-arg", "-a", help="Environment factory argument KEY=VALUE (JSON-decoded); repeatable."),
+]
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+@app.command()
+def verify(
+    input: Annotated[Path, typer.Argument(help="Input JSONL: one object per line with a response and a reference.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL (resumed if it exists).")],
+    verifier: Annotated[str, typer.Option(help="Verifier name (math, reasoning_gym, ...) or module:Class.")] = "math",
+    verifier_arg: Annotated[
+        list[str] | None, typer.Option("--verifier-arg", help="Verifier option KEY=VALUE, e.g. timeout_s=5.")
+    ] = None,
+    response_key: Annotated[str, typer.Option(help="Key of the response in each row.")] = "response",
+    reference_key: Annotated[str, typer.Option(help="Key of the reference answer in each row.")] = "reference",
+    expected_key: Annotated[str, typer.Option(help="Key of an optional expected status, to report agreement.")] = (
+        "expected"
+    ),
+    workers: Annotated[int, typer.Option(min=1, help="Verifier worker processes.")] = 1,
+    batch_size: Annotated[int | None, typer.Option(min=1, help="Rows per written batch (default 4x workers).")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Discard an existing output instead of resuming it.")] = False,
+    strict: Annotated[bool, typer.Option(help="Exit 1 if any row was bad (not JSON, missing key).")] = False,
+) -> None:
+    """Score every row of INPUT and write it with a `verdict` to OUTPUT (incremental, resumable)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from rlvr.runners.verify import count_rows, verify_file
+    from rlvr.verifiers.registry import get_verifier
+
+    try:
+        if not input.is_file():
+            raise ConfigError(f"input file {str(input)!r} does not exist")
+        scorer = get_verifier(verifier, **parse_env_args(verifier_arg))
+        total = count_rows(input)
+    except (RlvrError, OSError) as exc:
+        raise _fail(exc) from exc
+    shown = [0]
+
+    def on_bad(message: str) -> None:
+        shown[0] += 1
+        if shown[0] <= 20:
+            err_console.print(f"[yellow]bad row[/yellow] {message}", highlight=False, soft_wrap=True)
+
+    columns = (TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    try:
+        with scorer, Progress(*columns, console=err_console) as progress:
+            bar = progress.add_task("verify", total=total)
+            stats = verify_file(
+                input, output, scorer, response_key=response_key, reference_key=reference_key,
+                expected_key=expected_key, workers=workers, batch_size=batch_size, overwrite=overwrite,
+                on_progress=lambda k: progress.advance(bar, k), on_bad=on_bad,
+            )
+    except RlvrError as exc:
+        raise _fail(exc) from exc
+    except KeyboardInterrupt:
+        err_console.print("interrupted; rows written so far are kept. Rerun the same command to resume.")
+        raise typer.Exit(130) from None
+    _print_stats(stats, output)
+    if strict and stats.bad_rows:
+        raise typer.Exit(1)
+
+
+def _print_stats(stats: Any, output: Path) -> None:
+    table = Table(title=f"rlvr verify → {output}")
+    table.add_column("status")
+    table.add_column("rows", justify="right")
+    for status in ("correct", "incorrect", "no_answer", "timeout", "error"):
+        table.add_row(status, str(stats.statuses.get(status, 0)))
+    table.add_row("total", str(sum(stats.statuses.values())), end_section=True)
+    table.add_row("of which bad rows", str(stats.bad_rows))
+    accuracy = "n/a" if stats.accuracy is None else f"{stats.accuracy:.1%}"
+    table.add_row("accuracy (correct / scored)", accuracy)
+    if stats.expected_total:
+        table.add_row("matches expected", f"{stats.expected_match}/{stats.expected_total}")
+    table.add_row("resumed / written now", f"{stats.resumed} / {stats.written}")
+    if stats.blank_lines:
+        table.add_row("blank input lines skipped", str(stats.blank_lines))
+    console.print(table)
+
+
+@app.command()
+def check(
+    env_id: Annotated[str, typer.Argument(help="Registered environment id, e.g. math/gsm8k-v1.")],
+    env_arg: EnvArgs = None,
+    n: Annotated[int, typer.Option("-n", min=1, help="Number of tasks to check.")] = 20,
+    seed: Annotated[int, typer.Option(help="Seed for the reset checks.")] = 0,
+    time_budget: Annotated[float, typer.Option(help="Per-verification time budget, seconds.")] = 5.0,
+) -> None:
+    """Run the conformance checks on an environment; exit 1 if any fails."""
+    from rlvr.environments.check import check as run_check
+
+    try:
+        report = run_check(env_id, n=n, seed=seed, time_budget_s=time_budget, env_kwargs=parse_env_args(env_arg))
+    except RlvrError as exc:
+        raise _fail(exc) from exc
+    table = Table(title=f"rlvr check {report.env_id} (n={report.n}, {report.elapsed_s:.1f} s)")
+    for col in ("check", "result", "items", "detail"):
+        table.add_column(col)
+    for r in report.results:
+        mark = "[green]pass[/green]" if r.passed else "[red]FAIL[/red]"
+        table.add_row(r.name, mark, str(r.items), r.detail)
+    console.print(table)
+    if not report.passed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def envs() -> None:
+    """List the registered environment ids."""
+    from rlvr.environments.registry import registry
+
+    table = Table(title="registered environments")
+    table.add_column("id")
+    table.add_column("description")
+    for env_id in registry.ids():
+        table.add_row(env_id, registry.spec(env_id).description)
+    console.print(table)
+
+
+@app.command()
+def sample(
+    env: Annotated[str, typer.Option("--env", "-e", help="Environment id.")] = "math/reasoning-gym-v1",
+    env_arg: EnvArgs = None,
+    n: Annotated[int, typer.Option("-n", min=1, help="Number of tasks to sample.")] = 20,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL for `rlvr verify`.")] = Path(
+        "sample.jsonl"
+    ),
+) -> None:
+    """Write a verify input from an environment: reference answers plus known-wrong responses."""
+    import json
+
+    from rlvr.environments.registry import make
+    from rlvr.runners.verify import sample_rows
+
+    try:
+        environment = make(env, **parse_env_args(env_arg))
+    except RlvrError as exc:
+        raise _fail(exc) from exc
+    rows = 0
+    try:
+        with output.open("w", encoding="utf-8") as f:
+            for row in sample_rows(environment, n):
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                rows += 1
+    finally:
+        environment.close()
+    console.print(f"wrote {rows} rows from {n} tasks of {env} to {output}")
+
+
+@app.command()
+def train(
+    backend: Annotated[str, typer.Option(help="Trainer backend: trl (openrlhf, verl later).")] = "trl",
+    env: Annotated[str, typer.Option("--env", "-e", help="Environment id.")] = "math/reasoning-gym-v1",
+    env_arg: EnvArgs = None,
+    model: Annotated[str | None, typer.Option(help="Model name or local path.")] = None,
+    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 50,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory (curve, plot, model).")] = Path(
+        "rlvr-train"
+    ),
+    trainer_arg: Annotated[
+        list[str] | None, typer.Option("--trainer-arg", help="Backend option KEY=VALUE, passed through; repeatable.")
+    ] = None,
+) -> None:
+    """Train a model on an environment with a trainer backend (needs that backend's extra)."""
+    from rlvr.runners.train import train_command  # type: ignore[import-not-found,unused-ignore]  # lazy
+
+    try:
+        train_command(
+            backend=backend, env=env, env_args=parse_env_args(env_arg), model=model, steps=steps, output=output,
+            trainer_args=parse_env_args(trainer_arg),
+        )
+    except RlvrError as exc:
+        raise _fail(exc) from exc
+    console.print(f"training finished; results in {output}")
+
+
+def main() -> None:
+    """Console-script entry point (`rlvr`)."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

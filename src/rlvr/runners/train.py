@@ -1,0 +1,339 @@
+"""`rlvr train`: train a policy on an rlvr environment with a trainer backend (TRL GRPO for now).
+
+`train_command` builds the environment with `rlvr.make`, turns it into a TRL dataset and reward
+function (`rlvr.adapters.trl`), runs `trl.GRPOTrainer`, and writes into `output/`:
+
+```
+reward_curve.csv   one row per logged step: reward mean/std and verdict-status fractions (incremental)
+reward_curve.png   the same curve, plotted at the end of training
+model/             the trained weights and tokenizer
+```
+
+Defaults are small enough for a CPU (`DEFAULT_GRPO_ARGS`); any `GRPOConfig` field can be
+overridden through `trainer_args` (strings are coerced to the field's type).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import difflib
+import json
+import math
+import os
+import resource
+import sys
+import time
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlvr.adapters.trl import METRIC_PREFIX, STATUSES, require_trl
+from rlvr.core.errors import ConfigError
+
+__all__ = [
+    "CURVE_COLUMNS",
+    "DEFAULT_GRPO_ARGS",
+    "SUPPORTED_BACKENDS",
+    "TrainResult",
+    "build_grpo_config",
+    "coerce_trainer_args",
+    "curve_row",
+    "plot_reward_curve",
+    "train_command",
+]
+
+SUPPORTED_BACKENDS = ("trl",)
+PLANNED_BACKENDS = ("openrlhf", "verl")
+
+DEFAULT_GRPO_ARGS: dict[str, Any] = {
+    "num_generations": 4,
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "max_completion_length": 64,
+    "learning_rate": 1e-5,
+    "lr_scheduler_type": "constant",
+    "warmup_steps": 0,
+    "beta": 0.0,
+    "temperature": 1.0,
+    "logging_steps": 1,
+    "report_to": "none",
+    "save_strategy": "no",
+    "seed": 0,
+    "activation_checkpointing": False,
+}
+"""GRPOConfig values used unless `trainer_args` overrides them: 2 prompts x 4 samples per step,
+64-token completions, constant lr 1e-5, no KL term (beta 0), a log line every step. Activation
+checkpointing is off (TRL turns it on by default; on CPU with short completions it only costs time)
+and set under its transformers-5 name, so the deprecated `gradient_checkpointing` alias never warns."""
+
+CURVE_COLUMNS: tuple[str, ...] = (
+    "step", "reward", "reward_std", *STATUSES, "completion_length", "elapsed_s", "peak_rss_mb",
+)
+"""Columns of `reward_curve.csv`; the status columns are fractions of the step's completions."""
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What `train_command` produced."""
+
+    output: Path
+    model_dir: Path
+    curve_csv: Path
+    curve_png: Path
+    steps: int
+    wall_s: float
+    log_history: list[dict[str, Any]]
+
+
+# -- GRPOConfig construction ----------------------------------------------------------------
+def _coerce_one(name: str, value: Any, hint: Any) -> Any:
+    """Coerce a CLI string to the annotated type of a config field (other values pass through)."""
+    if not isinstance(value, str):
+        return value
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    text = value.strip()
+    if type(None) in options and text.lower() in ("none", "null"):
+        return None
+    for option in options:
+        base = typing.get_origin(option) or option
+        try:
+            if base is bool:
+                lowered = text.lower()
+                if lowered in ("true", "1", "yes", "on"):
+                    return True
+                if lowered in ("false", "0", "no", "off"):
+                    return False
+            elif base is int:
+                return int(text)
+            elif base is float:
+                return float(text)
+            elif base in (list, dict):
+                parsed = json.loads(text)
+                if isinstance(parsed, base):
+                    return parsed
+        except ValueError:
+            continue
+    if any(o is str or (isinstance(o, type) and issubclass(o, str)) for o in options) or not options:
+        return value
+    raise ConfigError(f"trainer argument {name}={value!r} is not a valid {hint}")
+
+
+def coerce_trainer_args(config_cls: type, trainer_args: dict[str, Any]) -> dict[str, Any]:
+    """Check `trainer_args` against the fields of the dataclass `config_cls` and coerce strings.
+
+    Raises:
+        ConfigError: for an unknown field (the message lists close matches) or an uncoercible value.
+    """
+    fields = {f.name: f for f in dataclasses.fields(config_cls) if f.init}
+    hints = typing.get_type_hints(config_cls)
+    out: dict[str, Any] = {}
+    for name, value in trainer_args.items():
+        key = name.replace("-", "_")
+        if key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            raise ConfigError(f"unknown {config_cls.__name__} field {name!r}{hint}")
+        out[key] = _coerce_one(key, value, hints.get(key, fields[key].type))
+    return out
+
+
+def build_grpo_config(output: Path, steps: int, trainer_args: dict[str, Any] | None = None) -> Any:
+    """A `trl.GRPOConfig`: `DEFAULT_GRPO_ARGS`, CPU settings when no CUDA, then `trainer_args`.
+
+    Raises:
+        ConfigError: for unknown fields, bad values, or settings GRPOConfig rejects.
+    """
+    require_trl()
+    import torch
+    from trl import GRPOConfig
+
+    if steps < 1:
+        raise ConfigError(f"steps must be >= 1, got {steps}")
+    values: dict[str, Any] = {**DEFAULT_GRPO_ARGS, "output_dir": str(output), "max_steps": steps}
+    if torch.cuda.is_available():
+        values["bf16"] = torch.cuda.is_bf16_supported()
+    else:
+        values.update(use_cpu=True, bf16=False, dataloader_pin_memory=False)
+    overrides = coerce_trainer_args(GRPOConfig, trainer_args or {})
+    for old, new in (("gradient_checkpointing", "activation_checkpointing"),
+                     ("gradient_checkpointing_kwargs", "activation_checkpointing_kwargs")):
+        if old in overrides and new not in overrides:  # the deprecated alias is ignored once `new` is set
+            overrides[new] = overrides.pop(old)
+    values.update(overrides)
+    try:
+        return GRPOConfig(**values)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"GRPOConfig rejected the trainer arguments: {exc}") from exc
+
+
+# -- reward curve -----------------------------------------------------------------------------
+def curve_row(log: dict[str, Any], elapsed_s: float) -> dict[str, Any] | None:
+    """One `reward_curve.csv` row from a TRL training log entry; None for entries without a reward."""
+    if "reward" not in log or log.get("reward") is None:
+        return None
+    row: dict[str, Any] = {
+        "step": log.get("step"),
+        "reward": log.get("reward"),
+        "reward_std": log.get("reward_std"),
+        "completion_length": log.get("completions/mean_length"),
+        "elapsed_s": round(elapsed_s, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    for status in STATUSES:
+        row[status] = log.get(f"{METRIC_PREFIX}/{status}")
+    return row
+
+
+def write_curve_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    """Write the curve rows (rewritten whole on each call, via a temporary file and rename)."""
+    tmp = path.with_suffix(".csv.tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(CURVE_COLUMNS), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)
+
+
+def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -> None:
+    """Plot mean reward (± std) and the fraction correct per step to a PNG (Agg, no pyplot state)."""
+    os.environ.setdefault("MPLCONFIGDIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "rlvr-matplotlib"))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    steps = [float(r["step"]) for r in rows]
+    reward = [_num(r["reward"]) for r in rows]
+    std = [_num(r.get("reward_std")) for r in rows]
+    fig = Figure(figsize=(7, 4), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot(steps, reward, marker=".", label="mean reward")
+    ax.fill_between(steps, [m - s for m, s in zip(reward, std)], [m + s for m, s in zip(reward, std)],
+                    alpha=0.2, label="± std")
+    if any(r.get("correct") is not None for r in rows):
+        ax.plot(steps, [_num(r.get("correct")) for r in rows], linestyle="--", label="fraction correct")
+    if len(rows) >= 5:
+        window = max(2, len(rows) // 10)
+        smooth = [sum(reward[max(0, i - window + 1): i + 1]) / len(reward[max(0, i - window + 1): i + 1])
+                  for i in range(len(reward))]
+        ax.plot(steps, smooth, linewidth=2, label=f"mean reward, {window}-step moving average")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("reward")
+    ax.set_title(title or "GRPO reward curve")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(str(path))
+
+
+def _num(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return number
+
+
+def _curve_callback(output: Path, title: str) -> Any:
+    """A `TrainerCallback` that appends to `reward_curve.csv` on every log and plots at the end."""
+    from transformers import TrainerCallback
+
+    class RewardCurveCallback(TrainerCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.rows: list[dict[str, Any]] = []
+            self.start = time.monotonic()
+            self.csv_path = output / "reward_curve.csv"
+            self.png_path = output / "reward_curve.png"
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.start = time.monotonic()
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            row = curve_row({**(logs or {}), "step": state.global_step}, time.monotonic() - self.start)
+            if row is not None and state.is_world_process_zero:
+                self.rows.append(row)
+                write_curve_csv(self.rows, self.csv_path)
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if self.rows and state.is_world_process_zero:
+                plot_reward_curve(self.rows, self.png_path, title)
+
+    return RewardCurveCallback()
+
+
+# -- the command ----------------------------------------------------------------------------
+def _dataset_limit(env: Any, config: Any, steps: int) -> int:
+    """Rows a run of `steps` steps reads (unique prompts per step x steps), capped by the env size."""
+    per_step = math.ceil(config.per_device_train_batch_size * config.gradient_accumulation_steps
+                         * max(1, config.world_size) / config.num_generations)
+    return max(1, min(len(env.tasks), per_step * steps * max(1, config.num_iterations)))
+
+
+def train_command(
+    backend: str,
+    env: str,
+    env_args: dict[str, Any] | None,
+    model: str | None,
+    steps: int,
+    output: Path,
+    trainer_args: dict[str, Any] | None,
+) -> TrainResult:
+    """Train `model` on environment `env` with `backend` for `steps` steps; write results to `output`.
+
+    Args:
+        backend: 'trl' (GRPO). 'openrlhf' and 'verl' are planned.
+        env: a registered environment id, e.g. 'math/reasoning-gym-v1'.
+        env_args: keyword arguments of the environment factory (e.g. `{"task": "basic_arithmetic"}`).
+        model: a local checkpoint folder, a Hub id, or None / 'smollm2' for the embedded
+            SmolLM2-135M-Instruct (`rlvr.runners.models.resolve_model`).
+        steps: optimizer steps.
+        output: folder for `reward_curve.csv`, `reward_curve.png` and `model/`.
+        trainer_args: `GRPOConfig` overrides (unknown names raise ConfigError with close matches).
+
+    Raises:
+        ConfigError: unsupported backend, unknown environment or trainer argument.
+        MissingExtraError: the backend's extra is not installed.
+    """
+    if backend not in SUPPORTED_BACKENDS:
+        planned = " (planned)" if backend in PLANNED_BACKENDS else ""
+        raise ConfigError(f"not yet supported: backend {backend!r}{planned}; supported: {', '.join(SUPPORTED_BACKENDS)}")
+    require_trl()
+    from rlvr.adapters.trl import to_dataset
+    from rlvr.environments.registry import make
+    from rlvr.runners.models import resolve_model
+
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    config = build_grpo_config(output, steps, trainer_args)
+    environment = make(env, **(env_args or {}))
+    try:
+        dataset = to_dataset(environment, limit=_dataset_limit(environment, config, steps))
+        result = _run_grpo(environment, dataset, resolve_model(model), config, output, steps)
+    finally:
+        environment.close()
+    return result
+
+
+def _run_grpo(environment: Any, dataset: Any, model_path: str, config: Any, output: Path, steps: int) -> TrainResult:
+    from trl import GRPOTrainer
+
+    from rlvr.adapters.trl import reward_funcs
+
+    callback = _curve_callback(output, f"GRPO on {environment.spec.id} ({Path(model_path).name})")
+    trainer = GRPOTrainer(
+        model=model_path,
+        reward_funcs=reward_funcs(environment),
+        args=config,
+        train_dataset=dataset,
+        callbacks=[callback],
+    )
+    print(f"rlvr train: {environment.spec.id} with {model_path}, {steps} steps -> {output}", file=sys.stderr)
+    start = time.monotonic()
+    trainer.train()
+    wall = time.monotonic() - start
+    model_dir = output / "model"
+    trainer.save_model(str(model_dir))
+    return TrainResult(output=output, model_dir=model_dir, curve_csv=callback.csv_path, curve_png=callback.png_path,
+                       steps=trainer.state.global_step, wall_s=wall, log_history=list(trainer.state.log_history))

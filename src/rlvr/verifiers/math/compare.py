@@ -1,0 +1,545 @@
+r"""Equivalence of a predicted answer with a gold answer.
+
+Cheap checks first, sympy last:
+
+1. normalised string equality;
+2. multiple-choice letters ("(B)", "B", "\text{(B)}");
+3. answer labels and chains: ``x = 11``, ``(p,q) = (3,2)``, ``x = 5+6 = 11`` compare by their last
+   right-hand side (Math-Verify's rule for assignment-like equations); an equation whose left side
+   is an expression (``3x+4y+14=0``) stays an equation;
+4. structure: answer lists (unordered, "1, -3"), sets ``\{..\}`` (unordered), tuples and points
+   (ordered), intervals (bracket kinds must agree), unions ``\cup`` (unordered), matrices;
+5. exact rationals for numeric literals (``18.00 == 18``, ``1/2 == 0.5``; ``50 != 0.5``);
+6. sympy: numbers by relative difference at 30 digits (so ``1/2004!`` and ``1/2006!`` differ:
+   no absolute tolerance unless one side is exactly zero), expressions by evaluation at fixed
+   points named per symbol and then ``simplify`` of the difference, equations equal **up to a
+   nonzero constant factor** (``2x+4y-3=0`` equals ``y=-x/2+3/4``; ``3x+4y+14=0`` does not equal
+   ``3x-y+13=0``), inequalities up to a positive factor;
+7. text answers: case- and space-insensitive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+from sympy.core.relational import Relational
+
+from rlvr.verifiers.math.config import MathConfig
+from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_top_level
+from rlvr.verifiers.math.parse import parse_number, to_sympy
+
+__all__ = ["Comparison", "compare_answers"]
+
+_MAX_DEPTH = 4
+_MAX_ITEMS = 40
+_POINTS = (0.7390851, 1.6180339, 2.7182818, 7.3890561, 17.320508, 0.5772156, 3.1415926, 43.713714)
+_ROUNDS = 5
+_CHOICE_RE = re.compile(r"^\(?\s*([A-J])\s*\)?(?:[.:]|\s|$)")
+_LABEL_RE = re.compile(r"^(?![\d.])[A-Za-z\\{}_^0-9|(),:'\s]{1,40}$")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Outcome of comparing one prediction with one gold answer."""
+
+    equal: bool
+    how: str
+    gold: str
+    pred: str
+
+
+def _canon(s: str) -> str:
+    return s.replace(" ", "")
+
+
+# -- entry point ----------------------------------------------------------------------------
+def compare_answers(gold_raw: str, pred_raw: str, config: MathConfig) -> Comparison:
+    """Compare an extracted prediction with an extracted gold answer under `config`.
+
+    Percent signs follow `config.percent` ("strip": 50% == 50; "fraction": 50% == 0.5;
+    "strict": a percent only equals a percent); units follow `config.units`.
+    """
+    strip_units = config.units == "strip"
+    g = normalize_answer(gold_raw, strip_units=strip_units)
+    p = normalize_answer(pred_raw, strip_units=strip_units)
+    if not strip_units and g.unit != p.unit:
+        return Comparison(False, f"units differ ({g.unit!r} vs {p.unit!r})", g.text, p.text)
+    g_text, p_text = _apply_percent(g, p, config)
+    if g_text is None or p_text is None:
+        return Comparison(False, "percent sign differs (percent='strict')", g.text, p.text)
+    if not g_text or not p_text:
+        return Comparison(False, "empty answer", g_text or "", p_text or "")
+    if len(p_text) > config.max_answer_chars or len(g_text) > config.max_answer_chars:
+        same = _canon(g_text) == _canon(p_text)
+        return Comparison(same, "string (answer too long to parse)", g_text, p_text)
+    how = _equal(g_text, p_text, config, 0)
+    return Comparison(how is not None, how or "not equivalent", g_text, p_text)
+
+
+def _apply_percent(g: Normalized, p: Normalized, config: MathConfig) -> tuple[str | None, str | None]:
+    if g.percent == p.percent or config.percent == "strip":
+        return g.text, p.text
+    if config.percent == "strict":
+        return None, None
+    # "fraction": N% means N/100.
+    g_text = f"\\frac{{{g.text}}}{{100}}" if g.percent else g.text
+    p_text = f"\\frac{{{p.text}}}{{100}}" if p.percent else p.text
+    return g_text, p_text
+
+
+# -- structural comparison ------------------------------------------------------------------
+def _equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | None:
+    """Return how `g` and `p` matched, or None when they are not equivalent."""
+    if _canon(g) == _canon(p):
+        return "string"
+    if depth > _MAX_DEPTH:
+        return None
+    letter = _choice_letter(g)
+    if letter is not None:
+        return "choice" if _choice_letter(p) == letter else None
+    g, p = _strip_labels(g, p)
+    if _canon(g) == _canon(p):
+        return "string"
+    structural = _structural_equal(g, p, cfg, depth)
+    if structural is not None:
+        return structural if isinstance(structural, str) else None
+    return _scalar_equal(g, p, cfg)
+
+
+def _choice_letter(s: str) -> str | None:
+    """The option letter of a multiple-choice answer: "(B)", "B", "B.", "(B) 12"; None otherwise."""
+    s = s.replace("\\text{", "").replace("}", "").strip()
+    m = _CHOICE_RE.match(s)
+    if m is None or (len(s) > 3 and not s.startswith("(")):
+        return None
+    return m.group(1)
+
+
+def _rhs_of_label(s: str) -> str | None:
+    r"""`x = 11` -> `11`; `x = 5+6 = 11` -> `11`; `x \in [0,1]` -> `[0,1]`; None when not a labelled answer."""
+    if len(split_top_level(s)) > 1:
+        return None  # a list: labels are stripped item by item
+    s = re.sub(r"\\approx.*$", "", s).strip() if "=" in s else s
+    parts = _split_relation(s)
+    if len(parts) < 2 or not (len(parts) >= 3 or _LABEL_RE.match(parts[0])):
+        return None
+    return parts[-1]
+
+
+def _split_relation(s: str) -> list[str]:
+    r"""Split on top-level `=` and `\in` (not inside brackets, not `\leq`/`\geq`/`\neq`)."""
+    protected = re.sub(r"\\in(?![a-zA-Z])", "\x00", s)
+    if "=" not in protected and "\x00" not in protected:
+        return [s]
+    parts = split_top_level(protected, seps="=\x00")
+    return [part.replace("\x00", "\\in") for part in parts]
+
+
+def _strip_labels(g: str, p: str) -> tuple[str, str]:
+    """Drop assignment-like left sides; keep a real equation when the gold is one."""
+    g_rhs = _rhs_of_label(g)
+    g = g_rhs if g_rhs is not None else g
+    if len(_split_relation(g)) >= 2 and len(_split_relation(p)) >= 2:
+        return g, p  # both equations: compare as equations
+    p_rhs = _rhs_of_label(p)
+    if p_rhs is None and len(_split_relation(g)) == 1:
+        parts = _split_relation(p)
+        if len(parts) == 2 and "\\in" not in p and parse_number(parts[1]) is not None:
+            p_rhs = parts[1]  # `|r-s| = 16`, `2+2+2 = 6` against a gold number: the stated value
+    return g, (p_rhs if p_rhs is not None else p)
+
+
+def _brackets(s: str) -> tuple[str, str, list[str]] | None:
+    r"""(open, close, items) when `s` is one bracketed group `(..)`, `[..)`, `\{..\}`, `{..}`."""
+    for opener in ("\\{", "(", "[", "{"):
+        if not s.startswith(opener):
+            continue
+        inner_start = len(opener)
+        for closer in ("\\}", ")", "]", "}"):
+            if s.endswith(closer) and len(s) >= inner_start + len(closer):
+                inner = s[inner_start : len(s) - len(closer)]
+                if _balanced(inner):
+                    return opener, closer, split_top_level(inner)
+        return None
+    return None
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s.replace("\\{", "(").replace("\\}", ")"):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _is_set(b: tuple[str, str, list[str]] | None) -> bool:
+    return b is not None and b[0] in ("\\{", "{")
+
+
+def _structural_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool | None:
+    """Compare lists, sets, tuples, intervals and unions; None when neither side is structured.
+
+    Returns a description when equal, False when the structures differ. A gold tuple needs an
+    ordered match (a bare predicted list is read as that tuple), a gold set or bare list an
+    unordered one; a gold tuple never equals a predicted set.
+    """
+    if "\\cup" in g or "\\cup" in p:
+        return _union_equal(g, p, cfg, depth)
+    gb, pb = _brackets(g), _brackets(p)
+    g_items = gb[2] if gb else _expand_pm(split_top_level(g))
+    p_items = pb[2] if pb else _expand_pm(split_top_level(p))
+    if len(g_items) <= 1 and len(p_items) <= 1:
+        if _is_set(gb) or _is_set(pb):
+            return "set" if _equal(_unwrap_set(g, gb), _unwrap_set(p, pb), cfg, depth + 1) else False
+        if gb and pb and (gb[0], gb[1]) != (pb[0], pb[1]):
+            return False
+        return None
+    if len(g_items) == 1 and gb is None and pb is None:
+        # One gold answer, several predicted forms of it ("\\boxed{15\\frac{39}{40}} or \\boxed{\\frac{639}{40}}").
+        ok = len(p_items) <= _MAX_ITEMS and all(_equal(g, item, cfg, depth + 1) for item in p_items)
+        return "every listed form equal" if ok else False
+    if not (gb is not None and not _is_set(gb)):
+        g_items, p_items = _dedupe(g_items), _dedupe(p_items)
+    if len(g_items) != len(p_items) and 1 in (len(g_items), len(p_items)) and (gb is None or pb is None):
+        return None  # one side is a single expression (`-2 \\le x \\le 7` vs `[-2, 7]`): sympy decides
+    if len(g_items) != len(p_items) or len(g_items) > _MAX_ITEMS:
+        return False
+    return _items_equal(g_items, p_items, gb, pb, cfg, depth)
+
+
+_Brackets = tuple[str, str, list[str]] | None
+
+
+def _items_equal(g_items: list[str], p_items: list[str], gb: _Brackets, pb: _Brackets, cfg: MathConfig,
+                 depth: int) -> str | bool:
+    """Compare equally long item lists: ordered for a gold tuple/interval, unordered otherwise."""
+    if gb is not None and not _is_set(gb):  # gold tuple, point or interval: ordered
+        if pb is not None and ((gb[0], gb[1]) != (pb[0], pb[1]) and (len(g_items) == 2 or _is_set(pb))):
+            return False  # (a,b) vs [a,b] are different intervals; a tuple is not a set
+        ok = all(_equal(a, b, cfg, depth + 1) for a, b in zip(g_items, p_items, strict=True))
+        return "tuple" if ok else False
+    if _is_set(gb) and pb is not None and not _is_set(pb):
+        return False
+    return "set" if _unordered(g_items, p_items, cfg, depth) else False
+
+
+def _union_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool | None:
+    gu, pu = _split_union(g), _split_union(p)
+    if len(gu) > 1 and len(gu) == len(pu):
+        return "union" if _unordered(gu, pu, cfg, depth) else False
+    return None  # different numbers of pieces: let sympy simplify the unions
+
+
+def _expand_pm(items: list[str]) -> list[str]:
+    r"""`a \pm b` -> `a + b`, `a - b` (one `\pm` per item; only in lists of several answers)."""
+    if len(items) < 2 and not any(item.startswith("\\pm") for item in items):
+        return items
+    out: list[str] = []
+    for item in items:
+        if item.count("\\pm") == 1 and "\\mp" not in item:
+            out += [item.replace("\\pm", "+"), item.replace("\\pm", "-")]
+        else:
+            out.append(item)
+    return out
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    """Drop repeated items of a set-like answer (compared after removing spaces)."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = _canon(item)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _unwrap_set(s: str, b: tuple[str, str, list[str]] | None) -> str:
+    if b is None or not _is_set(b):
+        return s
+    return s[len(b[0]) : len(s) - len(b[1])].strip()
+
+
+def _split_union(s: str) -> list[str]:
+    protected = s.replace("\\cup", "\x01")
+    return [x for x in split_top_level(protected, seps="\x01") if x]
+
+
+def _unordered(g_items: list[str], p_items: list[str], cfg: MathConfig, depth: int) -> bool:
+    """Multiset equality: each gold item matches a distinct predicted item."""
+    if len(g_items) != len(p_items) or len(g_items) > _MAX_ITEMS:
+        return False
+    unused = list(p_items)
+    for item in g_items:
+        for j, cand in enumerate(unused):
+            if _equal(item, cand, cfg, depth + 1):
+                del unused[j]
+                break
+        else:
+            return False
+    return True
+
+
+# -- scalar comparison ----------------------------------------------------------------------
+def _scalar_equal(g: str, p: str, cfg: MathConfig) -> str | None:
+    gn, pn = parse_number(g), parse_number(p)
+    if gn is not None and pn is not None:
+        if gn.value == pn.value:
+            return "numeric"
+        if _rounded_match(gn.value, pn.value, pn.decimals, cfg):
+            return f"numeric, rounded to {cfg.float_rounding} decimals"
+        return None
+    ga, pa = to_sympy(g), to_sympy(p)
+    if ga is not None and pa is not None:
+        try:
+            if _sympy_equal(ga, pa, cfg):
+                return "symbolic"
+        except Exception:  # sympy raises many types on odd objects: treat as "not shown equal"
+            pass
+    if _is_text(g) and _text_key(g) == _text_key(p):
+        return "text"
+    return None
+
+
+def _rounded_match(gold: Any, pred: Any, decimals: int | None, cfg: MathConfig) -> bool:
+    """`config.float_rounding` (k): a response given to at least k decimals matches when both round alike."""
+    k = cfg.float_rounding
+    if k is None or decimals is None or decimals < k:
+        return False
+    return bool(round(gold, k) == round(pred, k))
+
+
+def _is_text(s: str) -> bool:
+    return re.search(r"[A-Za-z]{2,}", s.replace("\\text", "")) is not None
+
+
+def _text_key(s: str) -> str:
+    s = s.replace("\\text{", "").replace("{", "").replace("}", "")
+    return re.sub(r"[\s.]+", "", s).lower()
+
+
+# -- sympy equivalence ----------------------------------------------------------------------
+def _sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
+    if _undefined(a) or _undefined(b):
+        return False  # `12:00` parses as 12/0: never equal by accident
+    if a == b or sympy.srepr(a) == sympy.srepr(b):
+        return True
+    if _heavy(a) or _heavy(b):
+        return False  # structural only: no evaluation of `(10^{10})!` or 10^6-term sums
+    a, b = _explicit(a), _explicit(b)
+    if a == b:
+        return True
+    if isinstance(a, sympy.MatrixBase) or isinstance(b, sympy.MatrixBase):
+        return _matrix_equal(a, b, cfg)
+    if isinstance(a, Relational) and isinstance(b, Relational):
+        return _relation_equal(a, b, cfg)
+    if isinstance(a, (sympy.And, sympy.Or, Relational)):
+        return _relation_as_set_equal(a, b, cfg)
+    if isinstance(b, (sympy.And, sympy.Or, Relational)):
+        return _relation_as_set_equal(b, a, cfg)
+    if isinstance(a, sympy.Set) or isinstance(b, sympy.Set):
+        return _set_equal(a, b, cfg)
+    if isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr):
+        return _expr_equal(a, b, cfg)
+    return False
+
+
+_HEAVY_LIMIT = 10**5
+
+
+def _heavy(x: Any) -> bool:
+    """True when evaluating `x` could take unbounded time or memory (huge factorials, sums, products)."""
+    if not isinstance(x, sympy.Basic):
+        return False
+    for node in sympy.preorder_traversal(x):
+        if isinstance(node, (sympy.factorial, sympy.gamma, sympy.binomial)) and any(_big(a) for a in node.args):
+            return True
+        if isinstance(node, (sympy.Sum, sympy.Product)) and any(
+            _big(bound) for limit in node.limits for bound in limit[1:]
+        ):
+            return True
+    return False
+
+
+def _big(arg: Any) -> bool:
+    try:
+        value = sympy.N(arg, 15)
+        return not value.is_number or abs(value) > _HEAVY_LIMIT
+    except Exception:  # an unevaluable bound counts as big
+        return True
+
+
+def _explicit(x: Any) -> Any:
+    """Evaluate an unevaluated small matrix product or sum (`A B` of two pmatrix literals)."""
+    if isinstance(x, sympy.MatrixExpr) and not isinstance(x, sympy.MatrixBase):
+        rows, cols = x.shape
+        if isinstance(rows, (int, sympy.Integer)) and isinstance(cols, (int, sympy.Integer)) and rows * cols <= 400:
+            return x.as_explicit()
+    return x
+
+
+def _undefined(x: Any) -> bool:
+    try:
+        return bool(x.has(sympy.zoo, sympy.nan))
+    except Exception:  # objects without `has`
+        return False
+
+
+def _matrix_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
+    if not (isinstance(a, sympy.MatrixBase) and isinstance(b, sympy.MatrixBase)) or a.shape != b.shape:
+        return False
+    return all(_expr_equal(x, y, cfg) for x, y in zip(a, b, strict=True))
+
+
+def _set_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
+    if isinstance(a, sympy.FiniteSet) and isinstance(b, sympy.FiniteSet):
+        if len(a) != len(b):
+            return False
+        unused = list(b)
+        for x in a:
+            idx = next((j for j, y in enumerate(unused) if _sympy_equal(x, y, cfg)), None)
+            if idx is None:
+                return False
+            del unused[idx]
+        return True
+    if isinstance(a, sympy.Interval) and isinstance(b, sympy.Interval):
+        return (a.left_open, a.right_open) == (b.left_open, b.right_open) and _expr_equal(
+            a.start, b.start, cfg
+        ) and _expr_equal(a.end, b.end, cfg)
+    if isinstance(a, sympy.Set) and isinstance(b, sympy.Set):
+        return bool(a.symmetric_difference(b) == sympy.S.EmptySet)
+    return False
+
+
+def _relation_as_set_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
+    r"""A gold inequality in one variable (`-2 \le x \le 7`) equals the predicted set (`[-2, 7]`)."""
+    if isinstance(b, sympy.Eq) and isinstance(b.rhs, sympy.Set):
+        b = b.rhs
+    if not isinstance(b, sympy.Set):
+        return bool(a == b)
+    free = a.free_symbols
+    if len(free) != 1:
+        return False
+    var = next(iter(free))
+    real = sympy.Dummy("t", real=True)
+    return _set_equal(a.subs(var, real).as_set(), b, cfg)
+
+
+def _relation_equal(a: Relational, b: Relational, cfg: MathConfig) -> bool:
+    if isinstance(a, sympy.Eq) != isinstance(b, sympy.Eq) or isinstance(a, sympy.Ne) != isinstance(b, sympy.Ne):
+        return False
+    if isinstance(a, (sympy.Eq, sympy.Ne)):
+        if isinstance(a.rhs, sympy.Set) or isinstance(b.rhs, sympy.Set):
+            return bool(a.lhs == b.lhs) and _sympy_equal(a.rhs, b.rhs, cfg)
+        return _proportional(a.lhs - a.rhs, b.lhs - b.rhs, cfg, positive=False)
+    ga, sa = _as_positive_form(a)
+    gb, sb = _as_positive_form(b)
+    return sa == sb and _proportional(ga, gb, cfg, positive=True)
+
+
+def _as_positive_form(r: Relational) -> tuple[Any, bool]:
+    """`a < b` -> (b - a, strict): the relation reads `expr > 0` (strict) or `expr >= 0`."""
+    if isinstance(r, (sympy.StrictLessThan, sympy.LessThan)):
+        return r.rhs - r.lhs, isinstance(r, sympy.StrictLessThan)
+    return r.lhs - r.rhs, isinstance(r, sympy.StrictGreaterThan)
+
+
+def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
+    """True when `a == c * b` for a constant c != 0 (c > 0 when `positive`), checked at fixed points."""
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+    if symbols and (a.free_symbols != b.free_symbols):
+        return False
+    ratio: Any = None
+    for k in range(_ROUNDS):
+        subs = {s: _point(s.name, k) for s in symbols}
+        va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
+        if va is None or vb is None:
+            return bool(sympy.simplify(a - b) == 0)
+        if _close(va, 0, cfg) and _close(vb, 0, cfg):
+            continue
+        if _close(vb, 0, cfg) or _close(va, 0, cfg):
+            return False
+        r = va / vb
+        if ratio is None:
+            ratio = r
+        elif not _close(r, ratio, cfg):
+            return False
+    if ratio is None:
+        return bool(a == b)
+    return not positive or bool(sympy.re(ratio) > 0)
+
+
+def _point(name: str, k: int) -> sympy.Float:
+    """A fixed evaluation point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
+    h = sum((i + 1) * ord(c) for i, c in enumerate(name))
+    base = _POINTS[(k + h) % len(_POINTS)]
+    return sympy.Float(base + (h % 97) / 101.0, 30)
+
+
+def _evaluate(expr: Any) -> Any:
+    """Evaluate a closed expression at 30 digits; None when it is not a finite number."""
+    try:
+        value = sympy.N(expr, 30)
+    except Exception:  # evaluation of odd objects (undefined functions, sets) fails many ways
+        return None
+    if not isinstance(value, sympy.Expr) or value.free_symbols or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        return None
+    if not value.is_number:
+        return None
+    return value
+
+
+def _close(a: Any, b: Any, cfg: MathConfig) -> bool:
+    """Relative closeness at 30 digits; the absolute tolerance applies only when one side is exactly 0."""
+    diff = abs(sympy.N(a - b, 30))
+    scale = max(abs(sympy.N(a, 30)), abs(sympy.N(b, 30)))
+    if diff == 0:
+        return True
+    if a == 0 or b == 0:
+        return bool(diff <= cfg.abs_tol)
+    return bool(diff <= cfg.rel_tol * scale)
+
+
+def _rounded_close(a: Any, b: Any, k: int) -> bool:
+    va, vb = _evaluate(a), _evaluate(b)
+    if va is None or vb is None or not (va.is_real and vb.is_real):
+        return False
+    return bool(round(float(va), k) == round(float(vb), k))
+
+
+def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
+    if a == b:
+        return True
+    if not isinstance(a, sympy.Expr) or not isinstance(b, sympy.Expr):
+        return _sympy_equal(a, b, cfg) if not (isinstance(a, sympy.Expr) or isinstance(b, sympy.Expr)) else False
+    if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
+        return bool(a == b)
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+    if len(symbols) > 8:
+        return False
+    if not symbols and cfg.float_rounding is not None and _rounded_close(a, b, cfg.float_rounding):
+        return True
+    decided = 0
+    for k in range(_ROUNDS):
+        subs = {s: _point(s.name, k) for s in symbols}
+        va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
+        if va is None or vb is None:
+            break
+        if not _close(va, vb, cfg):
+            return False
+        decided += 1
+        if not symbols:
+            return True
+    if decided == _ROUNDS:
+        return True
+    if sympy.count_ops(a) + sympy.count_ops(b) > 80:
+        return False
+    return bool(sympy.simplify(a - b) == 0)

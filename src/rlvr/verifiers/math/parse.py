@@ -1,0 +1,126 @@
+"""Parse a normalised answer into a number or a sympy object.
+
+LaTeX goes through ``latex2sympy2_extended`` (the maintained ANTLR LaTeX grammar used by
+Math-Verify); plain text with explicit operators (``3*x-1*y+13=0``, ``x**2``) goes through sympy's
+``parse_expr`` with a restricted namespace. Parsers are pure, so their results are cached per
+worker process with ``functools.lru_cache``. Nothing here raises for bad input: an unparseable
+answer is ``None``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+from fractions import Fraction
+from typing import Any
+
+import sympy
+from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+from latex2sympy2_extended.math_normalization import NormalizationConfig
+
+__all__ = ["ParsedNumber", "parse_number", "to_sympy"]
+
+_INT_DEC_RE = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
+_SLASH_RE = re.compile(r"([-+]?\d+)\s*/\s*(\d+)")
+_LATEX_FRAC_RE = re.compile(r"([-+]?)\\frac\{\s*([-+]?\d+)\s*\}\{\s*(\d+)\s*\}")
+_SCI_RE = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*(?:e|E|\\cdot\s*10\^|\\times\s*10\^)\{?\s*([-+]?\d{1,3})\s*\}?")
+_PLAIN_RE = re.compile(r"[0-9a-zA-Z+\-*/^().= <>!]+")
+_HEAVY_PLAIN_RE = re.compile(r"\*\*\s*\(?\s*\d{4,}|\^\s*\(?\s*\d{4,}|\d{6,}\s*!")
+
+_L2S_NORMALIZATION = NormalizationConfig(
+    basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
+)
+_L2S_CONVERSION = ConversionConfig(lowercase_symbols=False)
+
+
+class ParsedNumber:
+    """An exact rational read from a literal, and how many decimals it was written with (None: exact)."""
+
+    __slots__ = ("decimals", "value")
+
+    def __init__(self, value: Fraction, decimals: int | None) -> None:
+        self.value = value
+        self.decimals = decimals
+
+    def __repr__(self) -> str:
+        return f"ParsedNumber({self.value}, decimals={self.decimals})"
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_number(s: str) -> ParsedNumber | None:
+    r"""Read a plain numeric literal: integer, decimal, `a/b`, `\frac{a}{b}`, `1.5e3`; else None."""
+    s = s.strip().replace(" ", "")
+    if not s or len(s) > 60:
+        return None
+    if _INT_DEC_RE.fullmatch(s):
+        decimals = len(s.split(".", 1)[1]) if "." in s else None
+        return ParsedNumber(Fraction(s.rstrip(".") if s.endswith(".") else s), decimals)
+    m = _SLASH_RE.fullmatch(s)
+    if m and int(m.group(2)) != 0:
+        return ParsedNumber(Fraction(int(m.group(1)), int(m.group(2))), None)
+    m = _LATEX_FRAC_RE.fullmatch(s)
+    if m and int(m.group(3)) != 0:
+        sign = -1 if m.group(1) == "-" else 1
+        return ParsedNumber(sign * Fraction(int(m.group(2)), int(m.group(3))), None)
+    m = _SCI_RE.fullmatch(s)
+    if m:
+        return ParsedNumber(Fraction(m.group(1)) * Fraction(10) ** int(m.group(2)), None)
+    return None
+
+
+def _is_plain(s: str) -> bool:
+    """True for plain-text math with explicit operators (`3*x-1*y+13=0`, `x**2`), not LaTeX."""
+    return "\\" not in s and ("*" in s or "**" in s) and _PLAIN_RE.fullmatch(s) is not None
+
+
+_PLAIN_NAMESPACE: dict[str, Any] = {
+    "sqrt": sympy.sqrt, "pi": sympy.pi, "E": sympy.E, "e": sympy.E, "I": sympy.I, "oo": sympy.oo,
+    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "log": sympy.log, "ln": sympy.log, "exp": sympy.exp,
+    "__builtins__": {}, "Integer": sympy.Integer, "Float": sympy.Float, "Rational": sympy.Rational,
+    "Symbol": sympy.Symbol,
+}
+
+
+def _parse_plain(s: str) -> Any:
+    """Plain text via sympy `parse_expr` (restricted names, no evaluation of huge powers)."""
+    from sympy.parsing.sympy_parser import (
+        convert_xor,
+        implicit_multiplication_application,
+        parse_expr,
+        standard_transformations,
+    )
+
+    transformations = (*standard_transformations, implicit_multiplication_application, convert_xor)
+    s = s.replace("!=", "≠")
+    for op in ("<=", ">=", "≠", "=", "<", ">"):
+        if op in s:
+            left, _, right = s.partition(op)
+            lhs = parse_expr(left, global_dict=dict(_PLAIN_NAMESPACE), transformations=transformations)
+            rhs = parse_expr(right, global_dict=dict(_PLAIN_NAMESPACE), transformations=transformations)
+            rel = {"<=": sympy.Le, ">=": sympy.Ge, "≠": sympy.Ne, "=": sympy.Eq, "<": sympy.Lt, ">": sympy.Gt}[op]
+            return rel(lhs, rhs, evaluate=False)
+    return parse_expr(s, global_dict=dict(_PLAIN_NAMESPACE), transformations=transformations)
+
+
+@functools.lru_cache(maxsize=8192)
+def to_sympy(s: str) -> Any:
+    """Parse a normalised answer into a sympy object (expression, relation, set, matrix); None if unparseable.
+
+    Plain text with explicit `*` goes through sympy's `parse_expr`; everything else through
+    `latex2sympy2_extended.latex2sympy`. Parser warnings are silenced here, where they are raised.
+    """
+    if not s:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if _is_plain(s) and not _HEAVY_PLAIN_RE.search(s):
+                try:
+                    return _parse_plain(s)
+                except Exception:  # fall back to the LaTeX grammar
+                    pass
+            return latex2sympy(s, normalization_config=_L2S_NORMALIZATION, conversion_config=_L2S_CONVERSION)
+    except Exception:  # the parsers raise many unrelated types on bad input: unparseable, not a crash
+        return None

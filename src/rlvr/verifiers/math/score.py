@@ -1,0 +1,67 @@
+"""`score_math`: the pure scoring function run inside verifier worker processes.
+
+Pipeline: cap input sizes -> extract the gold answer from the reference (answer or full
+solution) -> extract the final answer from the response -> normalise -> compare
+(`rlvr.verifiers.math.compare`). Arbitrary text never raises: unparseable answers compare as
+strings. Only an internal bug propagates, and the `Verifier` base turns it into `status="error"`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rlvr.core.types import Verdict
+from rlvr.verifiers.math.compare import compare_answers
+from rlvr.verifiers.math.config import MathConfig
+from rlvr.verifiers.math.extract import extract_answer, extract_reference
+
+__all__ = ["score_math"]
+
+
+def _clip(text: str, limit: int) -> str:
+    """Keep the last `limit` characters: the final answer sits at the end of a response."""
+    return text if len(text) <= limit else text[-limit:]
+
+
+def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
+    r"""Score one response against one math reference.
+
+    Args:
+        config: the verifier configuration (rewards, extraction and comparison rules).
+        response: free-form model output; only its last `config.max_response_chars` characters are read.
+        reference: the gold answer (LaTeX or plain) or a full reference solution ending in
+            `\boxed{...}` or `#### N`.
+
+    Returns:
+        A Verdict: `correct`/`incorrect` with `components={"correct": 1.0 | 0.0}`, `no_answer` when
+        nothing could be extracted, or `error` when the reference itself is empty.
+    """
+    start = time.perf_counter()
+    response = _clip(str(response), config.max_response_chars)
+    reference = _clip(str(reference), config.max_response_chars)
+    gold = extract_reference(reference)
+    if not gold.text.strip():
+        return Verdict.error("math verifier: the reference is empty; give a gold answer or solution",
+                             elapsed_s=time.perf_counter() - start)
+    pred = extract_answer(response, last_number_fallback=config.last_number_fallback)
+    if pred is None or not pred.text.strip():
+        return Verdict(
+            status="no_answer",
+            reward=config.no_answer_reward,
+            components={"correct": 0.0},
+            extracted=None,
+            detail=f"no final answer found in the response (no \\boxed, '####', 'answer' marker or number); "
+            f"gold {gold.text!r}",
+            elapsed_s=time.perf_counter() - start,
+        )
+    result = compare_answers(gold.text, pred.text, config)
+    relation = "==" if result.equal else "!="
+    detail = f"{pred.source} {result.pred!r} {relation} gold {result.gold!r} ({result.how})"
+    return Verdict(
+        status="correct" if result.equal else "incorrect",
+        reward=config.correct_reward if result.equal else config.incorrect_reward,
+        components={"correct": 1.0 if result.equal else 0.0},
+        extracted=pred.text,
+        detail=detail,
+        elapsed_s=time.perf_counter() - start,
+    )

@@ -1,0 +1,90 @@
+"""The conformance check catches broken environments, not only passes good ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rlvr.core.types import EnvSpec, Message, StepResult, Task
+from rlvr.environments.check import CheckReport, check
+from rlvr.environments.single_turn import SingleTurnEnv
+from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.testing import ConstantVerifier
+
+TASKS = [Task(id=f"t{i}", prompt=[{"role": "user", "content": f"q{i}"}], reference=str(i)) for i in range(6)]
+
+
+def _env(verifier: Verifier, reward_range: tuple[float, float] = (0.0, 1.0)) -> SingleTurnEnv:
+    return SingleTurnEnv(TASKS, verifier, EnvSpec(id="test/check-v1", reward_range=reward_range))
+
+
+def _by_name(report: CheckReport) -> dict[str, bool]:
+    return {r.name: r.passed for r in report.results}
+
+
+def test_a_sound_env_passes() -> None:
+    report = check(_env(ConstantVerifier()), n=3)
+    # a constant-correct verifier accepts junk: exactly that check fails
+    assert _by_name(report) == {
+        "reference_correct": True, "deterministic": True, "junk_rejected": False, "reward_in_range": True,
+        "time_budget": True, "reset_deterministic": True, "episode_protocol": True,
+    }
+    assert report.n == 3 and not report.passed and [f.name for f in report.failures] == ["junk_rejected"]
+
+
+def test_reference_rejected_and_reward_out_of_range() -> None:
+    report = check(_env(ConstantVerifier("incorrect", 2.0)), n=2)
+    failed = {f.name: f.detail for f in report.failures}
+    assert set(failed) == {"reference_correct", "reward_in_range"}
+    assert "t0: incorrect" in failed["reference_correct"] and "outside" in failed["reward_in_range"]
+
+
+class _Flaky(ConstantVerifier):
+    """Alternates between correct and incorrect: not deterministic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def verify(self, response: str, reference: Any) -> Any:
+        self.calls += 1
+        status = "correct" if self.calls % 2 else "incorrect"
+        return ConstantVerifier(status, float(self.calls % 2)).verify(response, reference)
+
+
+def test_nondeterministic_scoring_is_caught() -> None:
+    assert "deterministic" in {f.name for f in check(_env(_Flaky()), n=2).failures}
+
+
+class _RandomReset(SingleTurnEnv):
+    """Ignores the seed when drawing a task."""
+
+    count = 0
+
+    async def reset(self, task: Task | None = None, seed: int | None = None) -> tuple[list[Message], dict[str, Any]]:
+        _RandomReset.count += 1
+        return await super().reset(TASKS[_RandomReset.count % len(TASKS)], seed)
+
+
+class _NeverEnds(SingleTurnEnv):
+    async def step(self, action: Message | str | dict[str, Any]) -> StepResult:
+        return StepResult(reward=0.0)
+
+
+@pytest.mark.parametrize(("cls", "name"), [(_RandomReset, "reset_deterministic"), (_NeverEnds, "episode_protocol")])
+def test_protocol_violations_are_caught(cls: type[SingleTurnEnv], name: str) -> None:
+    env = cls(TASKS, ConstantVerifier("incorrect", 0.0), EnvSpec(id="test/check-v1"))
+    report = check(env, n=1)
+    assert name in {f.name for f in report.failures}
+
+
+def test_empty_dataset_fails_cleanly() -> None:
+    env = SingleTurnEnv([], ConstantVerifier(), EnvSpec(id="test/check-v1"))
+    report = check(env, n=5)
+    assert report.n == 0 and [f.name for f in report.failures] == ["dataset"]
+
+
+def test_time_budget() -> None:
+    report = check(_env(ConstantVerifier("incorrect", 0.0)), n=2, time_budget_s=0.0)
+    assert "time_budget" in {f.name for f in report.failures}

@@ -1,0 +1,115 @@
+"""The `rlvr` CLI through typer's CliRunner: verify, check, envs, sample, train."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rlvr.runners.cli import app
+
+runner = CliRunner()
+
+
+def _write(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def test_sample_then_verify(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.jsonl"
+    result = runner.invoke(app, ["sample", "--env", "math/reasoning-gym-v1", "-a", "size=20", "-a",
+                                 "config.max_digits=2", "-n", "5", "-o", str(sample)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in sample.read_text().splitlines()]
+    assert len(rows) == 20 and {"prompt", "response", "reference", "expected"} <= set(rows[0])
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["verify", str(sample), "-o", str(out), "--verifier-arg", "isolation=inline"])
+    assert result.exit_code == 0, result.output
+    assert "matches expected" in result.output and "20/20" in result.output
+    assert len(out.read_text().splitlines()) == 20
+
+
+def test_verify_bad_rows_and_strict(tmp_path: Path) -> None:
+    inp = _write(tmp_path / "in.jsonl", [{"response": "\\boxed{2}", "reference": 2}, "{bad", {"reference": "1"}])
+    out = tmp_path / "out.jsonl"
+    args = ["verify", str(inp), "-o", str(out), "--verifier-arg", "isolation=inline"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "line 2: not valid JSON" in result.output and "line 3: missing key 'response'" in result.output
+    assert "of which bad rows" in result.output
+    assert len(out.read_text().splitlines()) == 3
+    strict = runner.invoke(app, [*args, "--strict"])  # resumes: nothing redone, still exits 1
+    assert strict.exit_code == 1 and "3 / 0" in strict.output
+    fresh = runner.invoke(app, [*args, "--overwrite"])
+    assert fresh.exit_code == 0 and "0 / 3" in fresh.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--verifier", "maths"], "Did you mean 'math'"),
+        (["--verifier-arg", "timout_s=1"], "unknown option"),
+        (["--verifier-arg", "noequals"], "KEY=VALUE"),
+    ],
+    ids=["unknown-verifier", "unknown-option", "malformed-arg"],
+)
+def test_verify_usage_errors_exit_2(tmp_path: Path, extra: list[str], message: str) -> None:
+    inp = _write(tmp_path / "in.jsonl", [{"response": "1", "reference": "1"}])
+    result = runner.invoke(app, ["verify", str(inp), "-o", str(tmp_path / "o.jsonl"), *extra])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_verify_missing_input_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["verify", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "o.jsonl")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_custom_keys(tmp_path: Path) -> None:
+    inp = _write(tmp_path / "in.jsonl", [{"completion": "\\boxed{5}", "gold": "5"}])
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["verify", str(inp), "-o", str(out), "--response-key", "completion",
+                                 "--reference-key", "gold", "--verifier-arg", "isolation=inline"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["verdict"]["status"] == "correct"
+
+
+def test_check_passes_and_fails() -> None:
+    ok = runner.invoke(app, ["check", "math/reasoning-gym-v1", "-a", "size=20", "-a", "isolation=inline", "-n", "3"])
+    assert ok.exit_code == 0, ok.output
+    assert "reference_correct" in ok.output and "FAIL" not in ok.output
+    bad = runner.invoke(app, ["check", "math/reasoning-gym-v1", "-a", "size=20", "-a", "verifier=constant", "-n", "2"])
+    assert bad.exit_code == 1 and "junk_rejected" in bad.output and "FAIL" in bad.output
+    unknown = runner.invoke(app, ["check", "math/nope-v1"])
+    assert unknown.exit_code == 2 and "unknown environment" in unknown.output
+
+
+def test_envs_lists_ids() -> None:
+    result = runner.invoke(app, ["envs"])
+    assert result.exit_code == 0
+    for env_id in ("math/gsm8k-v1", "math/math-v1", "math/reasoning-gym-v1"):
+        assert env_id in result.output
+
+
+def test_train_is_a_thin_pass_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+    fake = types.ModuleType("rlvr.runners.train")
+    fake.train_command = lambda **kwargs: seen.update(kwargs)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "rlvr.runners.train", fake)
+    result = runner.invoke(app, ["train", "--env", "math/gsm8k-v1", "-a", "limit=8", "--model", "m", "--steps", "3",
+                                 "-o", "runs/x", "--trainer-arg", "learning_rate=1e-5", "--trainer-arg", "bf16=true"])
+    assert result.exit_code == 0, result.output
+    assert seen == {"backend": "trl", "env": "math/gsm8k-v1", "env_args": {"limit": 8}, "model": "m", "steps": 3,
+                    "output": Path("runs/x"), "trainer_args": {"learning_rate": 1e-5, "bf16": True}}
+
+
+def test_help_lists_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("verify", "check", "envs", "sample", "train"):
+        assert command in result.output
