@@ -24,19 +24,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import sympy
-from sympy.core.relational import Relational
-
 from rlvr.verifiers.math.config import MathConfig
 from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_top_level
 from rlvr.verifiers.math.parse import parse_number, to_sympy
+from rlvr.verifiers.math.symbolic import sympy_equal
 
 __all__ = ["Comparison", "compare_answers"]
 
 _MAX_DEPTH = 4
 _MAX_ITEMS = 40
-_POINTS = (0.7390851, 1.6180339, 2.7182818, 7.3890561, 17.320508, 0.5772156, 3.1415926, 43.713714)
-_ROUNDS = 5
 _CHOICE_RE = re.compile(r"^\(?\s*([A-J])\s*\)?(?:[.:]|\s|$)")
 _LABEL_RE = re.compile(r"^(?![\d.])[A-Za-z\\{}_^0-9|(),:'\s]{1,40}$")
 
@@ -300,7 +296,7 @@ def _scalar_equal(g: str, p: str, cfg: MathConfig) -> str | None:
     ga, pa = to_sympy(g), to_sympy(p)
     if ga is not None and pa is not None:
         try:
-            if _sympy_equal(ga, pa, cfg):
+            if sympy_equal(ga, pa, cfg):
                 return "symbolic"
         except Exception:  # sympy raises many types on odd objects: treat as "not shown equal"
             pass
@@ -324,222 +320,3 @@ def _is_text(s: str) -> bool:
 def _text_key(s: str) -> str:
     s = s.replace("\\text{", "").replace("{", "").replace("}", "")
     return re.sub(r"[\s.]+", "", s).lower()
-
-
-# -- sympy equivalence ----------------------------------------------------------------------
-def _sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
-    if _undefined(a) or _undefined(b):
-        return False  # `12:00` parses as 12/0: never equal by accident
-    if a == b or sympy.srepr(a) == sympy.srepr(b):
-        return True
-    if _heavy(a) or _heavy(b):
-        return False  # structural only: no evaluation of `(10^{10})!` or 10^6-term sums
-    a, b = _explicit(a), _explicit(b)
-    if a == b:
-        return True
-    if isinstance(a, sympy.MatrixBase) or isinstance(b, sympy.MatrixBase):
-        return _matrix_equal(a, b, cfg)
-    if isinstance(a, Relational) and isinstance(b, Relational):
-        return _relation_equal(a, b, cfg)
-    if isinstance(a, (sympy.And, sympy.Or, Relational)):
-        return _relation_as_set_equal(a, b, cfg)
-    if isinstance(b, (sympy.And, sympy.Or, Relational)):
-        return _relation_as_set_equal(b, a, cfg)
-    if isinstance(a, sympy.Set) or isinstance(b, sympy.Set):
-        return _set_equal(a, b, cfg)
-    if isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr):
-        return _expr_equal(a, b, cfg)
-    return False
-
-
-_HEAVY_LIMIT = 10**5
-
-
-def _heavy(x: Any) -> bool:
-    """True when evaluating `x` could take unbounded time or memory (huge factorials, sums, products)."""
-    if not isinstance(x, sympy.Basic):
-        return False
-    for node in sympy.preorder_traversal(x):
-        if isinstance(node, (sympy.factorial, sympy.gamma, sympy.binomial)) and any(_big(a) for a in node.args):
-            return True
-        if isinstance(node, (sympy.Sum, sympy.Product)) and any(
-            _big(bound) for limit in node.limits for bound in limit[1:]
-        ):
-            return True
-    return False
-
-
-def _big(arg: Any) -> bool:
-    try:
-        value = sympy.N(arg, 15)
-        return not value.is_number or abs(value) > _HEAVY_LIMIT
-    except Exception:  # an unevaluable bound counts as big
-        return True
-
-
-def _explicit(x: Any) -> Any:
-    """Evaluate an unevaluated small matrix product or sum (`A B` of two pmatrix literals)."""
-    if isinstance(x, sympy.MatrixExpr) and not isinstance(x, sympy.MatrixBase):
-        rows, cols = x.shape
-        if isinstance(rows, (int, sympy.Integer)) and isinstance(cols, (int, sympy.Integer)) and rows * cols <= 400:
-            return x.as_explicit()
-    return x
-
-
-def _undefined(x: Any) -> bool:
-    try:
-        return bool(x.has(sympy.zoo, sympy.nan))
-    except Exception:  # objects without `has`
-        return False
-
-
-def _matrix_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
-    if not (isinstance(a, sympy.MatrixBase) and isinstance(b, sympy.MatrixBase)) or a.shape != b.shape:
-        return False
-    return all(_expr_equal(x, y, cfg) for x, y in zip(a, b, strict=True))
-
-
-def _set_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
-    if isinstance(a, sympy.FiniteSet) and isinstance(b, sympy.FiniteSet):
-        if len(a) != len(b):
-            return False
-        unused = list(b)
-        for x in a:
-            idx = next((j for j, y in enumerate(unused) if _sympy_equal(x, y, cfg)), None)
-            if idx is None:
-                return False
-            del unused[idx]
-        return True
-    if isinstance(a, sympy.Interval) and isinstance(b, sympy.Interval):
-        return (a.left_open, a.right_open) == (b.left_open, b.right_open) and _expr_equal(
-            a.start, b.start, cfg
-        ) and _expr_equal(a.end, b.end, cfg)
-    if isinstance(a, sympy.Set) and isinstance(b, sympy.Set):
-        return bool(a.symmetric_difference(b) == sympy.S.EmptySet)
-    return False
-
-
-def _relation_as_set_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
-    r"""A gold inequality in one variable (`-2 \le x \le 7`) equals the predicted set (`[-2, 7]`)."""
-    if isinstance(b, sympy.Eq) and isinstance(b.rhs, sympy.Set):
-        b = b.rhs
-    if not isinstance(b, sympy.Set):
-        return bool(a == b)
-    free = a.free_symbols
-    if len(free) != 1:
-        return False
-    var = next(iter(free))
-    real = sympy.Dummy("t", real=True)
-    return _set_equal(a.subs(var, real).as_set(), b, cfg)
-
-
-def _relation_equal(a: Relational, b: Relational, cfg: MathConfig) -> bool:
-    if isinstance(a, sympy.Eq) != isinstance(b, sympy.Eq) or isinstance(a, sympy.Ne) != isinstance(b, sympy.Ne):
-        return False
-    if isinstance(a, (sympy.Eq, sympy.Ne)):
-        if isinstance(a.rhs, sympy.Set) or isinstance(b.rhs, sympy.Set):
-            return bool(a.lhs == b.lhs) and _sympy_equal(a.rhs, b.rhs, cfg)
-        return _proportional(a.lhs - a.rhs, b.lhs - b.rhs, cfg, positive=False)
-    ga, sa = _as_positive_form(a)
-    gb, sb = _as_positive_form(b)
-    return sa == sb and _proportional(ga, gb, cfg, positive=True)
-
-
-def _as_positive_form(r: Relational) -> tuple[Any, bool]:
-    """`a < b` -> (b - a, strict): the relation reads `expr > 0` (strict) or `expr >= 0`."""
-    if isinstance(r, (sympy.StrictLessThan, sympy.LessThan)):
-        return r.rhs - r.lhs, isinstance(r, sympy.StrictLessThan)
-    return r.lhs - r.rhs, isinstance(r, sympy.StrictGreaterThan)
-
-
-def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
-    """True when `a == c * b` for a constant c != 0 (c > 0 when `positive`), checked at fixed points."""
-    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
-    if symbols and (a.free_symbols != b.free_symbols):
-        return False
-    ratio: Any = None
-    for k in range(_ROUNDS):
-        subs = {s: _point(s.name, k) for s in symbols}
-        va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
-        if va is None or vb is None:
-            return bool(sympy.simplify(a - b) == 0)
-        if _close(va, 0, cfg) and _close(vb, 0, cfg):
-            continue
-        if _close(vb, 0, cfg) or _close(va, 0, cfg):
-            return False
-        r = va / vb
-        if ratio is None:
-            ratio = r
-        elif not _close(r, ratio, cfg):
-            return False
-    if ratio is None:
-        return bool(a == b)
-    return not positive or bool(sympy.re(ratio) > 0)
-
-
-def _point(name: str, k: int) -> sympy.Float:
-    """A fixed evaluation point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
-    h = sum((i + 1) * ord(c) for i, c in enumerate(name))
-    base = _POINTS[(k + h) % len(_POINTS)]
-    return sympy.Float(base + (h % 97) / 101.0, 30)
-
-
-def _evaluate(expr: Any) -> Any:
-    """Evaluate a closed expression at 30 digits; None when it is not a finite number."""
-    try:
-        value = sympy.N(expr, 30)
-    except Exception:  # evaluation of odd objects (undefined functions, sets) fails many ways
-        return None
-    if not isinstance(value, sympy.Expr) or value.free_symbols or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        return None
-    if not value.is_number:
-        return None
-    return value
-
-
-def _close(a: Any, b: Any, cfg: MathConfig) -> bool:
-    """Relative closeness at 30 digits; the absolute tolerance applies only when one side is exactly 0."""
-    diff = abs(sympy.N(a - b, 30))
-    scale = max(abs(sympy.N(a, 30)), abs(sympy.N(b, 30)))
-    if diff == 0:
-        return True
-    if a == 0 or b == 0:
-        return bool(diff <= cfg.abs_tol)
-    return bool(diff <= cfg.rel_tol * scale)
-
-
-def _rounded_close(a: Any, b: Any, k: int) -> bool:
-    va, vb = _evaluate(a), _evaluate(b)
-    if va is None or vb is None or not (va.is_real and vb.is_real):
-        return False
-    return bool(round(float(va), k) == round(float(vb), k))
-
-
-def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
-    if a == b:
-        return True
-    if not isinstance(a, sympy.Expr) or not isinstance(b, sympy.Expr):
-        return _sympy_equal(a, b, cfg) if not (isinstance(a, sympy.Expr) or isinstance(b, sympy.Expr)) else False
-    if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
-        return bool(a == b)
-    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
-    if len(symbols) > 8:
-        return False
-    if not symbols and cfg.float_rounding is not None and _rounded_close(a, b, cfg.float_rounding):
-        return True
-    decided = 0
-    for k in range(_ROUNDS):
-        subs = {s: _point(s.name, k) for s in symbols}
-        va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
-        if va is None or vb is None:
-            break
-        if not _close(va, vb, cfg):
-            return False
-        decided += 1
-        if not symbols:
-            return True
-    if decided == _ROUNDS:
-        return True
-    if sympy.count_ops(a) + sympy.count_ops(b) > 80:
-        return False
-    return bool(sympy.simplify(a - b) == 0)

@@ -245,6 +245,8 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
         if span:
             return Extraction(span, "bold")
     bare = text.strip().strip("$ ").strip()
+    if re.fullmatch(r"\\(?:boxed|fbox)\s*\{\s*\}", bare):
+        return None  # an empty box is no answer, not the formula `\boxed{}`
     if bare and "\n" not in bare and "$" not in bare and _is_formula(bare):
         return Extraction(_strip_delimiters(bare), "whole")
     if last_number_fallback:
