@@ -30,3 +30,17 @@ def verifier():
 def test_exact(verifier, gold, response, expected):
     verdict = verifier.verify(response, gold)
     assert verdict.status == expected, verdict.detail
+
+
+@pytest.mark.parametrize("reference", [None, ["1"], {"answer": "1"}, True], ids=["none", "list", "dict", "bool"])
+def test_unusable_reference_is_error_not_zero(verifier, reference):
+    verdict = verifier.verify(r"\boxed{1}", reference)
+    assert verdict.status == "error" and verdict.reward is None
+    assert "reference" in verdict.detail
+
+
+def test_numeric_reference_and_none_response(verifier):
+    assert verifier.verify(r"\boxed{42}", 42).status == "correct"
+    assert verifier.verify(r"\boxed{3.5}", 3.5).status == "correct"
+    assert verifier.verify(None, "7").status == "no_answer"
+    assert verifier.verify(7, "7").status == "error"

@@ -114,3 +114,34 @@ def test_pool_closed_rejects():
     pool.close()
     with pytest.raises(Exception, match="closed"):
         pool.call("a", "a")
+
+
+def test_resize_and_close_under_concurrent_use_never_hang_or_raise():
+    """verify_batch(workers=N) grows the pool in place; close() during use gives verdicts, not hangs."""
+    v = _Toy(VerifierConfig(timeout_s=5.0))
+    v.verify("a", "a")  # a 1-worker pool exists
+    seen: list[str] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                seen.append(v.verify("x", "x").status)
+            except BaseException as exc:
+                errors.append(exc)
+
+    threads = [threading.Thread(target=loop) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    assert [o.status for o in v.verify_batch([("b", "b")] * 10, workers=2)] == ["correct"] * 10
+    v.close()
+    time.sleep(0.3)
+    stop.set()
+    for t in threads:
+        t.join(timeout=15)
+        assert not t.is_alive(), "a verify() call hung"
+    v.close()
+    assert not errors
+    assert seen and set(seen) <= {"correct", "error"}

@@ -11,8 +11,9 @@ caller's `__main__` is never re-imported and scripts need no `if __name__ == "__
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import os
-import queue
 import select
 import signal
 import subprocess
@@ -21,15 +22,27 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rlvr.core.errors import VerifierError
 from rlvr.verifiers._worker import _HEADER, encode_frame
 
-__all__ = ["Outcome", "WorkerPool"]
+__all__ = ["Outcome", "PoolClosedError", "WorkerPool"]
 
 _START_TIMEOUT_S = 120.0
+
+
+class PoolClosedError(VerifierError):
+    """The pool was closed (by `close()`) while a caller waited for a worker."""
+
+
+@dataclass
+class _Waiter:
+    """A caller waiting for a worker; `_release` hands one over and sets the event."""
+
+    event: threading.Event = field(default_factory=threading.Event)
+    worker: _Worker | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +134,7 @@ class _Worker:
         try:
             self._send(payload)
             ok, frame = self.recv(timeout_s)
-        except (EOFError, BrokenPipeError, OSError) as exc:
+        except (EOFError, OSError, ValueError) as exc:  # ValueError: pipe closed by close()
             self.kill()
             detail = f"worker process died ({exc}; exit code {self.proc.poll()})"
             return Outcome("crash", detail, time.monotonic() - start)
@@ -145,10 +158,8 @@ class _Worker:
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
 
     def close(self) -> None:
         try:
@@ -185,42 +196,75 @@ class WorkerPool:
         self.workers = workers
         self.timeout_s = timeout_s
         self._memory = memory_limit_mb * 1024 * 1024 if memory_limit_mb else None
-        self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
+        self._idle: list[_Worker] = []
+        self._waiters: collections.deque[_Waiter] = collections.deque()
         self._lock = threading.Lock()
         self._started = 0
         self._all: list[_Worker] = []
         self._closed = False
 
     def _acquire(self) -> _Worker:
-        if self._closed:
-            raise VerifierError("the worker pool is closed")
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            pass
+        """Take a free worker, start one if under capacity, or wait in FIFO order for one.
+
+        Workers are handed directly to the longest waiting caller on release, so a busy caller
+        that releases and re-acquires in a loop cannot starve the others.
+        """
         with self._lock:
             if self._closed:
-                raise VerifierError("the worker pool is closed")
-            if self._started < self.workers:
+                raise PoolClosedError("the worker pool is closed")
+            if self._idle:
+                return self._idle.pop()
+            start = self._started < self.workers
+            if start:
                 self._started += 1
-                worker = _Worker(self._fn, self._memory)
+            else:
+                waiter = _Waiter()
+                self._waiters.append(waiter)
+        if start:
+            worker = _Worker(self._fn, self._memory)
+            with self._lock:
                 self._all.append(worker)
-                return worker
-        return self._idle.get()
+            return worker
+        waiter.event.wait()  # set by `_release`/`resize` (with a worker) or by `close` (without)
+        if waiter.worker is None:
+            raise PoolClosedError("the worker pool is closed")
+        return waiter.worker
+
+    def resize(self, workers: int) -> None:
+        """Allow up to `workers` processes (never shrinks; extra processes start on demand)."""
+        with self._lock:
+            self.workers = max(self.workers, workers)
+            while self._waiters and self._started < self.workers:  # let waiters start new workers
+                self._started += 1
+                self._hand_over(self._waiters.popleft(), None)
+
+    def _hand_over(self, waiter: _Waiter, worker: _Worker | None) -> None:
+        """Give `worker` (or, if None, a freshly started one) to `waiter`. Called with the lock held."""
+        if worker is None:
+            worker = _Worker(self._fn, self._memory)
+            self._all.append(worker)
+        waiter.worker = worker
+        waiter.event.set()
 
     def _release(self, worker: _Worker) -> None:
-        if self._closed:
-            worker.kill()
-            return
-        if not worker.alive:
+        if not worker.alive and not self._closed:
+            replacement = _Worker(self._fn, self._memory)  # start outside the lock: spawning is slow
             with self._lock:
                 if worker in self._all:
                     self._all.remove(worker)
-                if self.closed:  # closed while this call ran
-                    return
-                worker = _Worker(self._fn, self._memory)
-                self._all.append(worker)
-        self._idle.put(worker)
+                self._all.append(replacement)
+            worker = replacement
+        with self._lock:
+            if self._closed:
+                closed = True
+            else:
+                closed = False
+                if self._waiters:
+                    self._hand_over(self._waiters.popleft(), worker)
+                else:
+                    self._idle.append(worker)
+        if closed:
+            worker.kill()
 
     @property
     def closed(self) -> bool:
@@ -235,16 +279,23 @@ class WorkerPool:
         finally:
             self._release(worker)
 
-    def map(self, payloads: Iterable[tuple[Any, ...]]) -> Iterator[Outcome]:
-        """Run every payload, up to `workers` at a time; yield outcomes in input order."""
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="rlvr-verify") as ex:
+    def map(self, payloads: Iterable[tuple[Any, ...]], concurrency: int | None = None) -> Iterator[Outcome]:
+        """Run every payload, up to `concurrency` (default `workers`) at a time; yield in input order."""
+        n = max(1, concurrency or self.workers)
+        with ThreadPoolExecutor(n, thread_name_prefix="rlvr-verify") as ex:
             window: list[Any] = []
             for payload in payloads:
-                window.append(ex.submit(self.call, *payload))
-                if len(window) >= 4 * self.workers:
+                window.append(ex.submit(self._call_or_closed, payload))
+                if len(window) >= 4 * n:
                     yield window.pop(0).result()
             for fut in window:
                 yield fut.result()
+
+    def _call_or_closed(self, payload: tuple[Any, ...]) -> Outcome:
+        try:
+            return self.call(*payload)
+        except PoolClosedError as exc:
+            return Outcome("exc", f"{exc} (closed while this item waited)", 0.0)
 
     def warm(self) -> None:
         """Start every worker now and wait until they are ready (otherwise they start lazily)."""
@@ -257,15 +308,14 @@ class WorkerPool:
                 self._release(w)
 
     def close(self) -> None:
-        """Stop every worker process."""
+        """Stop every worker process; waiting callers get `PoolClosedError`, running calls an error outcome."""
         with self._lock:
             self._closed = True
             workers, self._all = self._all, []
-        while True:
-            try:
-                self._idle.get_nowait()
-            except queue.Empty:
-                break
+            self._idle.clear()
+            waiters, self._waiters = list(self._waiters), collections.deque()
+        for waiter in waiters:
+            waiter.event.set()
         for w in workers:
             w.close()
 
@@ -276,7 +326,5 @@ class WorkerPool:
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # interpreter shutdown: best effort only
             self.close()
-        except Exception:  # interpreter shutdown: best effort only
-            pass

@@ -46,7 +46,7 @@ def _limit_memory(limit_bytes: int | None) -> None:
         return
     import resource
 
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     new = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
     resource.setrlimit(resource.RLIMIT_AS, (new, hard))
 

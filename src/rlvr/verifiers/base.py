@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.types import Verdict
-from rlvr.verifiers._pool import Outcome, WorkerPool
+from rlvr.verifiers._pool import Outcome, PoolClosedError, WorkerPool
 
 __all__ = ["Verifier", "VerifierConfig"]
 
@@ -69,7 +69,12 @@ class Verifier(ABC):
         """
         if self.config.isolation == "inline":
             return self._inline(response, reference)
-        return self._from_outcome(self._get_pool(self.config.workers).call(response, reference))
+        for _ in range(3):  # a concurrent close() may retire the pool under us: take the new one
+            try:
+                return self._from_outcome(self._get_pool(self.config.workers).call(response, reference))
+            except PoolClosedError:
+                continue
+        return Verdict.error(f"{self.name} verifier: the worker pool was closed while this call waited")
 
     async def averify(self, response: str, reference: Any) -> Verdict:
         """Async `verify`: runs in a thread, so the event loop never blocks on scoring."""
@@ -82,7 +87,7 @@ class Verifier(ABC):
             return [self._inline(r, ref) for r, ref in items]
         n = max(1, min(workers or self.config.workers, len(items) or 1))
         pool = self._get_pool(n)
-        return [self._from_outcome(o) for o in pool.map(items)]
+        return [self._from_outcome(o) for o in pool.map(items, concurrency=n)]
 
     def check(self, reference: Any) -> Verdict:
         """Prove the verifier accepts the reference solution: verify `reference_response(reference)`."""
@@ -108,9 +113,9 @@ class Verifier(ABC):
 
     def _get_pool(self, workers: int) -> WorkerPool:
         with self._pool_lock:
-            if self._pool is None or self._pool.workers < workers:
-                if self._pool is not None:
-                    self._pool.close()
+            if self._pool is not None and not self._pool.closed:
+                self._pool.resize(workers)  # grow in place: never close a pool other threads use
+            else:
                 self._pool = WorkerPool(
                     self.scorer(),
                     workers=workers,

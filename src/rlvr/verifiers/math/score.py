@@ -8,6 +8,7 @@ strings. Only an internal bug propagates, and the `Verifier` base turns it into 
 
 from __future__ import annotations
 
+import numbers
 import time
 
 from rlvr.core.types import Verdict
@@ -21,6 +22,16 @@ __all__ = ["score_math"]
 def _clip(text: str, limit: int) -> str:
     """Keep the last `limit` characters: the final answer sits at the end of a response."""
     return text if len(text) <= limit else text[-limit:]
+
+
+def _input_problem(response: object, reference: object) -> str | None:
+    """Why the inputs cannot be scored (a broken grader input is an error, never a silent 0), or None."""
+    if reference is None or isinstance(reference, bool) or not isinstance(reference, (str, numbers.Number)):
+        return (f"the reference must be a string or a number, got {type(reference).__name__} {reference!r:.80}; "
+                "fix the dataset's reference/gold field")
+    if response is not None and not isinstance(response, str):
+        return f"the response must be a string (or None for no answer), got {type(response).__name__}"
+    return None
 
 
 def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
@@ -37,7 +48,10 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
         nothing could be extracted, or `error` when the reference itself is empty.
     """
     start = time.perf_counter()
-    response = _clip(str(response), config.max_response_chars)
+    problem = _input_problem(response, reference)
+    if problem:
+        return Verdict.error(f"math verifier: {problem}", elapsed_s=time.perf_counter() - start)
+    response = _clip(response or "", config.max_response_chars)
     reference = _clip(str(reference), config.max_response_chars)
     gold = extract_reference(reference)
     if not gold.text.strip():
