@@ -88,3 +88,14 @@ def test_empty_dataset_fails_cleanly() -> None:
 def test_time_budget() -> None:
     report = check(_env(ConstantVerifier("incorrect", 0.0)), n=2, time_budget_s=0.0)
     assert "time_budget" in {f.name for f in report.failures}
+
+
+def test_failures_show_up_to_five_items_and_the_count() -> None:
+    report = check(_env(ConstantVerifier("incorrect", 0.0)), n=6)
+    (ref,) = [r for r in report.failures if r.name == "reference_correct"]
+    assert ref.failed == 6 and ref.items == 6
+    assert ref.failed_items == [f"t{i}: incorrect ({ConstantVerifier('incorrect', 0.0).verify('', '').detail[:120]})"
+                                for i in range(5)]
+    assert ref.detail.startswith("6 of 6 failed: t0: incorrect") and ref.detail.endswith("(+1 more)")
+    passed = [r for r in report.results if r.passed]
+    assert passed and all(r.failed == 0 and r.failed_items == [] for r in passed)

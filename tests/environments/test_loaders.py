@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import pytest
 
 from rlvr.core.errors import DataError
 from rlvr.core.types import Task
+from rlvr.environments import loaders
 from rlvr.environments.loaders import Rows, TaskList, load_rows, require_field
 
 ROWS = [{"question": "1+1?", "answer": "#### 2"}, {"question": "2+2?", "answer": "#### 4"}]
@@ -81,6 +84,7 @@ def test_require_field_names_location_field_and_keys() -> None:
 
 def test_hub_failure_is_a_clear_data_error(monkeypatch: pytest.MonkeyPatch) -> None:
     datasets = pytest.importorskip("datasets")
+    monkeypatch.setattr(loaders, "hub_unreachable", lambda: None)
 
     def unreachable(*args: Any, **kwargs: Any) -> None:
         raise ConnectionError("Couldn't reach 'openai/gsm8k' on the Hub")
@@ -92,6 +96,7 @@ def test_hub_failure_is_a_clear_data_error(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_hub_rows_are_loaded_through_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
     datasets = pytest.importorskip("datasets")
+    monkeypatch.setattr(loaders, "hub_unreachable", lambda: None)
     seen: dict[str, Any] = {}
 
     def fake(hf_id: str, config: str | None, split: str) -> list[dict[str, Any]]:
@@ -102,6 +107,59 @@ def test_hub_rows_are_loaded_through_datasets(monkeypatch: pytest.MonkeyPatch) -
     rows = load_rows(hf_id="openai/gsm8k", hf_config="main", split="test")
     assert list(rows) == ROWS and seen == {"hf_id": "openai/gsm8k", "config": "main", "split": "test"}
     assert rows.where(0) == "hf:openai/gsm8k[test] row 0"
+
+
+def _no_hub_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy",
+                "HF_ENDPOINT"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_unreachable_hub_fails_fast_without_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    datasets = pytest.importorskip("datasets")
+    _no_hub_env(monkeypatch)
+    tried: list[Any] = []
+
+    def refuse(address: Any, timeout: float) -> None:
+        tried.append((address, timeout))
+        raise OSError("Network is unreachable")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: pytest.fail("load_dataset must not be called"))
+    start = time.monotonic()
+    with pytest.raises(DataError, match=r"huggingface\.co:443 is unreachable.*pass path=FILE.*HF_DATASETS_OFFLINE=1"):
+        load_rows(hf_id="openai/gsm8k", hf_config="main", split="test")
+    assert time.monotonic() - start < 1 and tried == [(("huggingface.co", 443), loaders.HUB_CHECK_TIMEOUT_S)]
+
+
+def test_hub_check_is_skipped_offline_or_behind_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_hub_env(monkeypatch)
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: pytest.fail("no connect expected"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    assert loaders.hub_unreachable() is None
+    monkeypatch.delenv("HF_DATASETS_OFFLINE")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
+    assert loaders.hub_unreachable() is None
+
+
+def test_hub_check_uses_hf_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_hub_env(monkeypatch)
+    monkeypatch.setenv("HF_ENDPOINT", "http://mirror.local:8080")
+    tried: list[Any] = []
+
+    class _Conn:
+        def __enter__(self) -> _Conn:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    def connect(address: Any, timeout: float) -> _Conn:
+        tried.append(address)
+        return _Conn()
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    assert loaders.hub_unreachable() is None and tried == [("mirror.local", 8080)]
 
 
 def test_task_list_is_lazy_and_cached() -> None:

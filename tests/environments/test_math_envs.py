@@ -176,3 +176,61 @@ def test_check_math(math500_path: Path) -> None:
 def test_check_reasoning_gym(kwargs: dict[str, object]) -> None:
     report = check("math/reasoning-gym-v1", n=5, env_kwargs={"size": 50, **kwargs})
     assert report.passed, report.failures
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"size": "ten"}, r"size must be a positive int, got 'ten' \(str\); e\.g\. size=1000"),
+        ({"size": -1}, r"size must be a positive int, got -1 \(int\)"),
+        ({"size": 0}, "size must be a positive int"),
+        ({"size": True}, "size must be a positive int"),
+        ({"seed": "a"}, r"seed must be an int, got 'a' \(str\)"),
+        ({"seed": 1.5}, "seed must be an int"),
+        ({"format_weight": "x"}, "format_weight must be a number >= 0"),
+        ({"format_weight": -1}, "format_weight must be a number >= 0"),
+        ({"system_prompt": 3}, "system_prompt must be a string"),
+        ({"task": 5}, "task must be a non-empty string"),
+        ({"verifier": 1}, "verifier must be a Verifier"),
+    ],
+)
+def test_reasoning_gym_factory_args_are_validated(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        rlvr.make("math/reasoning-gym-v1", **kwargs)
+
+
+@pytest.mark.parametrize("env_id", ["math/gsm8k-v1", "math/math-v1"])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"limit": "five"}, r"limit must be a positive int, got 'five' \(str\); e\.g\. limit=100"),
+        ({"limit": -1}, "limit must be a positive int"),
+        ({"limit": 0}, "limit must be a positive int"),
+        ({"path": 3}, "path must be a file path"),
+        ({"split": ""}, "split must be a non-empty string"),
+        ({"format_weight": "big"}, "format_weight must be a number"),
+        ({"hf_config": 2}, "hf_config must be a non-empty string"),
+    ],
+)
+def test_dataset_factory_args_are_validated_before_loading(env_id: str, kwargs: dict[str, object],
+                                                           message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        rlvr.make(env_id, **kwargs)
+
+
+def test_easy_arithmetic_validates_size() -> None:
+    with pytest.raises(ConfigError, match="size must be a positive int"):
+        make_easy_arithmetic(size=-3)
+
+
+def test_step_protocol_errors() -> None:
+    env = make_easy_arithmetic(size=5, isolation="inline")
+    with pytest.raises(ConfigError, match=r"call env\.reset\(\) \(or env\.reset_sync\(\)\) first"):
+        env.step_sync("\\boxed{1}")
+    env.reset_sync(seed=0)
+    env.step_sync("\\boxed{1}")
+    assert env.done
+    with pytest.raises(ConfigError, match=r"episode is over; call reset\(\)"):
+        env.step_sync("\\boxed{1}")
+    env.reset_sync(seed=0)
+    assert env.step_sync("\\boxed{1}").terminated  # a new episode

@@ -113,3 +113,78 @@ def test_help_lists_commands() -> None:
     assert result.exit_code == 0
     for command in ("verify", "check", "envs", "sample", "train"):
         assert command in result.output
+
+
+def test_version() -> None:
+    import rlvr
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"rlvr {rlvr.__version__}"
+
+
+def test_verify_help_documents_output_columns() -> None:
+    result = runner.invoke(app, ["verify", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for column in ("_line", "_bad_row", "_raw", "verdict", "meta.json", "--overwrite"):
+        assert column in result.output, column
+
+
+def test_verify_wrong_keys_hint_then_refused_resume(tmp_path: Path) -> None:
+    inp = _write(tmp_path / "in.jsonl", [{"id": i, "resp": "\\boxed{1}", "gold": "1"} for i in range(4)])
+    out = tmp_path / "out.jsonl"
+    args = ["verify", str(inp), "-o", str(out), "--verifier-arg", "isolation=inline"]
+    first = runner.invoke(app, args, terminal_width=400)
+    assert first.exit_code == 0, first.output
+    assert "hint:" in first.output and "all 4 rows lack key 'response' or 'reference'" in first.output
+    assert "available keys: gold, id, resp" in first.output
+    keyed = [*args, "--response-key", "resp", "--reference-key", "gold"]
+    second = runner.invoke(app, keyed, terminal_width=400)
+    assert second.exit_code == 2
+    assert "response_key: 'response' → 'resp'" in second.output and "--overwrite" in second.output
+    assert "verifying" not in second.output  # no progress bar before the error
+    third = runner.invoke(app, [*keyed, "--overwrite"], terminal_width=400)
+    assert third.exit_code == 0 and "0 / 4" in third.output and "hint:" not in third.output
+
+
+def test_verify_empty_input_warns_and_exits_0(tmp_path: Path) -> None:
+    inp = tmp_path / "empty.jsonl"
+    inp.write_text("\n\n")
+    result = runner.invoke(app, ["verify", str(inp), "-o", str(tmp_path / "o.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "warning:" in result.output and "input has no rows" in result.output
+
+
+def test_verify_null_and_reserved_keys(tmp_path: Path) -> None:
+    inp = _write(tmp_path / "in.jsonl", [{"response": None, "reference": "1"},
+                                         {"response": "\\boxed{1}", "reference": "1", "verdict": "mine"}])
+    result = runner.invoke(app, ["verify", str(inp), "-o", str(tmp_path / "o.jsonl"),
+                                 "--verifier-arg", "isolation=inline"], terminal_width=400)
+    assert result.exit_code == 0, result.output
+    assert "line 1: key 'response' is null" in result.output
+    assert result.output.count("already have 'verdict'") == 1
+
+
+def test_sample_n_counts_tasks(tmp_path: Path) -> None:
+    out = tmp_path / "s.jsonl"
+    result = runner.invoke(app, ["sample", "-a", "size=50", "-n", "20", "-o", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "20 tasks × 4 responses = 80 rows" in result.output
+    assert len(out.read_text().splitlines()) == 80
+    small = runner.invoke(app, ["sample", "-a", "size=3", "-n", "5", "-o", str(out)], terminal_width=200)
+    assert small.exit_code == 0 and "3 tasks × 4 responses = 12 rows" in small.output
+    assert "only 3 tasks" in small.output
+    help_text = runner.invoke(app, ["sample", "--help"], terminal_width=200).output
+    assert "TASKS" in help_text
+
+
+def test_check_shows_up_to_five_failures_and_the_count() -> None:
+    bad = runner.invoke(app, ["check", "math/reasoning-gym-v1", "-a", "size=20", "-a", "verifier=constant", "-n", "7"],
+                        terminal_width=300)
+    assert bad.exit_code == 1
+    assert "21 of 21 failed:" in bad.output or "of 21 failed" in bad.output
+    assert "(+" in bad.output and "more)" in bad.output
+
+
+def test_env_arg_type_error_is_clean() -> None:
+    result = runner.invoke(app, ["check", "math/reasoning-gym-v1", "-a", "size=ten"], terminal_width=300)
+    assert result.exit_code == 2 and "size must be a positive int" in result.output

@@ -10,7 +10,7 @@ import pytest
 
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.environments.math import make_easy_arithmetic
-from rlvr.runners.verify import extract_response, sample_rows, scan_output, verify_file
+from rlvr.runners.verify import extract_response, meta_path, sample_rows, scan_output, verify_file
 from rlvr.verifiers.math import MathVerifier
 from rlvr.verifiers.testing import ConstantVerifier
 
@@ -61,7 +61,7 @@ def test_bad_rows_are_written_and_counted(tmp_path: Path, math: MathVerifier) ->
     assert "line 2: not valid JSON" in out[2]["verdict"]["detail"]
     assert out[3]["verdict"] == {**out[3]["verdict"], "status": "error", "reward": None}
     assert "line 3: missing key 'reference'" in out[3]["verdict"]["detail"]
-    assert "line 6: key 'response' is a int" in out[6]["verdict"]["detail"]
+    assert "line 6: key 'response' is an int" in out[6]["verdict"]["detail"]
     assert out[7]["verdict"]["status"] == "incorrect"
     assert len(bad) == 4 and stats.bad_rows == 4 and stats.blank_lines == 1
     assert stats.scored == 2 and stats.accuracy == 0.5
@@ -129,3 +129,81 @@ def test_sample_rows_under_the_reasoning_gym_grader() -> None:
     assert len(rows) == 9  # no off-by-one row for a non-numeric answer
     for row in rows:
         assert env.verifier.verify(row["response"], row["reference"]).status == row["expected"], row
+
+
+def test_null_and_chat_without_assistant_are_named(tmp_path: Path, math: MathVerifier) -> None:
+    lines = [
+        json.dumps({"response": None, "reference": "1"}),
+        json.dumps({"response": [{"role": "user", "content": "q"}], "reference": "1"}),
+        json.dumps({"response": "\\boxed{1}", "reference": None}),
+        json.dumps({"response": {"text": "x"}, "reference": "1"}),
+    ]
+    verify_file(_write(tmp_path / "in.jsonl", lines), tmp_path / "out.jsonl", math)
+    details = [r["verdict"]["detail"] for r in _read(tmp_path / "out.jsonl")]
+    assert details == [
+        "line 1: key 'response' is null",
+        "line 2: key 'response' is a chat list with no assistant message",
+        "line 3: key 'reference' is null",
+        "line 4: key 'response' is a dict, expected a string or chat messages",
+    ]
+
+
+def test_resume_with_other_keys_is_refused_and_names_the_change(tmp_path: Path, math: MathVerifier) -> None:
+    inp = _write(tmp_path / "in.jsonl", [json.dumps({"id": i, "resp": "\\boxed{1}", "gold": "1"}) for i in range(5)])
+    out = tmp_path / "out.jsonl"
+    first = verify_file(inp, out, math)
+    assert first.bad_rows == 5
+    hint = first.key_hint("response", "reference")
+    assert hint is not None and "all 5 rows lack key 'response' or 'reference'" in hint
+    assert "--response-key" in hint and "--reference-key" in hint and "available keys: gold, id, resp" in hint
+    meta = json.loads(meta_path(out).read_text())
+    assert meta["response_key"] == "response" and meta["verifier"] == "math" and meta["input"] == str(inp.resolve())
+    with pytest.raises(ConfigError, match=r"response_key: 'response' → 'resp'.*reference_key.*--overwrite"):
+        verify_file(inp, out, math, response_key="resp", reference_key="gold")
+    assert len(_read(out)) == 5  # untouched
+    stats = verify_file(inp, out, math, response_key="resp", reference_key="gold", overwrite=True)
+    assert stats.written == 5 and stats.bad_rows == 0 and stats.accuracy == 1.0
+    assert stats.key_hint("resp", "gold") is None
+    again = verify_file(inp, out, math, response_key="resp", reference_key="gold")
+    assert again.resumed == 5 and again.written == 0
+
+
+def test_resume_with_other_verifier_options_is_refused(tmp_path: Path, math: MathVerifier) -> None:
+    inp = _write(tmp_path / "in.jsonl", [json.dumps(r) for r in _rows(3)])
+    out = tmp_path / "out.jsonl"
+    verify_file(inp, out, math)
+    with pytest.raises(ConfigError, match=r"verifier option timeout_s: 10\.0 → 3\.0"):
+        verify_file(inp, out, MathVerifier(isolation="inline", timeout_s=3))
+    with pytest.raises(ConfigError, match=r"verifier: 'math' → 'constant'"):
+        verify_file(inp, out, ConstantVerifier("correct", 1.0))
+    # execution-only options (isolation, workers) do not block a resume
+    assert verify_file(inp, out, MathVerifier(isolation="inline", workers=2)).resumed == 3
+
+
+def test_output_without_a_record_is_resumed(tmp_path: Path, math: MathVerifier) -> None:
+    inp = _write(tmp_path / "in.jsonl", [json.dumps(r) for r in _rows(4)])
+    out = tmp_path / "out.jsonl"
+    verify_file(inp, out, math)
+    meta_path(out).unlink()  # as written by an older rlvr
+    stats = verify_file(inp, out, math, response_key="other")
+    assert stats.resumed == 4 and meta_path(out).is_file()
+
+
+def test_input_rows_with_output_keys_are_replaced_with_one_warning(tmp_path: Path, math: MathVerifier) -> None:
+    inp = _write(tmp_path / "in.jsonl", [json.dumps(r) for r in _rows(6)])
+    first = tmp_path / "first.jsonl"
+    verify_file(inp, first, math)
+    seen: list[str] = []
+    second = tmp_path / "second.jsonl"
+    stats = verify_file(first, second, ConstantVerifier("incorrect", 0.0), batch_size=2, on_warning=seen.append)
+    assert len(seen) == 1 and "'_line', 'verdict'" in seen[0] and "replaces" in seen[0]
+    rows = _read(second)
+    assert [r["verdict"]["status"] for r in rows] == ["incorrect"] * 6 and stats.statuses["incorrect"] == 6
+    with pytest.warns(UserWarning, match="already have"):
+        verify_file(first, tmp_path / "third.jsonl", math)
+
+
+def test_bad_rows_in_input_do_not_stay_bad_when_fixed(tmp_path: Path, math: MathVerifier) -> None:
+    inp = _write(tmp_path / "in.jsonl", [json.dumps({"response": "\\boxed{1}", "reference": "1", "_bad_row": True})])
+    stats = verify_file(inp, tmp_path / "out.jsonl", math, on_warning=lambda _m: None)
+    assert stats.bad_rows == 0 and "_bad_row" not in _read(tmp_path / "out.jsonl")[0]

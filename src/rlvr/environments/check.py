@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.types import Task, Verdict
 from rlvr.environments.base import Environment
 
-__all__ = ["JUNK_RESPONSES", "CheckReport", "CheckResult", "check"]
+__all__ = ["JUNK_RESPONSES", "MAX_SHOWN", "CheckReport", "CheckResult", "check"]
 
 JUNK_RESPONSES: tuple[str, ...] = ("", "I do not know.", "\\boxed{}")
 """Responses that must never verify as correct."""
@@ -41,8 +41,12 @@ class CheckResult(BaseModel):
 
     name: str = Field(description="Check name, e.g. 'reference_correct'.")
     passed: bool = Field(description="True when every item passed.")
-    detail: str = Field(default="", description="What failed (first few items), or a summary when passed.")
+    detail: str = Field(default="", description="What failed (count and first items), or a summary when passed.")
     items: int = Field(default=0, ge=0, description="How many items this check looked at.")
+    failed: int = Field(default=0, ge=0, description="How many items failed.")
+    failed_items: list[str] = Field(
+        default_factory=list, description="The first failing items (at most 5), one message each."
+    )
 
 
 class CheckReport(BaseModel):
@@ -67,8 +71,12 @@ class CheckReport(BaseModel):
         return [r for r in self.results if not r.passed]
 
 
+MAX_SHOWN = 5
+"""Failing items kept per check (`CheckResult.failed_items`); the rest are only counted."""
+
+
 class _Tally:
-    """Collects per-item failures of one check (keeps the first few for the message)."""
+    """Collects per-item failures of one check (keeps the first `MAX_SHOWN` for the message)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -81,8 +89,12 @@ class _Tally:
             self.errors.append(what)
 
     def result(self, summary: str = "") -> CheckResult:
-        detail = "; ".join(self.errors[:3]) + (f" (+{len(self.errors) - 3} more)" if len(self.errors) > 3 else "")
-        return CheckResult(name=self.name, passed=not self.errors, detail=detail or summary, items=self.items)
+        shown = self.errors[:MAX_SHOWN]
+        more = len(self.errors) - len(shown)
+        detail = f"{len(self.errors)} of {self.items} failed: " + "; ".join(shown)
+        detail += f" (+{more} more)" if more else ""
+        return CheckResult(name=self.name, passed=not self.errors, detail=detail if self.errors else summary,
+                           items=self.items, failed=len(self.errors), failed_items=shown)
 
 
 def _timed(fn: Callable[[Task, str], Verdict], task: Task, response: str) -> tuple[Verdict, float]:
@@ -145,7 +157,8 @@ def _check_episode(env: Environment, seed: int) -> CheckResult:
         problems.append("the final StepResult has no verdict")
     if "task_id" not in info:
         problems.append("reset info lacks 'task_id'")
-    return CheckResult(name="episode_protocol", passed=not problems, detail="; ".join(problems) or "ok", items=1)
+    return CheckResult(name="episode_protocol", passed=not problems, detail="; ".join(problems) or "ok", items=1,
+                       failed=len(problems), failed_items=problems[:MAX_SHOWN])
 
 
 def check(

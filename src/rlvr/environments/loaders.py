@@ -9,14 +9,22 @@ so every error can name the file and line (`gsm8k.jsonl:17: missing field 'answe
 from __future__ import annotations
 
 import json
+import os
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
+from urllib.parse import urlsplit
 
 from rlvr.core.errors import DataError
 from rlvr.core.types import Task
 
-__all__ = ["Rows", "TaskList", "load_rows", "require_field"]
+__all__ = ["HUB_CHECK_TIMEOUT_S", "Rows", "TaskList", "hub_unreachable", "load_rows", "require_field"]
+
+HUB_CHECK_TIMEOUT_S = 3.0
+"""Timeout of the quick reachability check done before loading from the Hugging Face Hub."""
+
+_PATH_HINT = "download the data elsewhere and pass path=FILE (.jsonl/.json/.parquet; CLI: --env-arg path=FILE)"
 
 
 class Rows(list[dict[str, Any]]):
@@ -150,18 +158,49 @@ def _load_parquet(path: Path) -> Rows:
     return Rows(rows, str(path), [f"{path} row {i}" for i in range(len(rows))])
 
 
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
+def hub_unreachable(timeout_s: float = HUB_CHECK_TIMEOUT_S) -> str | None:
+    """Why the Hugging Face Hub cannot be reached (a TCP connect to it), or None when it can.
+
+    Skipped (None) in offline mode (`HF_HUB_OFFLINE`/`HF_DATASETS_OFFLINE`, where `datasets`
+    reads its cache without the network) and behind an HTTP(S) proxy (a direct connect proves
+    nothing there). The endpoint is `HF_ENDPOINT` when set, else https://huggingface.co.
+    """
+    if _env_flag("HF_HUB_OFFLINE") or _env_flag("HF_DATASETS_OFFLINE"):
+        return None
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None
+    url = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = url.hostname or "huggingface.co"
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return f"{host}:{port} is unreachable ({type(exc).__name__}: {exc or 'timed out'})"
+
+
 def _load_hf(hf_id: str, split: str, hf_config: str | None) -> Rows:
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - a core dependency
         raise DataError(f"loading {hf_id!r} needs the `datasets` package; or pass path= to a local file") from exc
+    problem = hub_unreachable()
+    if problem is not None:  # fail now rather than after `datasets`' retries (~20 s)
+        raise DataError(
+            f"could not load {hf_id!r} (config {hf_config!r}, split {split!r}): the Hugging Face Hub {problem}. "
+            f"To work offline, {_PATH_HINT}; or, if the dataset is in your local HF cache, set "
+            "HF_DATASETS_OFFLINE=1 to read it from there."
+        )
     try:
         ds = datasets.load_dataset(hf_id, hf_config, split=split)
     except Exception as exc:  # network, auth and missing-split errors all end the same way
         raise DataError(
             f"could not load {hf_id!r} (config {hf_config!r}, split {split!r}) from the Hugging Face Hub: "
-            f"{type(exc).__name__}: {str(exc)[:300]}. If the Hub is unreachable from here, download the "
-            f"data elsewhere and pass path=FILE (.jsonl/.json/.parquet; CLI: --env-arg path=FILE)."
+            f"{type(exc).__name__}: {str(exc)[:300]}. If the Hub is unreachable from here, {_PATH_HINT}."
         ) from exc
     rows = [dict(r) for r in ds]
     source = f"hf:{hf_id}[{split}]"

@@ -117,11 +117,50 @@ def _build_verifier(
     return built, (lo, hi)
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _got(value: Any) -> str:
+    return f"got {value!r} ({type(value).__name__})"
+
+
+def _check_int(name: str, value: Any, minimum: int | None, example: str) -> None:
+    """Raise ConfigError unless `value` is an int (>= `minimum` when given), naming the field and a fix."""
+    if not _is_int(value) or (minimum is not None and value < minimum):
+        kind = "an int" if minimum is None else ("a positive int" if minimum == 1 else f"an int >= {minimum}")
+        raise ConfigError(f"{name} must be {kind}, {_got(value)}; e.g. {example} (CLI: --env-arg {example})")
+
+
+def _check_options(format_weight: Any, system_prompt: Any, verifier: Any, **texts: Any) -> None:
+    """Validate the arguments every math factory shares; `texts` are required strings (None allowed for hf_config)."""
+    if isinstance(format_weight, bool) or not isinstance(format_weight, (int, float)) or format_weight < 0:
+        raise ConfigError(f"format_weight must be a number >= 0, {_got(format_weight)}; e.g. format_weight=0.2")
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise ConfigError(f"system_prompt must be a string (or None for none), {_got(system_prompt)}")
+    if verifier is not None and not isinstance(verifier, (str, Verifier)):
+        raise ConfigError(f"verifier must be a Verifier, a verifier name such as 'math', or None, {_got(verifier)}")
+    for name, value in texts.items():
+        if not (isinstance(value, str) and value) and not (value is None and name == "hf_config"):
+            raise ConfigError(f"{name} must be a non-empty string, {_got(value)}")
+
+
+def _check_dataset_args(path: Any, limit: Any) -> None:
+    if path is not None and not isinstance(path, (str, Path)):
+        raise ConfigError(f"path must be a file path (str or Path) or None, {_got(path)}")
+    if limit is not None:
+        _check_int("limit", limit, 1, "limit=100")
+
+
+def _check_rg_args(task: Any, size: Any, seed: Any, format_weight: Any, system_prompt: Any, verifier: Any) -> None:
+    _check_int("size", size, 1, "size=1000")
+    _check_int("seed", seed, None, "seed=0")
+    _check_options(format_weight, system_prompt, verifier, task=task)
+
+
 def _limit(rows: Rows, limit: int | None) -> Rows:
     if limit is None:
         return rows
-    if limit < 0:
-        raise ConfigError(f"limit must be >= 0, got {limit}")
     return Rows(rows[:limit], rows.source, rows.locations[:limit])
 
 
@@ -151,8 +190,10 @@ def make_gsm8k(
 
     Raises:
         DataError: unreadable file or Hub, or a row without `question` or a `####` answer (names file:line).
-        ConfigError: bad options.
+        ConfigError: bad options (a wrong type or range; the message names the field).
     """
+    _check_dataset_args(path, limit)
+    _check_options(format_weight, system_prompt, verifier, split=split, hf_id=hf_id, hf_config=hf_config)
     rows = _limit(load_rows(path, hf_id=hf_id, split=split, hf_config=hf_config), limit)
     tasks: list[Task] = []
     for i, row in enumerate(rows):
@@ -212,8 +253,10 @@ def make_math(
 
     Raises:
         DataError: unreadable file or Hub, or a row without `problem` or an answer (names file:line).
-        ConfigError: bad options.
+        ConfigError: bad options (a wrong type or range; the message names the field).
     """
+    _check_dataset_args(path, limit)
+    _check_options(format_weight, system_prompt, verifier, split=split, hf_id=hf_id, hf_config=hf_config)
     rows = _limit(load_rows(path, hf_id=hf_id, split=split, hf_config=hf_config), limit)
     tasks: list[Task] = []
     for i, row in enumerate(rows):
@@ -294,8 +337,10 @@ def make_reasoning_gym(
         **verifier_overrides: options of the verifier.
 
     Raises:
-        ConfigError: unknown generator, config the generator rejects, or bad options.
+        ConfigError: unknown generator, config the generator rejects, or bad options (a wrong
+            type or range, e.g. `size="ten"` or `size=-1`; the message names the field).
     """
+    _check_rg_args(task, size, seed, format_weight, system_prompt, verifier)
     options = _rg_config(config)
     dataset = _rg_dataset(task, seed, size, options)
     kind = verifier if isinstance(verifier, str) else None

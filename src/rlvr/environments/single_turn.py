@@ -23,6 +23,10 @@ class SingleTurnEnv(Environment):
 
     The final `StepResult.reward` is the verdict's reward, or 0.0 with `info["masked"] = True`
     when the grader broke (verdict status 'error', reward None): a trainer must drop that sample.
+
+    Attributes:
+        done: True once `step` has ended the episode; a further `step` raises ConfigError
+            until `reset` starts a new one.
     """
 
     def __init__(self, tasks: Sequence[Task], verifier: Verifier, spec: EnvSpec) -> None:
@@ -32,15 +36,29 @@ class SingleTurnEnv(Environment):
         self.tasks = tasks
         self.verifier = verifier
         self.spec = spec
+        self.done = False
+
+    async def reset(self, task: Task | None = None, seed: int | None = None) -> tuple[list[Message], dict[str, Any]]:
+        """Start an episode (see `Environment.reset`)."""
+        result = await super().reset(task, seed)
+        self.done = False
+        return result
 
     async def step(self, action: Message | str | dict[str, Any]) -> StepResult:
-        """Score the response; the episode always terminates."""
+        """Score the response; the episode always terminates.
+
+        Raises:
+            ConfigError: no episode was started (`reset` not called) or it is already over.
+        """
         if self.task is None:
-            raise ConfigError("step() called before reset(); call `await env.reset()` first")
+            raise ConfigError("step() called before reset(); call env.reset() (or env.reset_sync()) first")
+        if self.done:
+            raise ConfigError("episode is over; call reset() (or reset_sync()) to start a new one")
         message = as_message(action)
         self.messages.append(message)
         self.turn += 1
         verdict = await self.ascore(self.task, message.content)
+        self.done = True
         masked = verdict.reward is None
         return StepResult(
             reward=0.0 if masked else float(verdict.reward),  # type: ignore[arg-type]

@@ -7,8 +7,9 @@ Exit codes: 0 success; 1 a check failed (`check`) or bad rows with `--strict` (`
 2 the command itself could not run (bad option, missing file, unreadable data).
 
 Example:
-    $ rlvr sample --env math/reasoning-gym-v1 -n 20 -o sample.jsonl
+    $ rlvr sample --env math/reasoning-gym-v1 -n 20 -o sample.jsonl   # 20 tasks, 3-4 rows each
     $ rlvr verify --verifier math sample.jsonl -o verdicts.jsonl
+    $ rlvr --version
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rlvr.core.errors import ConfigError, RlvrError
@@ -42,11 +44,66 @@ EnvArgs = Annotated[
 
 
 def _fail(exc: Exception) -> typer.Exit:
-    err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+    err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
-@app.command()
+def _warn(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from rlvr import __version__
+
+        console.print(f"rlvr {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Show the rlvr version and exit.")
+    ] = False,
+) -> None:
+    """Verifiers and environments for RL with verifiable rewards."""
+
+
+class _LazyProgress:
+    """A progress bar that appears on the first advance, so an early error prints alone."""
+
+    def __init__(self, total: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        columns = (TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        self.progress = Progress(*columns, console=err_console)
+        self.bar = self.progress.add_task("verify", total=total)
+        self.started = False
+
+    def advance(self, k: int) -> None:
+        if not self.started:
+            self.progress.start()
+            self.started = True
+        self.progress.advance(self.bar, k)
+
+    def stop(self) -> None:
+        if self.started:
+            self.progress.stop()
+
+
+_VERIFY_HELP = "\n\n".join([
+    "Score every row of INPUT and write it with a `verdict` to OUTPUT (incremental, resumable).",
+    "Output columns: each row is the input object plus `_line` (its 1-based input line number) and "
+    "`verdict` (status, reward, detail). A row that cannot be verified (not JSON, missing or null key) "
+    "also gets `_bad_row: true`, and a line that is not a JSON object is kept as text under `_raw`. "
+    "Input rows that already have `verdict`, `_line` or `_bad_row` get them replaced (with a warning).",
+    "The run configuration (input, verifier and its options, keys) is recorded in OUTPUT.meta.json. "
+    "Rerunning the same command resumes; a rerun with another configuration is refused unless "
+    "--overwrite is given.",
+])
+
+
+@app.command(help=_VERIFY_HELP)
 def verify(
     input: Annotated[Path, typer.Argument(help="Input JSONL: one object per line with a response and a reference.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL (resumed if it exists).")],
@@ -64,9 +121,7 @@ def verify(
     overwrite: Annotated[bool, typer.Option(help="Discard an existing output instead of resuming it.")] = False,
     strict: Annotated[bool, typer.Option(help="Exit 1 if any row was bad (not JSON, missing key).")] = False,
 ) -> None:
-    """Score every row of INPUT and write it with a `verdict` to OUTPUT (incremental, resumable)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
+    """Score every row of INPUT and write it with a `verdict` to OUTPUT (help text: `_VERIFY_HELP`)."""
     from rlvr.runners.verify import count_rows, verify_file
     from rlvr.verifiers.registry import get_verifier
 
@@ -77,28 +132,35 @@ def verify(
         total = count_rows(input)
     except (RlvrError, OSError) as exc:
         raise _fail(exc) from exc
+    if not total:
+        _warn(f"input has no rows: {input} is empty or holds only blank lines")
     shown = [0]
 
     def on_bad(message: str) -> None:
         shown[0] += 1
         if shown[0] <= 20:
-            err_console.print(f"[yellow]bad row[/yellow] {message}", highlight=False, soft_wrap=True)
+            err_console.print(f"[yellow]bad row[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
 
-    columns = (TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    bar = _LazyProgress(total)
     try:
-        with scorer, Progress(*columns, console=err_console) as progress:
-            bar = progress.add_task("verify", total=total)
+        with scorer:
             stats = verify_file(
                 input, output, scorer, response_key=response_key, reference_key=reference_key,
                 expected_key=expected_key, workers=workers, batch_size=batch_size, overwrite=overwrite,
-                on_progress=lambda k: progress.advance(bar, k), on_bad=on_bad,
+                on_progress=bar.advance, on_bad=on_bad, on_warning=_warn,
             )
     except RlvrError as exc:
+        bar.stop()
         raise _fail(exc) from exc
     except KeyboardInterrupt:
+        bar.stop()
         err_console.print("interrupted; rows written so far are kept. Rerun the same command to resume.")
         raise typer.Exit(130) from None
+    bar.stop()
     _print_stats(stats, output)
+    hint = stats.key_hint(response_key, reference_key)
+    if hint:
+        err_console.print(f"[yellow]hint:[/yellow] {escape(hint)}", highlight=False, soft_wrap=True)
     if strict and stats.bad_rows:
         raise typer.Exit(1)
 
@@ -141,10 +203,20 @@ def check(
         table.add_column(col)
     for r in report.results:
         mark = "[green]pass[/green]" if r.passed else "[red]FAIL[/red]"
-        table.add_row(r.name, mark, str(r.items), r.detail)
+        table.add_row(r.name, mark, str(r.items), escape(_check_detail(r)))
     console.print(table)
     if not report.passed:
         raise typer.Exit(1)
+
+
+def _check_detail(result: Any) -> str:
+    """A check's detail: its summary, or the failure count and the first failing items, one a line."""
+    if result.passed or not result.failed_items:
+        return str(result.detail)
+    lines = [f"{result.failed} of {result.items} failed:", *(f"- {item}" for item in result.failed_items)]
+    if result.failed > len(result.failed_items):
+        lines.append(f"(+{result.failed - len(result.failed_items)} more)")
+    return "\n".join(lines)
 
 
 @app.command()
@@ -164,12 +236,19 @@ def envs() -> None:
 def sample(
     env: Annotated[str, typer.Option("--env", "-e", help="Environment id.")] = "math/reasoning-gym-v1",
     env_arg: EnvArgs = None,
-    n: Annotated[int, typer.Option("-n", min=1, help="Number of tasks to sample.")] = 20,
+    n: Annotated[
+        int,
+        typer.Option("-n", min=1, help="Number of TASKS to sample; each gives 3-4 rows (reference, off-by-one "
+                     "when the answer is a number, empty, no answer), so -n 20 writes 60-80 rows."),
+    ] = 20,
     output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL for `rlvr verify`.")] = Path(
         "sample.jsonl"
     ),
 ) -> None:
-    """Write a verify input from an environment: reference answers plus known-wrong responses."""
+    """Write a verify input from N tasks of an environment (3-4 rows per task).
+
+    Per task: the reference answer plus known-wrong responses, each with the status it should get.
+    """
     import json
 
     from rlvr.environments.registry import make
@@ -179,15 +258,27 @@ def sample(
         environment = make(env, **parse_env_args(env_arg))
     except RlvrError as exc:
         raise _fail(exc) from exc
-    rows = 0
+    per_task: dict[str, int] = {}
     try:
         with output.open("w", encoding="utf-8") as f:
             for row in sample_rows(environment, n):
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
-                rows += 1
+                per_task[row["task_id"]] = per_task.get(row["task_id"], 0) + 1
+    except OSError as exc:
+        raise _fail(exc) from exc
     finally:
         environment.close()
-    console.print(f"wrote {rows} rows from {n} tasks of {env} to {output}")
+    console.print(f"wrote {_sample_summary(per_task)} from {env} to {output}", highlight=False)
+    if len(per_task) < n:
+        _warn(f"the environment has only {len(per_task)} tasks (asked for {n}); raise its size with -a size=N")
+
+
+def _sample_summary(per_task: dict[str, int]) -> str:
+    """'20 tasks × 4 responses = 80 rows' (or '× 3-4 responses' when tasks differ)."""
+    counts = sorted(set(per_task.values())) or [0]
+    each = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    tasks = len(per_task)
+    return f"{tasks} task{'s' * (tasks != 1)} × {each} responses = {sum(per_task.values())} rows"
 
 
 @app.command()

@@ -21,11 +21,11 @@ import difflib
 import json
 import math
 import os
-import resource
 import sys
 import time
 import types
 import typing
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ __all__ = [
     "coerce_trainer_args",
     "curve_row",
     "plot_reward_curve",
+    "reward_curve_callback",
     "train_command",
 ]
 
@@ -89,6 +90,26 @@ class TrainResult:
 
 
 # -- GRPOConfig construction ----------------------------------------------------------------
+_NO_MATCH = object()
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+
+def _parse_as(base: Any, text: str) -> Any:
+    """`text` parsed as the type `base` (bool, int, float, list, dict), or `_NO_MATCH`."""
+    try:
+        if base is bool:
+            lowered = text.lower()
+            return True if lowered in _TRUE else False if lowered in _FALSE else _NO_MATCH
+        if base in (int, float):
+            return base(text)
+        if base in (list, dict):
+            parsed = json.loads(text)
+            return parsed if isinstance(parsed, base) else _NO_MATCH
+    except ValueError:
+        pass
+    return _NO_MATCH
+
+
 def _coerce_one(name: str, value: Any, hint: Any) -> Any:
     """Coerce a CLI string to the annotated type of a config field (other values pass through)."""
     if not isinstance(value, str):
@@ -98,25 +119,10 @@ def _coerce_one(name: str, value: Any, hint: Any) -> Any:
     if type(None) in options and text.lower() in ("none", "null"):
         return None
     for option in options:
-        base = typing.get_origin(option) or option
-        try:
-            if base is bool:
-                lowered = text.lower()
-                if lowered in ("true", "1", "yes", "on"):
-                    return True
-                if lowered in ("false", "0", "no", "off"):
-                    return False
-            elif base is int:
-                return int(text)
-            elif base is float:
-                return float(text)
-            elif base in (list, dict):
-                parsed = json.loads(text)
-                if isinstance(parsed, base):
-                    return parsed
-        except ValueError:
-            continue
-    if any(o is str or (isinstance(o, type) and issubclass(o, str)) for o in options) or not options:
+        parsed = _parse_as(typing.get_origin(option) or option, text)
+        if parsed is not _NO_MATCH:
+            return parsed
+    if any(o is str or (isinstance(o, type) and issubclass(o, str)) for o in options):
         return value
     raise ConfigError(f"trainer argument {name}={value!r} is not a valid {hint}")
 
@@ -180,11 +186,20 @@ def curve_row(log: dict[str, Any], elapsed_s: float) -> dict[str, Any] | None:
         "reward_std": log.get("reward_std"),
         "completion_length": log.get("completions/mean_length"),
         "elapsed_s": round(elapsed_s, 2),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": _peak_rss_mb(),
     }
     for status in STATUSES:
         row[status] = log.get(f"{METRIC_PREFIX}/{status}")
     return row
+
+
+def _peak_rss_mb() -> float | None:
+    """Peak resident memory of this process, MiB (None where `resource` is missing, e.g. Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux reports KiB
 
 
 def write_curve_csv(rows: list[dict[str, Any]], path: Path) -> None:
@@ -210,8 +225,9 @@ def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.plot(steps, reward, marker=".", label="mean reward")
-    ax.fill_between(steps, [m - s for m, s in zip(reward, std)], [m + s for m, s in zip(reward, std)],
-                    alpha=0.2, label="± std")
+    low = [m - s for m, s in zip(reward, std, strict=True)]
+    high = [m + s for m, s in zip(reward, std, strict=True)]
+    ax.fill_between(steps, low, high, alpha=0.2, label="± std")
     if any(r.get("correct") is not None for r in rows):
         ax.plot(steps, [_num(r.get("correct")) for r in rows], linestyle="--", label="fraction correct")
     if len(rows) >= 5:
@@ -236,7 +252,7 @@ def _num(value: Any) -> float:
     return number
 
 
-def _curve_callback(output: Path, title: str) -> Any:
+def reward_curve_callback(output: Path, title: str) -> Any:
     """A `TrainerCallback` that appends to `reward_curve.csv` on every log and plots at the end."""
     from transformers import TrainerCallback
 
@@ -266,9 +282,9 @@ def _curve_callback(output: Path, title: str) -> Any:
 # -- the command ----------------------------------------------------------------------------
 def _dataset_limit(env: Any, config: Any, steps: int) -> int:
     """Rows a run of `steps` steps reads (unique prompts per step x steps), capped by the env size."""
-    per_step = math.ceil(config.per_device_train_batch_size * config.gradient_accumulation_steps
+    per_step: int = math.ceil(config.per_device_train_batch_size * config.gradient_accumulation_steps
                          * max(1, config.world_size) / config.num_generations)
-    return max(1, min(len(env.tasks), per_step * steps * max(1, config.num_iterations)))
+    return max(1, min(len(env.tasks), per_step * steps * max(1, int(config.num_iterations))))
 
 
 def train_command(
@@ -298,7 +314,8 @@ def train_command(
     """
     if backend not in SUPPORTED_BACKENDS:
         planned = " (planned)" if backend in PLANNED_BACKENDS else ""
-        raise ConfigError(f"not yet supported: backend {backend!r}{planned}; supported: {', '.join(SUPPORTED_BACKENDS)}")
+        raise ConfigError(f"not yet supported: backend {backend!r}{planned}; "
+                          f"supported: {', '.join(SUPPORTED_BACKENDS)}")
     require_trl()
     from rlvr.adapters.trl import to_dataset
     from rlvr.environments.registry import make
@@ -321,7 +338,7 @@ def _run_grpo(environment: Any, dataset: Any, model_path: str, config: Any, outp
 
     from rlvr.adapters.trl import reward_funcs
 
-    callback = _curve_callback(output, f"GRPO on {environment.spec.id} ({Path(model_path).name})")
+    callback = reward_curve_callback(output, f"GRPO on {environment.spec.id} ({Path(model_path).name})")
     trainer = GRPOTrainer(
         model=model_path,
         reward_funcs=reward_funcs(environment),
@@ -331,7 +348,10 @@ def _run_grpo(environment: Any, dataset: Any, model_path: str, config: Any, outp
     )
     print(f"rlvr train: {environment.spec.id} with {model_path}, {steps} steps -> {output}", file=sys.stderr)
     start = time.monotonic()
-    trainer.train()
+    with warnings.catch_warnings():
+        # transformers 5 deprecated this property; TRL 1.16 still reads it on every generation.
+        warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+        trainer.train()
     wall = time.monotonic() - start
     model_dir = output / "model"
     trainer.save_model(str(model_dir))

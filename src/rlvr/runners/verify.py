@@ -10,9 +10,16 @@ Guarantees:
 - Resumable: rerunning the same command skips input lines whose `_line` is already in the
   output; a torn last line (left by `kill -9` mid-write) is cut off first. Nothing is lost or
   duplicated.
-- Nothing is dropped silently: a bad row (not JSON, not an object, missing or mistyped key) is
-  written with `_bad_row: true` and an error verdict whose `detail` names the line and key,
-  and is counted in the summary. Blank lines are skipped (and counted).
+- Nothing is dropped silently: a bad row (not JSON, not an object, missing, null or mistyped
+  key) is written with `_bad_row: true` and an error verdict whose `detail` names the line and
+  key, and is counted in the summary. A line that is not a JSON object is kept as text under
+  `_raw`. Blank lines are skipped (and counted).
+- Resuming is safe: the run configuration (input file, verifier name and options, response and
+  reference keys) is recorded next to the output in `OUTPUT.meta.json`; a rerun with a
+  different configuration is refused (`--overwrite` starts over), so verdicts of two
+  configurations never mix in one file.
+- An input row's own `verdict`, `_line` or `_bad_row` keys are replaced in the output (with one
+  warning), e.g. when an `rlvr verify` output is verified again.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,10 +38,23 @@ from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["VerifyStats", "count_rows", "extract_response", "sample_rows", "scan_output", "verify_file"]
+__all__ = [
+    "VerifyStats",
+    "count_rows",
+    "extract_response",
+    "meta_path",
+    "run_config",
+    "sample_rows",
+    "scan_output",
+    "verify_file",
+]
 
 _FSYNC_EVERY_S = 5.0
 _RAW_CHARS = 2000
+_RESERVED = ("_line", "verdict", "_bad_row")
+"""Output columns an input row may not carry itself: replaced in the output (with a warning)."""
+_EXECUTION_ONLY = {"isolation", "workers"}
+"""Verifier options that do not change verdicts: left out of the recorded configuration."""
 
 
 @dataclass
@@ -48,6 +69,9 @@ class VerifyStats:
         blank_lines: blank input lines skipped.
         expected_total: rows with an `expected` status field.
         expected_match: of those, rows whose verdict status equals `expected`.
+        missing_keys: key → bad rows (JSON objects) that lack it (for `key_hint`).
+        sample_keys: the input keys of the first such bad row.
+        replaced_keys: reserved output keys (`verdict`, `_line`, `_bad_row`) found in input rows.
     """
 
     statuses: Counter[str] = field(default_factory=Counter)
@@ -57,6 +81,9 @@ class VerifyStats:
     blank_lines: int = 0
     expected_total: int = 0
     expected_match: int = 0
+    missing_keys: Counter[str] = field(default_factory=Counter)
+    sample_keys: list[str] | None = None
+    replaced_keys: set[str] = field(default_factory=set)
 
     @property
     def scored(self) -> int:
@@ -68,16 +95,36 @@ class VerifyStats:
         """Correct / scored, or None when nothing was scored."""
         return self.statuses["correct"] / self.scored if self.scored else None
 
-    def add(self, row: dict[str, Any], expected_key: str) -> None:
-        """Count one output row."""
+    def add(self, row: dict[str, Any], expected_key: str, keys: tuple[str, ...] = ()) -> None:
+        """Count one output row; `keys` (response and reference key) feed `key_hint`."""
         verdict = row.get("verdict") or {}
         status = str(verdict.get("status", "error"))
         self.statuses[status] += 1
-        self.bad_rows += bool(row.get("_bad_row"))
+        bad = bool(row.get("_bad_row"))
+        self.bad_rows += bad
+        if bad and "_raw" not in row:
+            for key in keys:
+                self.missing_keys[key] += key not in row
+            if self.sample_keys is None:
+                self.sample_keys = sorted(k for k in row if k not in _RESERVED)
         expected = row.get(expected_key)
-        if isinstance(expected, str) and not row.get("_bad_row"):
+        if isinstance(expected, str) and not bad:
             self.expected_total += 1
             self.expected_match += expected == status
+
+    def key_hint(self, response_key: str, reference_key: str) -> str | None:
+        """When every row is bad because a key is absent from all of them: how to fix it, else None."""
+        total = sum(self.statuses.values())
+        if not total or self.bad_rows != total:
+            return None
+        options = ((response_key, "--response-key"), (reference_key, "--reference-key"))
+        lacking = [(key, option) for key, option in options if self.missing_keys[key] == total]
+        if not lacking:
+            return None
+        available = ", ".join(self.sample_keys or []) or "none"
+        names = " or ".join(repr(key) for key, _ in lacking)
+        fixes = " and ".join(f"{option} KEY" for _, option in lacking)
+        return f"all {total} rows lack key {names}; pass {fixes} (available keys: {available})"
 
 
 def count_rows(path: Path) -> int:
@@ -86,10 +133,13 @@ def count_rows(path: Path) -> int:
         return sum(1 for line in f if line.strip())
 
 
-def scan_output(path: Path, expected_key: str = "expected") -> tuple[set[int], VerifyStats]:
+def scan_output(
+    path: Path, expected_key: str = "expected", keys: tuple[str, ...] = ()
+) -> tuple[set[int], VerifyStats]:
     """Read an existing output file: the input lines already done, and their stats.
 
-    A torn last line (no trailing newline, as left by `kill -9`) is truncated away.
+    A torn last line (no trailing newline, as left by `kill -9`) is truncated away. `keys`
+    (response and reference key) let the stats report rows lacking them (`VerifyStats.key_hint`).
 
     Raises:
         DataError: a complete line that is not JSON, or a row without an integer `_line`
@@ -116,7 +166,7 @@ def scan_output(path: Path, expected_key: str = "expected") -> tuple[set[int], V
             if not isinstance(line, int) or line in done:
                 raise DataError(f"{path}:{lineno}: bad or duplicate _line {line!r}; pass --overwrite to start over")
             done.add(line)
-            stats.add(row, expected_key)
+            stats.add(row, expected_key, keys)
     if good_end < path.stat().st_size:
         with path.open("r+b") as f:
             f.truncate(good_end)
@@ -136,6 +186,20 @@ def extract_response(value: Any) -> str | None:
     return None
 
 
+def _a(kind: str) -> str:
+    """`kind` with its indefinite article: 'an int', 'a dict'."""
+    return f"{'an' if kind[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {kind}"
+
+
+def _response_problem(key: str, value: Any) -> str:
+    """Why `extract_response(value)` found no response text."""
+    if isinstance(value, list):
+        if not any(isinstance(m, dict) and m.get("role", "assistant") == "assistant" for m in value):
+            return f"key {key!r} is a chat list with no assistant message"
+        return f"key {key!r}: the last assistant message has no string 'content'"
+    return f"key {key!r} is {_a(type(value).__name__)}, expected a string or chat messages"
+
+
 def _parse(lineno: int, text: str, response_key: str, reference_key: str) -> tuple[dict[str, Any], Any, str | None]:
     """Return (row, (response, reference) or None, problem or None) for one input line."""
     try:
@@ -143,15 +207,16 @@ def _parse(lineno: int, text: str, response_key: str, reference_key: str) -> tup
     except ValueError as exc:
         return {"_raw": text[:_RAW_CHARS]}, None, f"line {lineno}: not valid JSON ({exc})"
     if not isinstance(row, dict):
-        return {"_raw": text[:_RAW_CHARS]}, None, f"line {lineno}: expected a JSON object, got {type(row).__name__}"
+        return {"_raw": text[:_RAW_CHARS]}, None, f"line {lineno}: expected a JSON object, got {_a(type(row).__name__)}"
     for key in (response_key, reference_key):
-        if key not in row or row[key] is None:
+        if key not in row:
             keys = ", ".join(sorted(row)) or "none"
             return row, None, f"line {lineno}: missing key {key!r} (row has keys: {keys})"
+        if row[key] is None:
+            return row, None, f"line {lineno}: key {key!r} is null"
     response = extract_response(row[response_key])
     if response is None:
-        kind = type(row[response_key]).__name__
-        return row, None, f"line {lineno}: key {response_key!r} is a {kind}, expected a string or chat messages"
+        return row, None, f"line {lineno}: {_response_problem(response_key, row[response_key])}"
     reference = row[reference_key]
     if isinstance(reference, (int, float)) and not isinstance(reference, bool):
         reference = str(reference)
@@ -178,12 +243,22 @@ def _batches(items: Iterator[tuple[int, str]], size: int) -> Iterator[list[tuple
         yield batch
 
 
+def _strip_reserved(row: dict[str, Any], found: set[str]) -> dict[str, Any]:
+    """`row` without the output's own keys (`_RESERVED`); adds the ones it had to `found`."""
+    clash = [key for key in _RESERVED if key in row]
+    if not clash:
+        return row
+    found.update(clash)
+    return {k: v for k, v in row.items() if k not in _RESERVED}
+
+
 def _score_batch(
     batch: list[tuple[int, str]], verifier: Verifier, keys: tuple[str, str], workers: int,
-    on_bad: Callable[[str], None],
+    on_bad: Callable[[str], None], replaced: set[str],
 ) -> list[dict[str, Any]]:
     """Parse and verify one batch; return the output rows in input order."""
-    parsed = [(lineno, *_parse(lineno, text, *keys)) for lineno, text in batch]
+    parsed = [(lineno, _strip_reserved(row, replaced), pair, problem)
+              for lineno, text in batch for row, pair, problem in [_parse(lineno, text, *keys)]]
     pairs = [pair for _, _, pair, _ in parsed if pair is not None]
     verdicts = iter(verifier.verify_batch(pairs, workers=workers) if pairs else [])
     out: list[dict[str, Any]] = []
@@ -211,6 +286,7 @@ def verify_file(
     overwrite: bool = False,
     on_progress: Callable[[int], None] | None = None,
     on_bad: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> VerifyStats:
     """Verify every row of `input_path` into `output_path`, resuming from what is already there.
 
@@ -226,61 +302,140 @@ def verify_file(
         overwrite: start over, discarding an existing output.
         on_progress: called with the number of rows just finished (resumed rows first).
         on_bad: called with the message of each bad row.
+        on_warning: called once when input rows carry the output's own keys (`verdict`,
+            `_line`, `_bad_row`), which are replaced; default `warnings.warn`.
 
     Returns:
         `VerifyStats` over the whole output file.
 
     Raises:
-        ConfigError: input and output are the same file, or the input is missing.
+        ConfigError: input and output are the same file, the input is missing, or the output
+            was written with another configuration (see `run_config`; pass `overwrite=True`).
         DataError: the existing output is not resumable (see `scan_output`), or holds rows for
             lines the input does not have.
     """
-    done, stats = _prepare_output(input_path, output_path, overwrite, expected_key)
+    keys = (response_key, reference_key)
+    config = run_config(input_path, verifier, response_key, reference_key)
+    done, stats = _prepare_output(input_path, output_path, overwrite, expected_key, config)
     if on_progress and done:
         on_progress(len(done))
-    keys = (response_key, reference_key)
     size = batch_size or max(8, 4 * workers)
     todo = (item for item in _iter_input(input_path, stats) if item[0] not in done)
+    callbacks = (on_progress, on_bad or (lambda _msg: None), on_warning or _warn)
     with output_path.open("a", encoding="utf-8") as out:
         try:
-            _write_batches(out, _batches(todo, size), verifier, keys, workers, stats, expected_key,
-                           on_progress, on_bad or (lambda _msg: None))
+            _write_batches(out, _batches(todo, size), verifier, keys, workers, stats, expected_key, callbacks)
         finally:
             out.flush()
             os.fsync(out.fileno())
     return stats
 
 
-def _prepare_output(input_path: Path, output_path: Path, overwrite: bool, expected_key: str) -> tuple[
-    set[int], VerifyStats
-]:
-    """Validate the paths, then return the input lines already done in the output and their stats."""
+def _warn(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=4)
+
+
+def meta_path(output_path: Path) -> Path:
+    """Where the run configuration of `output_path` is recorded: `OUTPUT.meta.json` beside it."""
+    return output_path.with_name(output_path.name + ".meta.json")
+
+
+def run_config(input_path: Path, verifier: Verifier, response_key: str, reference_key: str) -> dict[str, Any]:
+    """The configuration an output's verdicts depend on (recorded in `meta_path`, compared on resume).
+
+    Verifier options that only change how scoring runs (`isolation`, `workers`) are left out.
+    """
+    try:
+        options = verifier.config.model_dump(mode="json", exclude=_EXECUTION_ONLY)
+    except AttributeError:  # a custom verifier without a pydantic config
+        options = {}
+    return {"input": str(input_path.resolve()), "verifier": verifier.name, "verifier_config": options,
+            "response_key": response_key, "reference_key": reference_key}
+
+
+def _config_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Human-readable differences between two run configurations."""
+    changes: list[str] = []
+    for key, value in new.items():
+        before = old.get(key)
+        if key == "verifier_config" and isinstance(before, dict):
+            changes += [f"verifier option {name}: {before.get(name)!r} → {value.get(name)!r}"
+                        for name in sorted(set(before) | set(value)) if before.get(name) != value.get(name)]
+        elif before != value:
+            changes.append(f"{key}: {before!r} → {value!r}")
+    return changes
+
+
+def _check_config(output_path: Path, config: dict[str, Any]) -> None:
+    """Refuse to resume `output_path` when its recorded configuration differs from `config`.
+
+    An output without a record (written before records existed) is resumed as is.
+    """
+    meta = meta_path(output_path)
+    if not meta.is_file():
+        return
+    try:
+        old = json.loads(meta.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise DataError(f"{meta}: not a readable run record ({exc}); pass --overwrite to start over") from exc
+    changes = _config_changes(old if isinstance(old, dict) else {}, config)
+    if changes:
+        raise ConfigError(
+            f"{output_path} holds verdicts from a run with another configuration ({'; '.join(changes)}); "
+            "resuming would mix them. Pass --overwrite to start over, or write to another -o file"
+        )
+
+
+def _write_meta(output_path: Path, config: dict[str, Any]) -> None:
+    meta = meta_path(output_path)
+    tmp = meta.with_name(meta.name + ".tmp")
+    tmp.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, meta)
+
+
+def _prepare_output(
+    input_path: Path, output_path: Path, overwrite: bool, expected_key: str, config: dict[str, Any]
+) -> tuple[set[int], VerifyStats]:
+    """Validate the paths and the configuration, record it, then return the lines already done and their stats."""
     if not input_path.is_file():
         raise ConfigError(f"input file {str(input_path)!r} does not exist")
     if output_path.exists() and input_path.resolve() == output_path.resolve():
         raise ConfigError("the output file must differ from the input file")
-    if overwrite and output_path.exists():
-        output_path.unlink()
+    if overwrite:
+        output_path.unlink(missing_ok=True)
+        meta_path(output_path).unlink(missing_ok=True)
     output_path.parent.mkdir(parents=True, exist_ok=True)
-    done, stats = scan_output(output_path, expected_key)
+    keys = (config["response_key"], config["reference_key"])
+    done, stats = scan_output(output_path, expected_key, keys)
+    if done:
+        _check_config(output_path, config)
     if done and max(done) > _last_line(input_path):
         raise DataError(f"{output_path} has a row for input line {max(done)}, but {input_path} is shorter: "
                         "is this output from another input? Pass --overwrite to start over")
+    _write_meta(output_path, config)
     return done, stats
+
+
+_Callbacks = tuple[Callable[[int], None] | None, Callable[[str], None], Callable[[str], None]]
 
 
 def _write_batches(
     out: IO[str], batches: Iterator[list[tuple[int, str]]], verifier: Verifier, keys: tuple[str, str],
-    workers: int, stats: VerifyStats, expected_key: str,
-    on_progress: Callable[[int], None] | None, on_bad: Callable[[str], None],
+    workers: int, stats: VerifyStats, expected_key: str, callbacks: _Callbacks,
 ) -> None:
+    on_progress, on_bad, on_warning = callbacks
     last_sync = time.monotonic()
     for batch in batches:
-        rows = _score_batch(batch, verifier, keys, workers, on_bad)
+        warned = bool(stats.replaced_keys)
+        rows = _score_batch(batch, verifier, keys, workers, on_bad, stats.replaced_keys)
+        if stats.replaced_keys and not warned:
+            found = ", ".join(repr(k) for k in sorted(stats.replaced_keys))
+            on_warning(f"input rows already have {found} (is the input an `rlvr verify` output?); "
+                       "the output replaces them with this run's values")
         out.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
         out.flush()
         for row in rows:
-            stats.add(row, expected_key)
+            stats.add(row, expected_key, keys)
         stats.written += len(rows)
         if on_progress:
             on_progress(len(rows))
