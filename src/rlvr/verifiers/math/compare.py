@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlvr.verifiers.math.config import MathConfig
+from rlvr.verifiers.math.extract import ALTERNATIVE_SEP
 from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_top_level
 from rlvr.verifiers.math.parse import parse_number, to_sympy
 from rlvr.verifiers.math.symbolic import sympy_equal
@@ -34,6 +35,8 @@ __all__ = ["Comparison", "compare_answers"]
 _MAX_DEPTH = 4
 _MAX_ITEMS = 40
 _CHOICE_RE = re.compile(r"^\(?\s*([A-J])\s*\)?(?:[.:]|\s|$)")
+_TIME_RE = re.compile(r"^(\d{1,2}):([0-5]\d)$")
+_COLON_RE = re.compile(r"^(\d+):(\d+)$")
 _LABEL_RE = re.compile(r"^(?![\d.])[A-Za-z\\{}_^0-9|(),:'\s]{1,40}$")
 
 
@@ -58,6 +61,8 @@ def compare_answers(gold_raw: str, pred_raw: str, config: MathConfig) -> Compari
     Percent signs follow `config.percent` ("strip": 50% == 50; "fraction": 50% == 0.5;
     "strict": a percent only equals a percent); units follow `config.units`.
     """
+    if ALTERNATIVE_SEP in gold_raw:
+        return _compare_alternatives(gold_raw.split(ALTERNATIVE_SEP), pred_raw, config)
     strip_units = config.units == "strip"
     g = normalize_answer(gold_raw, strip_units=strip_units)
     p = normalize_answer(pred_raw, strip_units=strip_units)
@@ -73,6 +78,17 @@ def compare_answers(gold_raw: str, pred_raw: str, config: MathConfig) -> Compari
         return Comparison(same, "string (answer too long to parse)", g_text, p_text)
     how = _equal(g_text, p_text, config, 0)
     return Comparison(how is not None, how or "not equivalent", g_text, p_text)
+
+
+def _compare_alternatives(golds: list[str], pred_raw: str, config: MathConfig) -> Comparison:
+    """A gold given in several alternative forms: the prediction may equal any one (or list them all)."""
+    last: Comparison | None = None
+    for gold in [*golds, ",".join(golds)]:
+        last = compare_answers(gold, pred_raw, config)
+        if last.equal:
+            return Comparison(True, f"{last.how}; one of {len(golds)} alternative gold forms", last.gold, last.pred)
+    pred = last.pred if last is not None else pred_raw
+    return Comparison(False, "not equal to any alternative gold form", " or ".join(golds), pred)
 
 
 def _apply_percent(g: Normalized, p: Normalized, config: MathConfig) -> tuple[str | None, str | None]:
@@ -95,7 +111,10 @@ def _equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | None:
         return None
     letter = _choice_letter(g)
     if letter is not None:
-        return "choice" if _choice_letter(p) == letter else None
+        return "choice" if _choice_letter(p, any_case=letter in "ABCDE") == letter else None
+    clock = _clock_equal(g, p)
+    if clock is not None:
+        return clock if isinstance(clock, str) else None
     g, p = _strip_labels(g, p)
     if _canon(g) == _canon(p):
         return "string"
@@ -105,13 +124,31 @@ def _equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | None:
     return _scalar_equal(g, p, cfg)
 
 
-def _choice_letter(s: str) -> str | None:
-    """The option letter of a multiple-choice answer: "(B)", "B", "B.", "(B) 12"; None otherwise."""
+def _choice_letter(s: str, *, any_case: bool = False) -> str | None:
+    """The option letter of a multiple-choice answer: "(B)", "B", "B.", "(B) 12"; None otherwise.
+
+    With `any_case` (the gold is a choice A-E) a lowercase "b" / "(b)" reads as "B".
+    """
     s = s.replace("\\text{", "").replace("}", "").strip()
+    if any_case:
+        s = re.sub(r"^(\(?\s*)([a-e])(?=\s*\)?(?:[.:]|\s|$))", lambda m: m.group(1) + m.group(2).upper(), s)
     m = _CHOICE_RE.match(s)
     if m is None or (len(s) > 3 and not s.startswith("(")):
         return None
     return m.group(1)
+
+
+def _clock_equal(g: str, p: str) -> str | bool | None:
+    """A gold time `h:mm` (`1:30`) against a predicted `a:b`: equal only as the same time, never as a ratio.
+
+    Other `a:b` golds (`1:2`, `3:4`) are ratios and compare as the quotient a/b (the parser's reading),
+    so `2:4` equals `1:2`; a time `1:30` does not equal `2:60`. None: not a time question.
+    """
+    gm, pm = _TIME_RE.match(_canon(g)), _COLON_RE.match(_canon(p))
+    if gm is None or pm is None:
+        return None
+    same = (int(gm.group(1)), int(gm.group(2))) == (int(pm.group(1)), int(pm.group(2)))
+    return "time" if same else False
 
 
 def _rhs_of_label(s: str) -> str | None:

@@ -12,7 +12,29 @@ __all__ = ["MathConfig"]
 
 
 class MathConfig(VerifierConfig):
-    """How `MathVerifier` extracts and compares answers. Frozen; unknown fields are rejected."""
+    r"""How `MathVerifier` extracts and compares answers. Frozen; unknown fields are rejected.
+
+    Fixed conventions (not configurable):
+
+    - Extraction: an ``<answer>...</answer>`` tag (R1-style) wins over everything else; then the
+      latest of ``\boxed{}``, ``####`` and "final answer" (also ``最终答案``); then "the answer is" /
+      "Answer:" (also ``答案是``/``答案：``). After a marker the first complete answer expression is
+      taken, cut at a clause boundary (" because", " since", ", which", a worded parenthetical,
+      ". "), never a later number of the same sentence.
+    - Reference solutions: boxes joined by "or" / "equivalently" / "i.e." are alternative forms of
+      one answer (a prediction equal to any is correct); boxes joined by "and" or commas are one
+      multi-part answer.
+    - Units (``units='strip'``): a unit is a word of 2+ letters after a number (cm, dollars, apples)
+      or a ``\text{}``/``\mbox{}`` unit after any expression (``4\pi \text{ cm}^2``); a single
+      letter (``5 x``, ``2 n``, ``5 i``) is a variable and is never stripped.
+    - Numbers: LaTeX thousands groups ``32,\!348``, ``1{,}234``, ``1\,234`` are one number;
+      a comma otherwise separates list items (no decimal commas).
+    - Ratios and times: ``a:b`` is read as the quotient a/b (``2:4 == 1:2 == \frac12``), except
+      that a gold clock time ``h:mm`` (two-digit minutes below 60, e.g. ``1:30``) only equals the
+      same time (``01:30``), never ``2:60``; so a ratio gold such as ``6:10`` is read as a time too.
+    - Multiple choice: a gold letter A-E matches the same letter in either case (``b``, ``(b)``);
+      other text answers compare case-insensitively.
+    """
 
     # -- extraction ------------------------------------------------------------------
     last_number_fallback: bool = Field(

@@ -2,18 +2,25 @@ r"""Final-answer extraction from free-form model output and from reference solut
 
 The stages, tried in order (the first that finds something wins):
 
+0. An R1-style ``<answer>...</answer>`` tag: its content is extracted by the stages below.
 1. ``\boxed{...}`` / ``\fbox{...}`` with balanced braces; the last one wins, and boxes that end
    the text separated only by a short connective ("and", ",") are joined into a list
    (the rule of Math-Verify's ``extract_boxed_content``, huggingface/Math-Verify).
 2. GSM8K's ``#### N`` marker (openai/grade-school-math, ``dataset.py``), last occurrence.
-3. "final answer is" / "Final Answer:" (Minerva / lm-evaluation-harness ``minerva_math``).
-4. "the answer is" / "Answer:" (lm-evaluation-harness ``gsm8k`` cot and MMLU-style prompts).
+3. "final answer is" / "Final Answer:" / "最终答案是" (Minerva / lm-evaluation-harness ``minerva_math``).
+4. "the answer is" / "Answer:" / "答案是" / "答案：" (lm-evaluation-harness ``gsm8k`` cot, MMLU-style prompts).
 5. A bold markdown span ``**...**`` that holds a digit.
 6. Optional fallback: the last LaTeX math environment or the last number in the text,
    whichever ends later (the "flexible-extract" filter of lm-evaluation-harness).
 
-A marker's span (e.g. "The largest $n$ is 34.") is refined by `refine_span` to its final math
-expression or number.
+A marker's span is refined by `refine_span` to its first complete answer expression, cut at a
+clause boundary ("18 because 9 eggs sell for $2" -> 18, "7 (since 3 + 4 = 7)" -> 7); only a span
+that is a sentence ("The largest $n$ is 34.") falls back to its last math expression or number.
+The fallback reads LaTeX thousands groups (``32,\!348``, ``1{,}234``) as one number.
+
+Conventions (see `MathConfig`): the ``:`` of ``1:2`` is a ratio, read as division by the parser,
+except against a gold clock time ``h:mm`` (`compare`); reference boxes joined by "or" /
+"equivalently" / "i.e." are alternatives (`ALTERNATIVE_SEP`), by "and"/commas a multi-part answer.
 """
 
 from __future__ import annotations
@@ -21,7 +28,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Extraction", "extract_answer", "extract_reference", "find_boxed", "refine_span"]
+from rlvr.verifiers.math.normalize import join_digit_groups
+
+__all__ = ["ALTERNATIVE_SEP", "Extraction", "extract_answer", "extract_reference", "find_boxed", "refine_span"]
+
+# Joins the alternative forms of one gold answer ("\boxed{15\frac{39}{40}}, or \boxed{\frac{639}{40}}")
+# in `extract_reference`'s text; `compare_answers` accepts a prediction equal to any of them.
+ALTERNATIVE_SEP = "\x1f"
 
 
 @dataclass(frozen=True)
@@ -35,10 +48,23 @@ class Extraction:
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\b\s*")
 _SEPARATOR_RE = re.compile(r"\b(?:and|or)\b|,|;")
 _GSM8K_RE = re.compile(r"####\s*([^\n]*)")
-_FINAL_RE = re.compile(r"final\s+answer\s*(?:is|:|=)?\s*(?:\*\*)?\s*:?", re.IGNORECASE)
+_FINAL_RE = re.compile(r"(?:final\s+answer\s*(?:is|:|=)?|最终答案\s*(?:是|为)?)\s*(?:\*\*)?\s*[:：]?", re.IGNORECASE)
 _ANSWER_RE = re.compile(
-    r"(?:the\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(]))\s*(?:\*\*)?\s*:?", re.IGNORECASE
+    r"(?:the\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(])|答案\s*(?:是|为|:|：))\s*(?:\*\*)?\s*[:：]?",
+    re.IGNORECASE,
 )
+_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
+# Where the answer after a marker ends: "18 because ...", "7, which ...", "7 (since 3 + 4 = 7)", "34. Then".
+_CLAUSE = (
+    r"\s+(?:because|since|which|where|but)\b|,\s*(?:which|since|because|so|where|as|but)\b|[.!?;]\s"
+    r"|\s+[-—–]{1,2}\s|\s*\((?=[^()]*(?:(?<![\\a-zA-Z])[a-zA-Z]{2,}|=))"
+)
+_CLAUSE_RE = re.compile(_CLAUSE, re.IGNORECASE)
+# Also "18 and the eggs cost $2": only where the part before it is a whole formula.
+_FORMULA_END_RE = re.compile(_CLAUSE + r"|\s+and\s+(?=[A-Za-z]{2,}\b)", re.IGNORECASE)
+_SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z\[(])")
+_INLINE_DELIM_RE = re.compile(r"\\[()]|(?<!\\)\$")
+_ALTERNATIVE_RE = re.compile(r"(?:or|equivalently|i\.\s*e|that is|alternatively)", re.IGNORECASE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")
 _NUMBER_RE = re.compile(r"(?<![A-Za-z_])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+")
 _ENV_RE = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)|\$\$(.+?)\$\$|\$([^$]+?)\$", re.DOTALL)
@@ -83,16 +109,12 @@ def _boxes(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def find_boxed(text: str) -> str | None:
-    """Content of the last box; trailing boxes separated by a short connective are joined with ','.
-
-    Joining follows Math-Verify's ``extract_boxed_content``: neighbours closer than 10 characters,
-    or closer than 70 with a separator ("and", "or", ",", ";") and different content.
-    """
+def _box_group(text: str) -> tuple[list[str], list[str]]:
+    """The contents of the trailing group of boxes and the texts between them (see `find_boxed`)."""
     boxes = _boxes(text)
     if not boxes:
-        return None
-    chosen = [boxes[-1]]
+        return [], []
+    chosen, betweens = [boxes[-1]], list[str]()
     for prev in reversed(boxes[:-1]):
         between = text[prev[1] : chosen[0][0]]
         near = len(between) < 10 or (len(between) < 70 and _SEPARATOR_RE.search(between) is not None)
@@ -100,7 +122,24 @@ def find_boxed(text: str) -> str | None:
             break
         if prev[2] != chosen[0][2]:
             chosen.insert(0, prev)
-    return ",".join(b[2] for b in chosen)
+            betweens.insert(0, between)
+    return [b[2] for b in chosen], betweens
+
+
+def find_boxed(text: str) -> str | None:
+    """Content of the last box; trailing boxes separated by a short connective are joined with ','.
+
+    Joining follows Math-Verify's ``extract_boxed_content``: neighbours closer than 10 characters,
+    or closer than 70 with a separator ("and", "or", ",", ";") and different content.
+    """
+    contents, _ = _box_group(text)
+    return ",".join(contents) if contents else None
+
+
+def _is_alternative(between: str) -> bool:
+    r"""True when the text between two boxes offers another form of one answer (", or", "equivalently")."""
+    words = re.sub(r"\\(?:text|mbox|mathrm|quad|qquad)\b|[{}$,;:()]|\\[()\[\]]", " ", between)
+    return _ALTERNATIVE_RE.fullmatch(re.sub(r"\s+", " ", words).strip(" .")) is not None
 
 
 def _line_after(text: str, pos: int) -> str:
@@ -145,7 +184,12 @@ def _is_formula(span: str) -> bool:
 
 
 def refine_span(span: str) -> str:
-    """Reduce a marker's span ("The largest $n$ is 34.") to its final expression or number.
+    """Reduce a marker's span ("The largest $n$ is 34.") to its answer expression.
+
+    The first complete answer expression after the marker wins, never a later number: the span
+    is cut at its first clause boundary outside math (`cut_clause`: "18 because 9 eggs sell for
+    $2" -> "18", "7 (since 3 + 4 = 7)" -> "7"); a part that reads as one formula is used whole,
+    else the last math expression or number of the first clause, else of the first sentence.
 
     Args:
         span: text after an answer marker, up to the end of its line.
@@ -153,34 +197,71 @@ def refine_span(span: str) -> str:
     Returns:
         The answer string, or "" when the span holds no answer.
     """
-    span = _first_sentence(span.replace('\\"', '"').strip().strip("*\"'").strip())
-    span = re.sub(r"[\s.。!\"']+$", "", span)
+    span = _trim(span.replace('\\"', '"'))
+    found = _as_formula(_trim(cut_clause(span, _FORMULA_END_RE)))
+    if found is None:
+        clause = _trim(cut_clause(span))
+        found = _as_formula(clause) or _last_math_or_number(clause)
+    if found is None:
+        sentence = _trim(cut_clause(span, _SENTENCE_END_RE))
+        found = _as_formula(sentence) or _last_math_or_number(sentence)
+    return found or ""
+
+
+def _trim(span: str) -> str:
+    """Drop surrounding spaces, quotes, bold stars and trailing sentence punctuation."""
+    span = span.strip().strip("*\"'").strip()
+    return re.sub(r"[\s.。!\"'*,;:]+$", "", span).strip()
+
+
+def _as_formula(span: str) -> str | None:
+    """The boxed content of `span`, or `span` itself when it reads as one formula; else None."""
     if not span:
-        return ""
+        return None
     boxed = find_boxed(span)
     if boxed is not None:
         return boxed
     bare = _strip_delimiters(span.strip("$ "))
-    if _is_formula(bare):
-        return bare
-    return _last_math_or_number(span) or ""
+    if not _is_formula(bare):
+        return None
+    # "\(52\) candles": the delimiters of complete inline math inside a one-formula answer go.
+    balanced = bare.count("\\(") == bare.count("\\)") and len(re.findall(r"(?<!\\)\$", bare)) % 2 == 0
+    return _INLINE_DELIM_RE.sub("", bare).strip() if balanced else bare
 
 
-def _first_sentence(span: str) -> str:
-    """Cut a span at its first sentence end outside math ("$14{,}916$. I hope it is correct.")."""
-    depth_dollar = 0
-    for i, ch in enumerate(span):
+def cut_clause(span: str, boundary: re.Pattern[str] = _CLAUSE_RE) -> str:
+    r"""Cut `span` at its first clause boundary outside math and braces.
+
+    Boundaries: " because", " since", ", which", ", so", " and the ...", a parenthetical holding
+    words or "=" ("7 (since 3 + 4 = 7)"), a sentence end (". ", "; "). `$..$`, `\(..\)`, `\[..\]`
+    and `{..}` are never cut; a boundary at the very start is ignored.
+    """
+    depth, in_math, i = 0, False, 0
+    while i < len(span):
+        ch = span[i]
+        if ch == "\\" and i + 1 < len(span):
+            nxt = span[i + 1]
+            if nxt in "([":
+                in_math = True
+            elif nxt in ")]":
+                in_math = False
+            i += 2
+            continue
         if ch == "$":
-            depth_dollar ^= 1
-        elif ch in ".!?" and not depth_dollar and i + 1 < len(span) and span[i + 1] == " ":
-            rest = span[i + 1 :].lstrip()
-            if rest[:1].isupper() or rest[:1] in "[(":
-                return span[:i]
+            in_math = not in_math
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(depth - 1, 0)
+        elif not in_math and depth == 0 and span[:i].strip() and boundary.match(span, i):
+            return span[:i].rstrip(" ,")
+        i += 1
     return span
 
 
 def _last_math_or_number(text: str) -> str | None:
     """The last math environment or number, whichever ends later in `text`."""
+    text = join_digit_groups(text)  # `\$32,\!348`, `1{,}234`: one number, not `348`, `234`
     env_end, env_text = -1, ""
     for m in _ENV_RE.finditer(text):
         content = next(g for g in m.groups() if g is not None).strip()
@@ -233,6 +314,9 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
     Returns:
         The Extraction, or None when no answer could be found.
     """
+    tagged = _answer_tag(text)
+    if tagged is not None:
+        return tagged
     strong = _strong_candidates(text)
     if strong:
         return max(strong, key=lambda c: c[0])[1]
@@ -256,6 +340,15 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
     return None
 
 
+def _answer_tag(text: str) -> Extraction | None:
+    """The answer inside the last non-empty `<answer>...</answer>` (R1-style format), extracted from its content."""
+    for m in reversed(list(_TAG_RE.finditer(text))):
+        found = extract_answer(m.group(1).strip(), last_number_fallback=True)
+        if found is not None and found.text.strip():
+            return Extraction(found.text, "answer_tag")
+    return None
+
+
 def _strip_delimiters(s: str) -> str:
     r"""Drop one pair of surrounding `\[ \]`, `\( \)` or `$` delimiters."""
     s = s.strip()
@@ -269,10 +362,16 @@ def extract_reference(reference: str) -> Extraction:
     r"""Extract the gold answer from a reference: a bare answer or a full reference solution.
 
     A reference holding ``\boxed{}`` (MATH, hendrycks/math) or ``####`` (GSM8K) is reduced to
-    that answer; any other reference is the answer itself.
+    that answer; any other reference is the answer itself. Boxes offered as alternative forms of
+    one answer ("\boxed{15\frac{39}{40}}, or \boxed{\frac{639}{40}}"; joined by "or",
+    "equivalently", "i.e.") are joined with `ALTERNATIVE_SEP`, and a prediction equal to any of
+    them is correct; boxes joined by "and" or commas stay one multi-part answer.
     """
-    boxed = find_boxed(reference)
-    if boxed is not None and boxed.strip():
+    contents, betweens = _box_group(reference)
+    if betweens and all(_is_alternative(b) for b in betweens):
+        return Extraction(ALTERNATIVE_SEP.join(contents), "boxed alternatives")
+    boxed = ",".join(contents)
+    if boxed.strip():
         return Extraction(boxed, "boxed")
     gsm = _GSM8K_RE.findall(reference)
     if gsm and gsm[-1].strip():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Normalized", "normalize_answer", "split_top_level"]
+__all__ = ["Normalized", "join_digit_groups", "normalize_answer", "split_top_level"]
 
 
 @dataclass(frozen=True)
@@ -51,35 +51,54 @@ _REL_REPLACEMENTS = (
     (re.compile(r"∓"), r"\\mp "),
     (re.compile(r"π"), r"\\pi "),
     (re.compile(r"×|\\times(?![a-zA-Z])"), r"\\cdot "),
+    (re.compile(r"\\(?:varnothing|O)(?![a-zA-Z])|∅|\\\{\s*\\\}"), r"\\emptyset "),
 )
+# A zero term added to a matrix (`\begin{pmatrix}..\end{pmatrix} + 0`): sympy cannot add a scalar to a matrix.
+_MATRIX_ZERO_RE = re.compile(r"(?<=matrix\})\s*[+-]\s*0(?![\d.])\s*$|^\s*0\s*\+\s*(?=\\begin\{[a-zA-Z]*matrix\})")
 _CONNECTIVE_RE = re.compile(
     r"\s*(?:\\text\{\s*(?:and|or|,)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z]))\s*", re.IGNORECASE
 )
 # Unit words after a number (Minerva's `normalize_final_answer` list, abridged, and common model outputs).
+# Single letters (m, g, s, ...) are units only inside `\text{}`: a bare `5 x`, `2 n`, `5 i` keeps its variable.
 _UNIT_WORDS = (
     "square units|sq units|units?|cubic|square|sq|"
     "dollars?|cents?|yuan|euros?|rupees?|pounds?|"
     "degrees?|radians?|"
-    "km|cm|mm|m|meters?|metres?|kilometers?|centimeters?|millimeters?|inches|inch|in|feet|foot|ft|yards?|miles?|mi|"
-    "kg|g|grams?|kilograms?|mg|lbs?|ounces?|oz|tons?|"
-    "liters?|litres?|l|ml|gallons?|gal|"
-    "hours?|hrs?|h|minutes?|mins?|seconds?|secs?|s|days?|weeks?|months?|years?|yrs?|"
+    "km|cm|mm|meters?|metres?|kilometers?|centimeters?|millimeters?|inches|inch|in|feet|foot|ft|yards?|miles?|mi|"
+    "kg|grams?|kilograms?|mg|lbs?|ounces?|oz|tons?|"
+    "liters?|litres?|ml|gallons?|gal|"
+    "hours?|hrs?|minutes?|mins?|seconds?|secs?|days?|weeks?|months?|years?|yrs?|"
     "mph|km/h|kmh|m/s|"
     "people|persons?|students?|apples?|eggs?|pages?|points?|ways?|times|items?|pieces?|boxes|books?|cookies?|"
     "marbles?|balls?|cars?|trees?|bags?|cups?|steps?|hats?|pairs?|sides?|edges?|vertices|faces?|"
     "numbers?|integers?|digits?|terms?|solutions?|values?|cases?|questions?|problems?|games?|rounds?|"
     "men|women|children|kids|boys|girls|members|workers|friends|animals|dogs|cats|birds|chickens|cows"
 )
+_SHORT_UNITS = "m|g|l|h|s|L"
+_POWER = r"(?:\s*\^\s*\{?\d\}?|[²³])?"
+# A bare unit word after a number; a `\text{unit}` after any expression (`4\pi \text{ cm}^2`).
 _UNIT_SUFFIX_RE = re.compile(
-    rf"(?<=[\d}}).])\s*(?:\\text\{{\s*(?:{_UNIT_WORDS})\s*\}}|(?:{_UNIT_WORDS})\b)(?:\s*\^\s*\{{?\d\}}?|[²³])?\s*(?:\.|$)",
+    rf"(?:(?<=[\d}}).])\s*(?:{_UNIT_WORDS})\b|(?<=\S)\s*\\text\{{\s*(?:{_UNIT_WORDS}|{_SHORT_UNITS})\s*\}})"
+    rf"{_POWER}\s*(?:\.|$)",
     re.IGNORECASE,
 )
-_NUMBER_WORDS_RE = re.compile(r"^(-?\d+(?:[.,]\d+)*)\s+([A-Za-z][A-Za-z\s'-]*)$")
+# "12 tomatoes": a number and only words, each of 3+ letters or a unit word (never a variable like `5 x`, `2 n`).
+_NUMBER_WORDS_RE = re.compile(
+    rf"^(-?\d+(?:[.,]\d+)*)\s+((?:(?:[A-Za-z][A-Za-z'-]{{2,}}|{_UNIT_WORDS})(?:\s+|$))+)$", re.IGNORECASE
+)
 # A trailing condition: "... \text{ for } k \in \mathbb{Z}", "..., where k is an integer".
 _CONDITION_RE = re.compile(
     r"\s*,?\s*(?:\\text\{\s*(?:for|where|with)\b[^{}]*\}|\b(?:for all|for any|for some|where)\b).*$"
 )
 _TRAILING_TEXT_RE = re.compile(r"(?<=[\d}).])\s*\\text\{[^{}]*\}(?:\s*\^\s*\{?\d\}?|[²³])?\s*$")
+
+
+_DIGIT_GROUP_RE = re.compile(r"(?<=\d)\s*(?:,\\!|\{\s*,\s*\}|\\[,!;]|\\thinspace\s*)\s*(?=\d{3}(?!\d))")
+
+
+def join_digit_groups(s: str) -> str:
+    r"""Join LaTeX thousands groups: `32,\!348`, `1{,}234`, `1\,234` -> `32348`, `1234`, `1234`."""
+    return _DIGIT_GROUP_RE.sub("", s)
 
 
 def _unwrap_text_commands(s: str) -> str:
@@ -130,7 +149,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     s = raw.strip()
     if "matrix" not in s and "array" not in s:
         s = re.sub(r"\\\\(?=[a-zA-Z])", r"\\", s)  # doubly escaped commands (`\\frac`)
-    s = re.sub(r"(?<=\d)\s*(?:,\\!|\{\s*,\s*\})\s*(?=\d{3})", "", s)  # `11,\!111`, `14{,}916`
+    s = join_digit_groups(s)  # `11,\!111`, `14{,}916`, `1\,234`
     s = _SPACING_RE.sub("", s)
     s = _QUAD_RE.sub(" ", s)
     s = _FRAC_RE.sub(r"\\frac", s)
@@ -139,6 +158,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     for pattern, repl in _REL_REPLACEMENTS:
         s = pattern.sub(repl, s)
     s = re.sub(r"\s+", " ", s).strip()
+    s = _MATRIX_ZERO_RE.sub("", s)
     s = _CONDITION_RE.sub("", s).strip()
     s = re.sub(r"^\\text\{\s*\}|\\text\{\s*\}$", "", s).strip()
     s = re.sub(r"(?:\s*\\text\{\.?\}|[.,;:。])+$", "", s).strip()
