@@ -65,8 +65,8 @@ def greedy_accuracy(model_dir: str | Path, env: Any, tasks: list[Any], batch: in
         with torch.inference_mode():
             out = model.generate(**enc, max_new_tokens=64, do_sample=False, pad_token_id=tok.pad_token_id)
         texts += tok.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-    verdicts = env.verifier.verify_batch([(x, t.reference) for x, t in zip(texts, tasks)], workers=2)
-    for t, x, v in list(zip(tasks, texts, verdicts))[:3]:
+    verdicts = env.verifier.verify_batch([(x, t.reference) for x, t in zip(texts, tasks, strict=True)], workers=2)
+    for t, x, v in list(zip(tasks, texts, verdicts, strict=True))[:3]:
         print(f"  {t.prompt[-1].content!r} -> {x[-80:]!r} [{v.status}]", file=sys.stderr)
     return sum(v.is_correct for v in verdicts) / len(verdicts), time.monotonic() - start
 
@@ -114,7 +114,8 @@ def write_report(args: Any, logs: list[dict[str, Any]], wall_s: float, prepare_s
         ("model", "SmolLM2-135M-Instruct (embedded GGUF → fp32, `prepare_smollm2`)"),
         ("task", f"`{ENV_ID}` basic_arithmetic, `EASY_ARITHMETIC` (2 single-digit terms, + and -)"),
         ("trainer", "TRL GRPOTrainer via `rlvr.runners.train.train_command`, CPU (2 cores, shared)"),
-        ("settings", f"16 samples/step (2 prompts × 8), ≤64 tokens, lr 1e-5 constant, beta 0; `{json.dumps(TRAINER_ARGS)}`"),
+        ("settings", "16 samples/step (2 prompts × 8), ≤64 tokens, lr 1e-5 constant, beta 0; "
+                     f"`{json.dumps(TRAINER_ARGS)}`"),
         ("steps", str(len(logs))),
         ("training wall time", f"{wall_s / 60:.1f} min (median step {statistics.median(step_times):.1f} s)"),
         ("model preparation", f"{prepare_s:.0f} s (0 when cached)"),

