@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.math.extract import match_brace
 
 __all__ = ["FormatReward", "boxed_contents", "format_score", "last_boxed"]
 
@@ -34,18 +35,8 @@ def boxed_contents(text: str) -> list[str | None]:
     """
     found: list[str | None] = []
     for match in _BOXED.finditer(text):
-        depth, start = 1, match.end()
-        for i in range(start, len(text)):
-            ch = text[i]
-            if ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    found.append(text[start:i])
-                    break
-        else:
-            found.append(None)
+        close = match_brace(text, match.end() - 1)
+        found.append(None if close is None else text[match.end() : close])
     return found
 
 

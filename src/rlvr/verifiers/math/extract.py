@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 from rlvr.verifiers.math.normalize import join_digit_groups
 
-__all__ = ["ALTERNATIVE_SEP", "Extraction", "extract_answer", "extract_reference", "find_boxed", "refine_span"]
+__all__ = [
+    "ALTERNATIVE_SEP", "Extraction", "extract_answer", "extract_reference", "find_boxed", "match_brace", "refine_span",
+]
 
 # Joins the alternative forms of one gold answer ("\boxed{15\frac{39}{40}}, or \boxed{\frac{639}{40}}")
 # in `extract_reference`'s text; `compare_answers` accepts a prediction equal to any of them.
@@ -77,7 +79,7 @@ _SENTENCE_WORDS = frozenset({"is", "are", "was", "the", "so", "thus", "therefore
                              "be", "has", "have", "get", "find", "not", "this", "that"})
 
 
-def _match_brace(text: str, open_pos: int) -> int | None:
+def match_brace(text: str, open_pos: int) -> int | None:
     """Index of the `}` closing the `{` at `open_pos`, or None when unbalanced."""
     depth = 0
     for i in range(open_pos, len(text)):
@@ -97,7 +99,7 @@ def _boxes(text: str) -> list[tuple[int, int, str]]:
     for m in _BOX_RE.finditer(text):
         pos = m.end()
         if pos < len(text) and text[pos] == "{":
-            close = _match_brace(text, pos)
+            close = match_brace(text, pos)
             if close is None:
                 out.append((m.start(), len(text), text[pos + 1 :].strip()))
                 continue
