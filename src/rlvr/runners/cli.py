@@ -305,6 +305,16 @@ def train(
         )
     except RlvrError as exc:
         raise _fail(exc) from exc
+    except OSError as exc:  # model/tokenizer loading (transformers raises OSError), or the output folder
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        err_console.print(
+            f"[red]error:[/red] {escape(first)}; hint: offline, a Hugging Face id must already be in the local "
+            "Hugging Face cache (set HF_HOME to it), or pass a local model folder with --model",
+            highlight=False, soft_wrap=True,
+        )
+        raise typer.Exit(2) from exc
+    except KeyboardInterrupt as exc:  # train_command already kept and plotted the partial curve
+        raise typer.Exit(130) from exc
     console.print(f"training finished; results in {output}")
 
 

@@ -177,13 +177,32 @@ def resolve_model(name_or_path: str | Path | None) -> str:
     `None` or a SmolLM2 alias (`"smollm2"`, see `SMOLLM2_ALIASES`) → the embedded SmolLM2,
     prepared by `prepare_smollm2`; an existing local folder → its path; anything else → returned
     unchanged as a Hugging Face Hub id (which needs network access unless already cached).
+
+    An argument that looks like a path (starts with `/`, `./`, `../`, `~`, or is `.`/`..`) must
+    exist; Hub ids (`org/name`) also contain `/`, so other arguments are only paths if they exist.
+
+    Raises:
+        ConfigError: for a path-like argument that does not exist.
     """
     if name_or_path is None or str(name_or_path).lower() in SMOLLM2_ALIASES:
         return str(prepare_smollm2())
     path = Path(name_or_path).expanduser()
     if path.exists():
         return str(path)
+    if _looks_like_path(str(name_or_path)):
+        raise ConfigError(f"model folder not found: {str(name_or_path)!r} (resolved to {str(path.absolute())!r}); "
+                          "give an existing folder or a Hugging Face id")
     return str(name_or_path)
+
+
+def _looks_like_path(text: str) -> bool:
+    """True for arguments only a path would start with (a Hub id is `name` or `org/name`)."""
+    prefixes = ["/", "~", "./", "../"]
+    if os.sep != "/":
+        prefixes += [os.sep, "." + os.sep, ".." + os.sep]
+    if os.altsep:
+        prefixes.append(os.altsep)
+    return isinstance(text, str) and (text in (".", "..") or text.startswith(tuple(prefixes)))
 
 
 def tiny_model(

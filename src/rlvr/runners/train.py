@@ -9,8 +9,12 @@ reward_curve.png   the same curve, plotted at the end of training
 model/             the trained weights and tokenizer
 ```
 
-Defaults are small enough for a CPU (`DEFAULT_GRPO_ARGS`); any `GRPOConfig` field can be
-overridden through `trainer_args` (strings are coerced to the field's type).
+Defaults are small enough for a CPU (`DEFAULT_GRPO_ARGS`); any `GRPOConfig` field except
+`max_steps` and `output_dir` (use `steps` / `output`) can be overridden through `trainer_args`
+(strings are coerced to the field's type).
+
+The output folder is created only once the config, environment and model are validated. On
+Ctrl-C during training the partial `reward_curve.csv` is kept and plotted before re-raising.
 """
 
 from __future__ import annotations
@@ -110,6 +114,20 @@ def _parse_as(base: Any, text: str) -> Any:
     return _NO_MATCH
 
 
+_TYPE_WORDS = {bool: "a bool (true/false)", int: "an int", float: "a float", list: "a JSON list",
+               dict: "a JSON object", str: "a string"}
+RESERVED_TRAINER_ARGS = {"max_steps": "--steps (steps=)", "output_dir": "--output (output=)"}
+"""GRPOConfig fields set by `train_command` itself; giving them as trainer arguments is an error."""
+
+
+def _describe(options: tuple[Any, ...]) -> str:
+    words = [_TYPE_WORDS.get(typing.get_origin(o) or o, getattr(o, "__name__", str(o)))
+             for o in options if o is not type(None)]
+    if type(None) in options:
+        words.append("none")
+    return " or ".join(words) or "a valid value"
+
+
 def _coerce_one(name: str, value: Any, hint: Any) -> Any:
     """Coerce a CLI string to the annotated type of a config field (other values pass through)."""
     if not isinstance(value, str):
@@ -124,20 +142,24 @@ def _coerce_one(name: str, value: Any, hint: Any) -> Any:
             return parsed
     if any(o is str or (isinstance(o, type) and issubclass(o, str)) for o in options):
         return value
-    raise ConfigError(f"trainer argument {name}={value!r} is not a valid {hint}")
+    raise ConfigError(f"trainer argument {name} must be {_describe(options)}, got {value!r}")
 
 
 def coerce_trainer_args(config_cls: type, trainer_args: dict[str, Any]) -> dict[str, Any]:
     """Check `trainer_args` against the fields of the dataclass `config_cls` and coerce strings.
 
     Raises:
-        ConfigError: for an unknown field (the message lists close matches) or an uncoercible value.
+        ConfigError: for an unknown field (the message lists close matches), a field set by
+            `train_command` itself (`max_steps`, `output_dir`) or an uncoercible value.
     """
     fields = {f.name: f for f in dataclasses.fields(config_cls) if f.init}
     hints = typing.get_type_hints(config_cls)
     out: dict[str, Any] = {}
     for name, value in trainer_args.items():
         key = name.replace("-", "_")
+        if key in RESERVED_TRAINER_ARGS:
+            raise ConfigError(f"trainer argument {key!r} is set by rlvr train; use {RESERVED_TRAINER_ARGS[key]} "
+                              "instead of --trainer-arg")
         if key not in fields:
             close = difflib.get_close_matches(key, list(fields), n=3, cutoff=0.6)
             hint = f"; did you mean {' or '.join(close)}?" if close else ""
@@ -169,15 +191,54 @@ def build_grpo_config(output: Path, steps: int, trainer_args: dict[str, Any] | N
         if old in overrides and new not in overrides:  # the deprecated alias is ignored once `new` is set
             overrides[new] = overrides.pop(old)
     values.update(overrides)
+    _check_generation_batch(values)
     try:
         return GRPOConfig(**values)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"GRPOConfig rejected the trainer arguments: {exc}") from exc
 
 
+def _check_generation_batch(values: dict[str, Any]) -> None:
+    """Reject a batch size that is not a multiple of `num_generations` before GRPOConfig does, clearly.
+
+    GRPO samples `num_generations` completions per prompt, so the generation batch (by default
+    `per_device_train_batch_size` x `steps_per_generation`, which defaults to
+    `gradient_accumulation_steps`) must divide evenly. An explicit `generation_batch_size` is left to
+    GRPOConfig's own check.
+    """
+    if values.get("generation_batch_size") is not None:
+        return
+    num_generations = values.get("num_generations")
+    batch = values.get("per_device_train_batch_size")
+    if not isinstance(num_generations, int) or not isinstance(batch, int) or num_generations < 1:
+        return
+    steps_per_generation = values.get("steps_per_generation") or values.get("gradient_accumulation_steps") or 1
+    if (batch * steps_per_generation) % num_generations == 0:
+        return
+    suggestion = num_generations * max(1, round(batch / num_generations))
+    raise ConfigError(f"per_device_train_batch_size ({batch}) must be a multiple of num_generations "
+                      f"({num_generations}): each prompt gets num_generations completions per batch; "
+                      f"e.g. --trainer-arg per_device_train_batch_size={suggestion}")
+
+
 # -- reward curve -----------------------------------------------------------------------------
-def curve_row(log: dict[str, Any], elapsed_s: float) -> dict[str, Any] | None:
-    """One `reward_curve.csv` row from a TRL training log entry; None for entries without a reward."""
+def _status_metric(log: dict[str, Any], status: str, reward_name: str | None) -> Any:
+    """`rlvr/<reward_name>/<status>` from a log entry; with no name, the first `rlvr/*/<status>` key."""
+    if reward_name is not None:
+        return log.get(f"{METRIC_PREFIX}/{reward_name}/{status}")
+    prefix, suffix = f"{METRIC_PREFIX}/", f"/{status}"
+    for key, value in log.items():
+        if key.startswith(prefix) and key.endswith(suffix) and key.count("/") == 2:
+            return value
+    return None
+
+
+def curve_row(log: dict[str, Any], elapsed_s: float, reward_name: str | None = None) -> dict[str, Any] | None:
+    """One `reward_curve.csv` row from a TRL training log entry; None for entries without a reward.
+
+    Status fractions come from the `rlvr/<reward_name>/<status>` metrics logged by
+    `rlvr.adapters.trl.VerifierReward` (with `reward_name` None: the first such reward found).
+    """
     if "reward" not in log or log.get("reward") is None:
         return None
     row: dict[str, Any] = {
@@ -189,7 +250,7 @@ def curve_row(log: dict[str, Any], elapsed_s: float) -> dict[str, Any] | None:
         "peak_rss_mb": _peak_rss_mb(),
     }
     for status in STATUSES:
-        row[status] = log.get(f"{METRIC_PREFIX}/{status}")
+        row[status] = _status_metric(log, status, reward_name)
     return row
 
 
@@ -217,6 +278,7 @@ def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -
     os.environ.setdefault("MPLCONFIGDIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "rlvr-matplotlib"))
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     steps = [float(r["step"]) for r in rows]
     reward = [_num(r["reward"]) for r in rows]
@@ -235,6 +297,7 @@ def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -
         smooth = [sum(reward[max(0, i - window + 1): i + 1]) / len(reward[max(0, i - window + 1): i + 1])
                   for i in range(len(reward))]
         ax.plot(steps, smooth, linewidth=2, label=f"mean reward, {window}-step moving average")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("training step")
     ax.set_ylabel("reward")
     ax.set_title(title or "GRPO reward curve")
@@ -252,8 +315,13 @@ def _num(value: Any) -> float:
     return number
 
 
-def reward_curve_callback(output: Path, title: str) -> Any:
-    """A `TrainerCallback` that appends to `reward_curve.csv` on every log and plots at the end."""
+def reward_curve_callback(output: Path, title: str, reward_name: str | None = None) -> Any:
+    """A `TrainerCallback` that appends to `reward_curve.csv` on every log and plots at the end.
+
+    `reward_name` is the `VerifierReward.__name__` whose status metrics fill the status columns
+    (None: the first rlvr reward found in each log). `callback.plot()` draws the PNG from the rows so
+    far (used after an interrupted run).
+    """
     from transformers import TrainerCallback
 
     class RewardCurveCallback(TrainerCallback):  # type: ignore[misc]
@@ -267,14 +335,22 @@ def reward_curve_callback(output: Path, title: str) -> Any:
             self.start = time.monotonic()
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
-            row = curve_row({**(logs or {}), "step": state.global_step}, time.monotonic() - self.start)
+            row = curve_row({**(logs or {}), "step": state.global_step}, time.monotonic() - self.start,
+                            reward_name)
             if row is not None and state.is_world_process_zero:
                 self.rows.append(row)
                 write_curve_csv(self.rows, self.csv_path)
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            if self.rows and state.is_world_process_zero:
-                plot_reward_curve(self.rows, self.png_path, title)
+            if state.is_world_process_zero:
+                self.plot()
+
+        def plot(self) -> bool:
+            """Plot the rows so far to `reward_curve.png`; False when there are none."""
+            if not self.rows:
+                return False
+            plot_reward_curve(self.rows, self.png_path, title)
+            return True
 
     return RewardCurveCallback()
 
@@ -309,8 +385,10 @@ def train_command(
         trainer_args: `GRPOConfig` overrides (unknown names raise ConfigError with close matches).
 
     Raises:
-        ConfigError: unsupported backend, unknown environment or trainer argument.
+        ConfigError: unsupported backend, unknown environment or trainer argument, missing model folder.
+        BackendError: the model could not be loaded (e.g. a Hub id not in the local cache offline).
         MissingExtraError: the backend's extra is not installed.
+        KeyboardInterrupt: re-raised after keeping (and plotting) the partial reward curve.
     """
     if backend not in SUPPORTED_BACKENDS:
         planned = " (planned)" if backend in PLANNED_BACKENDS else ""
@@ -322,36 +400,60 @@ def train_command(
     from rlvr.runners.models import resolve_model
 
     output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
     config = build_grpo_config(output, steps, trainer_args)
+    if output.exists() and not output.is_dir():
+        raise ConfigError(f"output {str(output)!r} exists and is not a folder")
+    model_path = resolve_model(model)  # before `make`: a missing folder fails fast, no env to close
     environment = make(env, **(env_args or {}))
     try:
         dataset = to_dataset(environment, limit=_dataset_limit(environment, config, steps))
-        result = _run_grpo(environment, dataset, resolve_model(model), config, output, steps)
+        result = _run_grpo(environment, dataset, model_path, config, output, steps)
     finally:
         environment.close()
     return result
+
+
+MODEL_LOAD_HINT = ("a Hugging Face id must already be in the local Hugging Face cache when offline "
+                   "(set HF_HOME to that cache), or pass an existing local model folder")
 
 
 def _run_grpo(environment: Any, dataset: Any, model_path: str, config: Any, output: Path, steps: int) -> TrainResult:
     from trl import GRPOTrainer
 
     from rlvr.adapters.trl import reward_funcs
+    from rlvr.core.errors import BackendError
 
-    callback = reward_curve_callback(output, f"GRPO on {environment.spec.id} ({Path(model_path).name})")
-    trainer = GRPOTrainer(
-        model=model_path,
-        reward_funcs=reward_funcs(environment),
-        args=config,
-        train_dataset=dataset,
-        callbacks=[callback],
-    )
+    rewards = reward_funcs(environment)
+    callback = reward_curve_callback(output, f"GRPO on {environment.spec.id} ({Path(model_path).name})",
+                                     rewards[0].__name__)
+    created = not output.exists()
+    try:
+        trainer = GRPOTrainer(
+            model=model_path,
+            reward_funcs=rewards,
+            args=config,
+            train_dataset=dataset,
+            callbacks=[callback],
+        )
+    except OSError as exc:
+        if created and output.is_dir() and not any(output.iterdir()):
+            output.rmdir()  # the trainer may have created it; leave no empty folder behind
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BackendError(f"could not load model {model_path!r}: {first}; hint: {MODEL_LOAD_HINT}") from exc
+    output.mkdir(parents=True, exist_ok=True)  # only now: config, environment and model are valid
     print(f"rlvr train: {environment.spec.id} with {model_path}, {steps} steps -> {output}", file=sys.stderr)
     start = time.monotonic()
-    with warnings.catch_warnings():
-        # transformers 5 deprecated this property; TRL 1.16 still reads it on every generation.
-        warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-        trainer.train()
+    try:
+        with warnings.catch_warnings():
+            # transformers 5 deprecated this property; TRL 1.16 still reads it on every generation.
+            warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated",
+                                    category=FutureWarning)
+            trainer.train()
+    except KeyboardInterrupt:
+        kept = (f"reward_curve.csv/png kept in {output}" if callback.plot()
+                else f"no step was logged, so no reward curve in {output}")
+        print(f"rlvr train: interrupted after {trainer.state.global_step} steps; {kept}", file=sys.stderr)
+        raise
     wall = time.monotonic() - start
     model_dir = output / "model"
     trainer.save_model(str(model_dir))
