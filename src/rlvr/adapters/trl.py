@@ -191,14 +191,13 @@ class VerifierReward:
         """Score `completions` (one per row of the batch) against the `rlvr_reference` column in `kwargs`."""
         references = self._references(kwargs, len(completions))
         texts = [completion_text(c) for c in completions]
-        good = [i for i, r in enumerate(references) if not isinstance(r, _BadReference)]
+        good = [i for i, r in enumerate(references) if not isinstance(r, Verdict)]
         start = time.monotonic()
         scored = self.env.verifier.verify_batch([(texts[i], references[i]) for i in good], workers=self.workers)
         elapsed = time.monotonic() - start
-        verdicts: list[Verdict] = [
-            Verdict(status="error", reward=None, detail=r.detail) if isinstance(r, _BadReference) else r
-            for r in _merge(references, good, scored)
-        ]
+        verdicts: list[Verdict] = list(references)  # undecodable rows already hold their error verdict
+        for i, verdict in zip(good, scored, strict=True):
+            verdicts[i] = verdict
         self.last_verdicts = verdicts
         self.last_texts = texts
         self.calls += 1
@@ -206,6 +205,7 @@ class VerifierReward:
         return [v.reward for v in verdicts]
 
     def _references(self, kwargs: dict[str, Any], n: int) -> list[Any]:
+        """Decoded references; an undecodable value becomes its row's error Verdict (masked)."""
         column = kwargs.get(REFERENCE_COLUMN)
         if column is None:
             raise AdapterError(f"reward function {self.__name__!r} needs a {REFERENCE_COLUMN!r} column in the "
@@ -225,26 +225,11 @@ class VerifierReward:
                     message = f"reward {self.__name__!r}: {detail}; such rows get an error verdict (masked)"
                     logger.warning(message)
                     warnings.warn(message, RuntimeWarning, stacklevel=3)
-                out.append(_BadReference(detail))
+                out.append(Verdict.error(detail))
         return out
 
     def __repr__(self) -> str:
         return f"<VerifierReward {self.__name__} env={self.env.spec.id} workers={self.workers}>"
-
-
-class _BadReference:
-    """Placeholder for a reference that could not be decoded (the row gets an error verdict)."""
-
-    def __init__(self, detail: str) -> None:
-        self.detail = detail
-
-
-def _merge(references: list[Any], good: list[int], scored: Sequence[Verdict]) -> list[Any]:
-    """`references` with the verdicts of the decodable rows (`good`) put in their places."""
-    merged: list[Any] = list(references)
-    for i, verdict in zip(good, scored, strict=True):
-        merged[i] = verdict
-    return merged
 
 
 def _default_name(env: Environment) -> str:
