@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up rlvr on a fresh machine: one virtual environment per backend, as users install them.
 #   .venv        core library + dev tools, no extras (the core test suite runs here)
+#   .venvs/extras core + sql/code/ray extras (PostgreSQL, DuckDB, Ray, E2B SDK tests)
 #   .venvs/trl   core + the `trl` extra (TRL GRPOTrainer on CPU)
 # Caches stay inside the checkout (.cache/), never in $HOME.
 set -euo pipefail
@@ -10,9 +11,25 @@ PY="${PYTHON:-python3}"
 # pip, with this machine's notes about absent local mirror folders filtered out.
 pipi() { "$1" -m pip install -q "${@:2}" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }; }
 
+echo "== system packages (bubblewrap for the sandbox, PostgreSQL server for SQL tests)"
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "warning: not root; install ${need[*]} (Debian packages) for the sandbox and PostgreSQL tests" >&2
+  fi
+fi
+
 echo "== core venv (.venv)"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 pipi .venv/bin/python -e '.[dev]'
+
+echo "== extras venv (.venvs/extras: sql, code, ray, e2b extras)"
+[ -x .venvs/extras/bin/python ] || "$PY" -m venv .venvs/extras
+pipi .venvs/extras/bin/python -e '.[dev,sql,code,ray]'
 
 echo "== TRL venv (.venvs/trl)"
 [ -x .venvs/trl/bin/python ] || "$PY" -m venv .venvs/trl

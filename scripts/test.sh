@@ -9,7 +9,10 @@ echo "== lint (ruff) and types (mypy, strict)"
 .venv/bin/python -m mypy
 
 echo "== core suite (.venv, no extras)"
-.venv/bin/python -m pytest -m "not trl" "$@"
+.venv/bin/python -m pytest -m "not trl and not vllm and not extras" "$@"
+
+echo "== extras suite (.venvs/extras: sql/code/ray/e2b extras, PostgreSQL)"
+.venvs/extras/bin/python -m pytest -m extras "$@"
 
 echo "== TRL suite (.venvs/trl)"
 .venvs/trl/bin/python -m pytest -m trl "$@"

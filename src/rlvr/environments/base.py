@@ -85,6 +85,19 @@ class Environment(ABC):
     async def step(self, action: Message | str) -> StepResult:
         """Apply the policy's action (an assistant message) and return the result."""
 
+    def reference_actions(self, task: Task) -> list[Message] | None:
+        """Assistant messages that solve `task` when replayed in order (the `oracle` policy).
+
+        The default replays the verifier's reference response as one final answer, which is
+        right for single-turn environments. Multi-turn environments override it (e.g. a tool
+        call, then the answer). Returns None when the environment has no reference solution.
+        """
+        try:
+            response = self.verifier.reference_response(task.reference)
+        except (ValueError, TypeError, KeyError):
+            return None
+        return [Message(role="assistant", content=response)]
+
     # -- scoring (used directly by single-turn adapters) -------------------------------
     def score(self, task: Task, response: str) -> Verdict:
         """Verify one final response for `task` (no episode state involved)."""
