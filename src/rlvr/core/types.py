@@ -7,6 +7,7 @@ attach token-level fields to it after a rollout.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any, Literal
@@ -20,6 +21,7 @@ __all__ = [
     "Status",
     "StepResult",
     "Task",
+    "TokenSample",
     "ToolCall",
     "Trajectory",
     "Verdict",
@@ -44,6 +46,17 @@ class ToolCall(BaseModel):
     id: str = Field(description="Call id; the tool's answer carries it as `tool_call_id`.")
     name: str = Field(description="Name of the tool function to call.")
     arguments: str = Field(default="{}", description="JSON-encoded arguments, as sent by the model.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_wire_format(cls, data: Any) -> Any:
+        """Accept the chat-completions wire format `{"id", "type": "function", "function": {"name", "arguments"}}`."""
+        if isinstance(data, dict) and isinstance(data.get("function"), dict):
+            function = data["function"]
+            arguments = function.get("arguments", "{}")
+            return {"id": data.get("id"), "name": function.get("name"),
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}
+        return data
 
 
 class Message(BaseModel):
@@ -157,6 +170,30 @@ class StepResult(BaseModel):
     verdict: Verdict | None = Field(default=None, description="The final Verdict, set when the episode ends.")
 
 
+class TokenSample(BaseModel):
+    """One training sample in token ids: a prompt and a completion with its loss mask and logprobs.
+
+    `completion_ids`, `loss_mask` (1 = token sampled by the policy, 0 = environment token) and
+    `logprobs` (sampling logprob; 0.0 on environment tokens) all have length T.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_ids: list[int] = Field(description="Prompt token ids the policy conditioned on, length P.")
+    completion_ids: list[int] = Field(description="Completion token ids, length T.")
+    loss_mask: list[int] = Field(description="1 on policy tokens, 0 on env tokens; length T.")
+    logprobs: list[float] | None = Field(default=None, description="Sampling logprob per completion token; length T.")
+
+    @model_validator(mode="after")
+    def _lengths_agree(self) -> TokenSample:
+        n = len(self.completion_ids)
+        for name in ("loss_mask", "logprobs"):
+            value = getattr(self, name)
+            if value is not None and len(value) != n:
+                raise ValueError(f"{name} has length {len(value)} but completion_ids has length {n}; they must match")
+        return self
+
+
 class Trajectory(BaseModel):
     """Messages of one episode, its rewards and final verdict, plus token fields from adapters.
 
@@ -175,6 +212,11 @@ class Trajectory(BaseModel):
     completion_ids: list[int] | None = Field(default=None, description="Completion token ids, length T.")
     loss_mask: list[int] | None = Field(default=None, description="1 on policy tokens, 0 on env tokens; length T.")
     logprobs: list[float] | None = Field(default=None, description="Sampling logprob per completion token; length T.")
+    samples: list[TokenSample] | None = Field(
+        default=None, description="One-sample-per-turn layout: one TokenSample per policy turn, in order."
+    )
+    error: str | None = Field(default=None, description="Why the episode failed (policy or environment), if it did.")
+    info: dict[str, Any] = Field(default_factory=dict, description="Diagnostics: sample index, finish reasons, ...")
 
     @model_validator(mode="after")
     def _token_lengths_agree(self) -> Trajectory:

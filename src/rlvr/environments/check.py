@@ -10,6 +10,9 @@ r"""Conformance check of an environment, in the spirit of Gymnasium's `utils/env
 
 and once: `reset_deterministic` (the same seed poses the same task) and `episode_protocol`
 (reset → step with the reference response → terminated, with a Verdict and a float reward).
+Multi-turn environments (`spec.max_turns > 1`) also get `oracle_episode` (replaying
+`env.reference_actions(task)` through a real episode ends it with a correct verdict) and
+`noop_episode` (empty assistant messages until the episode ends never score correct).
 
 Example:
     >>> report = check("math/reasoning-gym-v1", n=4)  # doctest: +SKIP
@@ -25,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlvr.core.types import Task, Verdict
+from rlvr.core.types import Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment
 
 __all__ = ["JUNK_RESPONSES", "MAX_SHOWN", "CheckReport", "CheckResult", "check"]
@@ -161,6 +164,36 @@ def _check_episode(env: Environment, seed: int) -> CheckResult:
                        failed=len(problems), failed_items=problems[:MAX_SHOWN])
 
 
+def _replay(env: Environment, task: Task, actions: list[str | Message]) -> StepResult | None:
+    """Run one episode replaying `actions` (the last one repeated until the episode ends)."""
+    env.reset_sync(task)
+    result = None
+    for turn in range(env.spec.max_turns):
+        result = env.step_sync(actions[min(turn, len(actions) - 1)])
+        if result.terminated or result.truncated:
+            return result
+    return result
+
+
+def _check_policies(env: Environment, tasks: list[Task]) -> list[CheckResult]:
+    """`oracle_episode` and `noop_episode` over `tasks` (multi-turn environments)."""
+    oracle, noop = _Tally("oracle_episode"), _Tally("noop_episode")
+    for task in tasks:
+        actions = env.reference_actions(task)
+        if actions:
+            result = _replay(env, task, list(actions))
+            verdict = result.verdict if result is not None else None
+            oracle.record(verdict is not None and verdict.is_correct,
+                          f"{task.id}: {verdict.status if verdict else 'no verdict'} after the reference actions"
+                          + (f" ({verdict.detail[:100]})" if verdict else ""))
+        result = _replay(env, task, [""])
+        verdict = result.verdict if result is not None else None
+        what = f"scored {verdict.status}" if verdict else "never ended the episode"
+        noop.record(verdict is not None and not verdict.is_correct, f"{task.id}: empty messages {what}")
+    summary = f"{oracle.items} ok" if oracle.items else "no reference actions"
+    return [oracle.result(summary), noop.result(f"{noop.items} ok")]
+
+
 def check(
     env_or_id: Environment | str,
     n: int = 20,
@@ -196,6 +229,8 @@ def check(
         results = _check_tasks(env, tasks, time_budget_s)
         if total:
             results += [_check_reset(env, seed), _check_episode(env, seed)]
+            if env.spec.max_turns > 1:
+                results += _check_policies(env, tasks)
         else:
             results.append(CheckResult(name="dataset", passed=False, detail="the environment has no tasks"))
         return CheckReport(env_id=env.spec.id, n=count, seed=seed, elapsed_s=time.monotonic() - start,

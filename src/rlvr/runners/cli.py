@@ -1,4 +1,4 @@
-"""The `rlvr` command line: verify, check, envs, sample, train.
+"""The `rlvr` command line: verify, check, envs, sample, train, eval.
 
 Every command imports its heavy parts inside the function, so `import rlvr.runners.cli` (and
 `rlvr --help`) loads no trainer, torch or transformers.
@@ -69,13 +69,24 @@ def _root(
     """Verifiers and environments for RL with verifiable rewards."""
 
 
+def _RowsPerSecond() -> Any:
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class RowsPerSecond(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            return Text(f"{task.speed:,.0f} rows/s" if task.speed else "- rows/s")
+
+    return RowsPerSecond()
+
+
 class _LazyProgress:
     """A progress bar that appears on the first advance, so an early error prints alone."""
 
     def __init__(self, total: int) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        columns = (TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        columns = (TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), _RowsPerSecond(), TimeRemainingColumn())
         self.progress = Progress(*columns, console=err_console)
         self.bar = self.progress.add_task("verify", total=total)
         self.started = False
@@ -100,13 +111,18 @@ _VERIFY_HELP = "\n\n".join([
     "The run configuration (input, verifier and its options, keys) is recorded in OUTPUT.meta.json. "
     "Rerunning the same command resumes; a rerun with another configuration is refused unless "
     "--overwrite is given.",
+    "INPUT may also be a Parquet file, a `datasets` save_to_disk directory (DIR[:SPLIT]) or a Hugging Face "
+    "dataset id (ID[:CONFIG]:SPLIT); OUTPUT ending in .parquet is written as Parquet. With --engine ray "
+    "(or those formats) finished rows go to order-independent shards in OUTPUT.shards/, merged into OUTPUT "
+    "in input order at the end; rerunning after a kill resumes from them.",
 ])
 
 
 @app.command(help=_VERIFY_HELP)
 def verify(
-    input: Annotated[Path, typer.Argument(help="Input JSONL: one object per line with a response and a reference.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL (resumed if it exists).")],
+    input: Annotated[Path, typer.Argument(help="Input JSONL: one object per line with a response and a reference "
+                                          "(or Parquet, a dataset folder or id: see above).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL, or .parquet (resumed if it exists).")],
     verifier: Annotated[str, typer.Option(help="Verifier name (math, reasoning_gym, ...) or module:Class.")] = "math",
     verifier_arg: Annotated[
         list[str] | None, typer.Option("--verifier-arg", help="Verifier option KEY=VALUE, e.g. timeout_s=5.")
@@ -116,20 +132,37 @@ def verify(
     expected_key: Annotated[str, typer.Option(help="Key of an optional expected status, to report agreement.")] = (
         "expected"
     ),
-    workers: Annotated[int, typer.Option(min=1, help="Verifier worker processes.")] = 1,
-    batch_size: Annotated[int | None, typer.Option(min=1, help="Rows per written batch (default 4x workers).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Verifier worker processes (local, default 1) or Ray actors "
+                                 "(ray, default: every CPU of the cluster).")
+    ] = None,
+    engine: Annotated[str, typer.Option(help="Where to verify: local (this machine) or ray (a Ray cluster).")] = (
+        "local"
+    ),
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster for --engine ray: auto, HOST:PORT (default: RAY_ADDRESS, else a "
+                                 "new local cluster).")
+    ] = None,
+    batch_size: Annotated[
+        int | None, typer.Option(min=1, help="Rows per written batch (default: local 4x workers, ray 64).")
+    ] = None,
     overwrite: Annotated[bool, typer.Option(help="Discard an existing output instead of resuming it.")] = False,
     strict: Annotated[bool, typer.Option(help="Exit 1 if any row was bad (not JSON, missing key).")] = False,
 ) -> None:
     """Score every row of INPUT and write it with a `verdict` to OUTPUT (help text: `_VERIFY_HELP`)."""
+    from rlvr.runners.rowio import open_source
+    from rlvr.runners.sharded import uses_shards
     from rlvr.runners.verify import count_rows, verify_file
     from rlvr.verifiers.registry import get_verifier
 
+    sharded = uses_shards(engine, input, output)
     try:
-        if not input.is_file():
+        _check_engine(engine, ray_address)
+        if not sharded and not input.is_file():
             raise ConfigError(f"input file {str(input)!r} does not exist")
         scorer = get_verifier(verifier, **parse_env_args(verifier_arg))
-        total = count_rows(input)
+        source = open_source(str(input)) if sharded else None
+        total = source.total() if source is not None else count_rows(input)
     except (RlvrError, OSError) as exc:
         raise _fail(exc) from exc
     if not total:
@@ -144,11 +177,17 @@ def verify(
     bar = _LazyProgress(total)
     try:
         with scorer:
-            stats = verify_file(
-                input, output, scorer, response_key=response_key, reference_key=reference_key,
-                expected_key=expected_key, workers=workers, batch_size=batch_size, overwrite=overwrite,
-                on_progress=bar.advance, on_bad=on_bad, on_warning=_warn,
-            )
+            if source is not None:
+                stats = _verify_sharded(source, output, scorer, engine, workers, ray_address, dict(
+                    response_key=response_key, reference_key=reference_key, expected_key=expected_key,
+                    batch_size=batch_size, overwrite=overwrite, on_progress=bar.advance, on_bad=on_bad,
+                    on_warning=_warn))
+            else:
+                stats = verify_file(
+                    input, output, scorer, response_key=response_key, reference_key=reference_key,
+                    expected_key=expected_key, workers=workers or 1, batch_size=batch_size, overwrite=overwrite,
+                    on_progress=bar.advance, on_bad=on_bad, on_warning=_warn,
+                )
     except RlvrError as exc:
         bar.stop()
         raise _fail(exc) from exc
@@ -163,6 +202,25 @@ def verify(
         err_console.print(f"[yellow]hint:[/yellow] {escape(hint)}", highlight=False, soft_wrap=True)
     if strict and stats.bad_rows:
         raise typer.Exit(1)
+
+
+def _check_engine(engine: str, ray_address: str | None) -> None:
+    from rlvr.runners.engine import ENGINES
+
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown --engine {engine!r}; choose one of: {', '.join(ENGINES)}")
+    if ray_address is not None and engine != "ray":
+        raise ConfigError("--ray-address needs --engine ray")
+
+
+def _verify_sharded(source: Any, output: Path, scorer: Any, engine: str, workers: int | None,
+                    ray_address: str | None, options: dict[str, Any]) -> Any:
+    """`rlvr verify` through an engine (`--engine ray`, Parquet or dataset input, Parquet output)."""
+    from rlvr.runners.engine import make_engine
+    from rlvr.runners.sharded import verify_sharded
+
+    with make_engine(engine, scorer, workers, ray_address) as runner:
+        return verify_sharded(source, output, scorer, runner, **options)
 
 
 def _print_stats(stats: Any, output: Path) -> None:
@@ -294,6 +352,9 @@ def train(
     trainer_arg: Annotated[
         list[str] | None, typer.Option("--trainer-arg", help="Backend option KEY=VALUE, passed through; repeatable.")
     ] = None,
+    multi_turn: Annotated[str, typer.Option(
+        help="Multi-turn envs with TRL: auto (environment_factory for tool envs, else rollout_func), "
+             "environment_factory or rollout_func.")] = "auto",
 ) -> None:
     """Train a model on an environment with a trainer backend (needs that backend's extra)."""
     from rlvr.runners.train import train_command  # type: ignore[import-not-found,unused-ignore]  # lazy
@@ -301,7 +362,7 @@ def train(
     try:
         train_command(
             backend=backend, env=env, env_args=parse_env_args(env_arg), model=model, steps=steps, output=output,
-            trainer_args=parse_env_args(trainer_arg),
+            trainer_args=parse_env_args(trainer_arg), multi_turn=multi_turn,
         )
     except RlvrError as exc:
         raise _fail(exc) from exc
@@ -316,6 +377,64 @@ def train(
     except KeyboardInterrupt as exc:  # train_command already kept and plotted the partial curve
         raise typer.Exit(130) from exc
     console.print(f"training finished; results in {output}")
+
+
+_EVAL_HELP = "\n\n".join([
+    "Roll a policy through an environment; write trajectories to OUTPUT (JSONL, incremental, resumable); "
+    "print pass@1 / pass@k (unbiased estimator), mean reward and counts per verdict status.",
+    "The policy: --policy oracle|noop|script:PATH (scripted, no model: oracle must score correct, noop must "
+    "not), else --model with --base-url (an OpenAI-compatible server, e.g. vLLM), else --model as a local "
+    "model folder or `smollm2` (run with --engine transformers or vllm).",
+    "Rerunning the same command resumes (skips the (task, sample) pairs already written); a larger -n adds "
+    "samples. The configuration is recorded in OUTPUT.meta.json; another configuration needs --overwrite.",
+])
+
+
+@app.command(name="eval", help=_EVAL_HELP)
+def eval_(
+    env: Annotated[str, typer.Option("--env", "-e", help="Environment id.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL of trajectories (resumed if present).")],
+    env_arg: EnvArgs = None,
+    model: Annotated[str | None, typer.Option(help="Served model name (with --base-url) or local model / smollm2.")] = (
+        None
+    ),
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")] = (
+        None
+    ),
+    policy: Annotated[str | None, typer.Option(help="Scripted policy: oracle, noop or script:PATH.")] = None,
+    n: Annotated[int, typer.Option("-n", min=1, help="Samples per task.")] = 1,
+    k: Annotated[int, typer.Option("-k", min=1, help="k of pass@k (<= n).")] = 1,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first LIMIT tasks.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 32,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Most tokens per model turn.")] = 512,
+    temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")] = 1.0,
+    top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
+    seed: Annotated[int, typer.Option(help="Base seed (environment resets, sampling).")] = 0,
+    layout: Annotated[str, typer.Option(help="Token layout: auto, episode, turn or none.")] = "auto",
+    engine: Annotated[str, typer.Option(help="Local model engine without --base-url: transformers or vllm.")] = (
+        "transformers"
+    ),
+    tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for token fields with --base-url.")] = None,
+    token_in: Annotated[bool, typer.Option(help="With --base-url: send prompts as token ids (/v1/completions).")] = (
+        False
+    ),
+    overwrite: Annotated[bool, typer.Option(help="Discard an existing output instead of resuming it.")] = False,
+) -> None:
+    """Roll a policy through an environment and report pass@k (help text: `_EVAL_HELP`)."""
+    from rlvr.runners.eval import run_eval
+
+    try:
+        run_eval(
+            env=env, env_args=parse_env_args(env_arg), output=output, model=model, base_url=base_url, policy=policy,
+            n=n, k=k, limit=limit, concurrency=concurrency, max_tokens=max_tokens, temperature=temperature,
+            top_p=top_p, seed=seed, layout=layout, engine=engine, tokenizer=tokenizer, token_in=token_in,
+            overwrite=overwrite, console=console, err_console=err_console,
+        )
+    except RlvrError as exc:
+        raise _fail(exc) from exc
+    except KeyboardInterrupt:
+        err_console.print("interrupted; trajectories written so far are kept. Rerun the same command to resume.")
+        raise typer.Exit(130) from None
 
 
 def main() -> None:

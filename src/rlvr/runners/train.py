@@ -371,6 +371,7 @@ def train_command(
     steps: int,
     output: Path,
     trainer_args: dict[str, Any] | None,
+    multi_turn: str = "auto",
 ) -> TrainResult:
     """Train `model` on environment `env` with `backend` for `steps` steps; write results to `output`.
 
@@ -383,6 +384,9 @@ def train_command(
         steps: optimizer steps.
         output: folder for `reward_curve.csv`, `reward_curve.png` and `model/`.
         trainer_args: `GRPOConfig` overrides (unknown names raise ConfigError with close matches).
+        multi_turn: for multi-turn envs (`spec.max_turns > 1` or tools): 'auto' (TRL's
+            `environment_factory` for tool envs, `rollout_func` otherwise), 'environment_factory' or
+            'rollout_func' (`rlvr.runners.trl_rollout.multi_turn_hooks`).
 
     Raises:
         ConfigError: unsupported backend, unknown environment or trainer argument, missing model folder.
@@ -398,6 +402,10 @@ def train_command(
     from rlvr.adapters.trl import to_dataset
     from rlvr.environments.registry import make
     from rlvr.runners.models import resolve_model
+    from rlvr.runners.trl_rollout import MULTI_TURN_PATHS
+
+    if multi_turn not in MULTI_TURN_PATHS:
+        raise ConfigError(f"multi-turn path must be one of {', '.join(MULTI_TURN_PATHS)}, got {multi_turn!r}")
 
     output = Path(output)
     config = build_grpo_config(output, steps, trainer_args)
@@ -407,7 +415,7 @@ def train_command(
     environment = make(env, **(env_args or {}))
     try:
         dataset = to_dataset(environment, limit=_dataset_limit(environment, config, steps))
-        result = _run_grpo(environment, dataset, model_path, config, output, steps)
+        result = _run_grpo(environment, dataset, model_path, config, output, steps, multi_turn)
     finally:
         environment.close()
     return result
@@ -417,24 +425,32 @@ MODEL_LOAD_HINT = ("a Hugging Face id must already be in the local Hugging Face 
                    "(set HF_HOME to that cache), or pass an existing local model folder")
 
 
-def _run_grpo(environment: Any, dataset: Any, model_path: str, config: Any, output: Path, steps: int) -> TrainResult:
+def _trainer_hooks(environment: Any, model_path: str, config: Any, multi_turn: str) -> dict[str, Any]:
+    """`GRPOTrainer` reward/rollout keyword arguments: single-turn rewards, or the multi-turn hooks."""
+    from rlvr.adapters.trl import reward_funcs
+
+    if environment.spec.max_turns > 1 or environment.spec.tools:
+        from rlvr.runners.trl_rollout import multi_turn_hooks
+
+        return multi_turn_hooks(environment, model_path, config, multi_turn)
+    return {"reward_funcs": reward_funcs(environment)}
+
+
+def _run_grpo(environment: Any, dataset: Any, model_path: str, config: Any, output: Path, steps: int,
+              multi_turn: str = "auto") -> TrainResult:
     from trl import GRPOTrainer
 
-    from rlvr.adapters.trl import reward_funcs
     from rlvr.core.errors import BackendError
 
-    rewards = reward_funcs(environment)
-    callback = reward_curve_callback(output, f"GRPO on {environment.spec.id} ({Path(model_path).name})",
-                                     rewards[0].__name__)
     created = not output.exists()
     try:
-        trainer = GRPOTrainer(
-            model=model_path,
-            reward_funcs=rewards,
-            args=config,
-            train_dataset=dataset,
-            callbacks=[callback],
-        )
+        hooks = _trainer_hooks(environment, model_path, config, multi_turn)
+        callback = reward_curve_callback(output, f"GRPO on {environment.spec.id} ({Path(model_path).name})",
+                                         hooks["reward_funcs"][0].__name__)
+        with warnings.catch_warnings():  # TRL 1.16 flags both multi-turn hooks as experimental
+            warnings.filterwarnings("ignore", message="You are using '(rollout_func|environment_factory)'",
+                                    category=UserWarning)
+            trainer = GRPOTrainer(model=model_path, args=config, train_dataset=dataset, callbacks=[callback], **hooks)
     except OSError as exc:
         if created and output.is_dir() and not any(output.iterdir()):
             output.rmdir()  # the trainer may have created it; leave no empty folder behind

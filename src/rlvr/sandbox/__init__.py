@@ -1,3 +1,15 @@
-"""Process isolation for untrusted code (bubblewrap / namespaces / rlimits). Filled by the code issue."""
+"""Process isolation for untrusted code: bubblewrap, then `unshare` namespaces, then rlimits.
 
-__all__: list[str] = []
+`LocalSandbox` runs a command (`run`) or a Python program in a pre-started worker (`run_python`)
+with a fresh work directory, an unprivileged uid, rlimits, a parent-side wall-clock watchdog and
+capped output; `ExecResult` is the raw evidence (exit status, output, result channel). Deciding
+what the evidence means is the verifier's job. `rlvr.sandbox.e2b.E2BSandbox` (extra `e2b`) runs
+the same `run_python` protocol in an E2B cloud sandbox.
+"""
+
+from __future__ import annotations
+
+from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
+from rlvr.sandbox.local import LocalSandbox, find_bwrap
+
+__all__ = ["ISOLATION_LEVELS", "ExecResult", "Isolation", "LocalSandbox", "SandboxConfig", "find_bwrap"]

@@ -13,14 +13,30 @@ _EXPORTS = {
     "VerifierConfig": "rlvr.verifiers.base",
     "MathConfig": "rlvr.verifiers.math",
     "MathVerifier": "rlvr.verifiers.math",
+    "SQLConfig": "rlvr.verifiers.sql",
+    "SQLReference": "rlvr.verifiers.sql",
+    "SQLVerifier": "rlvr.verifiers.sql",
     "ConstantVerifier": "rlvr.verifiers.testing",
+    "UnitTestVerifier": "rlvr.verifiers.code",
 }
 
-__all__ = ["ConstantVerifier", "MathConfig", "MathVerifier", "Verifier", "VerifierConfig"]
+__all__ = [
+    "ConstantVerifier",
+    "MathConfig",
+    "MathVerifier",
+    "SQLConfig",
+    "SQLReference",
+    "SQLVerifier",
+    "UnitTestVerifier",
+    "Verifier",
+    "VerifierConfig",
+]
 
 if TYPE_CHECKING:
     from rlvr.verifiers.base import Verifier, VerifierConfig
+    from rlvr.verifiers.code import UnitTestVerifier
     from rlvr.verifiers.math import MathConfig, MathVerifier
+    from rlvr.verifiers.sql import SQLConfig, SQLReference, SQLVerifier
     from rlvr.verifiers.testing import ConstantVerifier
 
 

@@ -21,6 +21,8 @@ VERIFIERS: dict[str, str] = {
     "math": "rlvr.verifiers.math:MathVerifier",
     "reasoning_gym": "rlvr.verifiers.reasoning_gym:ReasoningGymVerifier",
     "constant": "rlvr.verifiers.testing:ConstantVerifier",
+    "code": "rlvr.verifiers.code:UnitTestVerifier",
+    "sql": "rlvr.verifiers.sql:SQLVerifier",
 }
 """Built-in verifier names → `"module:Class"`. SQL and code verifiers register here when they land."""
 

@@ -1,0 +1,355 @@
+r"""Token ownership for multi-turn rollouts: sampled ids kept as-is, environment turns as template suffixes.
+
+A multi-turn episode becomes training data in one of two layouts:
+
+- **episode** — one sample per episode: `prompt_ids` (the first prompt) and `completion_ids`, in
+  which the model's sampled tokens and the environment's tokens are interleaved; `loss_mask` is 1
+  only on sampled tokens and `logprobs` is 0.0 on environment tokens.
+- **turn** — one sample per model turn: the prompt ids the policy conditioned on for that turn and
+  the ids it sampled (all masked 1). Always valid, whatever the chat template does.
+
+Rules (what peers get wrong, see issue 3):
+
+1. The model's own tokens are never re-encoded from text: decode-then-encode is not the identity
+   (a model may sample "Hel" + "lo" where the tokenizer encodes "Hello" as one token), so
+   re-tokenised text gives other ids and other logprobs than the ones sampled.
+2. An environment turn is rendered with the tokenizer's chat template as a suffix: the string
+   `template(history + observation, add_generation_prompt=True)` minus `template(history)`, plus
+   whatever end-of-turn text the template puts after the assistant content that the model did not
+   sample itself (for ChatML: the newline after a sampled `<|im_end|>`, or `<|im_end|>\n` when the
+   turn was cut by the length limit).
+3. This only describes what the model saw if the template is prefix-preserving: rendering more
+   turns must not rewrite earlier ones. Templates that drop past `<think>` blocks (Qwen3), trim
+   or re-format assistant turns (native tool calls) are detected; the episode layout then raises
+   `TokenAlignmentError` naming the fixes, and the `auto` layout falls back to per-turn samples.
+
+Example:
+    >>> tokens = EpisodeTokens(tokenizer, prompt_messages)              # doctest: +SKIP
+    >>> tokens.add_model_turn(message, sampled_ids, logprobs)          # doctest: +SKIP
+    >>> tokens.add_env_turn(observation_messages)                      # doctest: +SKIP
+    >>> fields = tokens.trajectory_fields("episode")                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
+
+from rlvr.core.errors import AdapterError, ConfigError
+from rlvr.core.types import Message, TokenSample
+
+__all__ = [
+    "ChatTokenizer",
+    "EpisodeTokens",
+    "Layout",
+    "TokenAlignmentError",
+    "describe_drift",
+    "encode",
+    "render",
+    "render_prompt_ids",
+]
+
+Layout = Literal["episode", "turn", "auto"]
+"""`episode`: one interleaved sample per episode; `turn`: one sample per model turn; `auto`:
+`episode` when the tokens line up, else `turn`."""
+
+LAYOUTS: tuple[str, ...] = ("episode", "turn", "auto")
+
+_FIX = (
+    "fixes: use the one-sample-per-turn layout (layout='turn', or 'auto' to fall back per episode), "
+    "use a policy that takes prompt token ids (token-in: vLLM in-process, transformers, or the OpenAI "
+    "policy with token_in=True) together with a prefix-preserving chat template, or pass a chat template "
+    "that renders earlier turns verbatim (e.g. for Qwen3, one that keeps past <think> blocks)"
+)
+
+
+class ChatTokenizer(Protocol):
+    """What rlvr needs from a tokenizer (a Hugging Face `PreTrainedTokenizerBase` fits)."""
+
+    def apply_chat_template(self, conversation: Any, *args: Any, **kwargs: Any) -> Any:
+        """Render messages with the chat template (called with `tokenize=False`: returns a str)."""
+
+    def encode(self, text: str, *args: Any, **kwargs: Any) -> list[int]:
+        """Token ids of `text` (called with `add_special_tokens=False`)."""
+
+    def decode(self, token_ids: Any, *args: Any, **kwargs: Any) -> str:
+        """Text of `token_ids`."""
+
+
+class TokenAlignmentError(AdapterError):
+    """The interleaved episode tokens are not what the policy conditioned on (see module docstring)."""
+
+
+def render(
+    tokenizer: ChatTokenizer,
+    messages: Sequence[Message],
+    *,
+    tools: Sequence[dict[str, Any]] | None = None,
+    add_generation_prompt: bool = False,
+    chat_template: str | None = None,
+) -> str:
+    """Render messages to text with the tokenizer's chat template (or `chat_template`).
+
+    Raises:
+        ConfigError: the tokenizer has no chat template.
+    """
+    kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": add_generation_prompt}
+    if tools:
+        kwargs["tools"] = list(tools)
+    if chat_template is not None:
+        kwargs["chat_template"] = chat_template
+    try:
+        text = tokenizer.apply_chat_template([m.to_openai() for m in messages], **kwargs)
+    except ValueError as exc:  # transformers: "Cannot use chat template functions because ... not set"
+        raise ConfigError(f"cannot render the conversation with the chat template: {exc}; "
+                          "pass chat_template=... or use a tokenizer that has one") from exc
+    if not isinstance(text, str):
+        raise ConfigError(f"apply_chat_template(tokenize=False) returned {type(text).__name__}, expected str")
+    return text
+
+
+def encode(tokenizer: ChatTokenizer, text: str) -> list[int]:
+    """Token ids of rendered text; special tokens come from the template, so none are added."""
+    return list(tokenizer.encode(text, add_special_tokens=False))
+
+
+def render_prompt_ids(
+    tokenizer: ChatTokenizer,
+    messages: Sequence[Message],
+    *,
+    tools: Sequence[dict[str, Any]] | None = None,
+    chat_template: str | None = None,
+) -> list[int]:
+    """Prompt ids for the next model turn: the template with `add_generation_prompt=True`, tokenised."""
+    text = render(tokenizer, messages, tools=tools, add_generation_prompt=True, chat_template=chat_template)
+    return encode(tokenizer, text)
+
+
+def _decode(tokenizer: ChatTokenizer, ids: Sequence[int]) -> str:
+    return tokenizer.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+def describe_drift(tokenizer: ChatTokenizer, expected: Sequence[int], actual: Sequence[int], *, window: int = 6) -> str:
+    """Where two id sequences first differ, with the decoded tokens around it (for error messages).
+
+    Returns:
+        '' when equal; else e.g. "ids differ at position 41: expected [..] 'Hel|lo' vs actual [..] 'Hello'".
+    """
+    if list(expected) == list(actual):
+        return ""
+    i = next((k for k, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b), None)
+    if i is None:
+        i = min(len(expected), len(actual))
+    lo = max(0, i - 1)
+
+    def show(ids: Sequence[int]) -> str:
+        part = list(ids[lo : i + window])
+        return f"{part} {'|'.join(_decode(tokenizer, [t]) for t in part)!r}"
+
+    return (f"ids differ at position {i} (lengths {len(expected)} vs {len(actual)}): "
+            f"expected {show(expected)} vs actual {show(actual)}")
+
+
+def _first_difference(a: str, b: str) -> str:
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return f"at character {i}: {a[max(0, i - 20) : i + 40]!r} became {b[max(0, i - 20) : i + 40]!r}"
+
+
+class EpisodeTokens:
+    """Collects one episode's tokens in both layouts while the rollout runs.
+
+    Call `add_model_turn` after each policy turn (with the ids it sampled) and `add_env_turn` after
+    each environment observation, then `trajectory_fields(layout)`.
+
+    Args:
+        tokenizer: the policy's tokenizer (with its chat template).
+        prompt: the episode's first messages (from `env.reset`).
+        tools: OpenAI tool schemas passed to the template (`env.spec.tools`).
+        chat_template: a template overriding the tokenizer's own.
+        prompt_ids: the first prompt's ids if the caller already has them (else rendered here).
+
+    Attributes:
+        prompt_ids: ids of the first prompt (length P); replaced by the ids the policy reports for
+            its first turn, since those are what it conditioned on.
+        completion_ids, loss_mask, logprobs: the interleaved episode completion (length T each).
+        samples: one `TokenSample` per model turn.
+        misaligned: why the episode layout is invalid for this episode, or None while it is valid.
+    """
+
+    def __init__(
+        self,
+        tokenizer: ChatTokenizer,
+        prompt: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        chat_template: str | None = None,
+        prompt_ids: Sequence[int] | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.tools = list(tools) if tools else None
+        self.chat_template = chat_template
+        self.messages: list[Message] = list(prompt)
+        self.prompt_ids: list[int] = list(prompt_ids) if prompt_ids is not None else self._fresh_prompt_ids()
+        self.completion_ids: list[int] = []
+        self.loss_mask: list[int] = []
+        self.logprobs: list[float] = []
+        self.samples: list[TokenSample] = []
+        self.misaligned: str | None = None
+        self._last_sampled: list[int] | None = None
+        self._has_logprobs = True
+
+    # -- rendering ---------------------------------------------------------------------
+    def _render(self, messages: Sequence[Message], add_generation_prompt: bool) -> str:
+        return render(self.tokenizer, messages, tools=self.tools, add_generation_prompt=add_generation_prompt,
+                      chat_template=self.chat_template)
+
+    def _fresh_prompt_ids(self) -> list[int]:
+        return encode(self.tokenizer, self._render(self.messages, True))
+
+    def context_ids(self) -> list[int] | None:
+        """Ids the policy should condition on next (prompt + interleaved completion), or None if misaligned."""
+        if self.misaligned is not None:
+            return None
+        return self.prompt_ids + self.completion_ids
+
+    # -- turns -------------------------------------------------------------------------
+    def add_model_turn(
+        self,
+        message: Message,
+        completion_ids: Sequence[int],
+        logprobs: Sequence[float] | None = None,
+        *,
+        prompt_ids: Sequence[int] | None = None,
+    ) -> None:
+        """Record a policy turn: the assistant message and the exact ids (and logprobs) it sampled.
+
+        Args:
+            message: the assistant message (as parsed from the sampled text).
+            completion_ids: the sampled ids, length T, as the inference engine returned them
+                (ending with the sampled end-of-turn/EOS token when the model stopped on it).
+            logprobs: sampling logprob of each id, length T, or None when the policy has none.
+            prompt_ids: the ids the policy conditioned on, if it reports them (else rendered here).
+
+        Raises:
+            ConfigError: `logprobs` has another length than `completion_ids`, or a model turn
+                follows a model turn without an environment turn between them.
+        """
+        if self._last_sampled is not None:
+            raise ConfigError("add_model_turn called twice in a row; call add_env_turn with the observation first")
+        ids = list(completion_ids)
+        lps = list(logprobs) if logprobs is not None else None
+        if lps is not None and len(lps) != len(ids):
+            raise ConfigError(f"logprobs has length {len(lps)} but completion_ids has {len(ids)}; give one per token")
+        first = not self.samples
+        if prompt_ids is not None:
+            seen = list(prompt_ids)
+        elif first:
+            seen = list(self.prompt_ids)
+        else:
+            seen = self._fresh_prompt_ids()
+        if first:
+            self.prompt_ids = list(seen)
+        elif self.misaligned is None and seen != self.context_ids():
+            drift = describe_drift(self.tokenizer, self.context_ids() or [], seen)
+            self.misaligned = (f"turn {len(self.samples) + 1}: the policy conditioned on other ids than the "
+                               f"interleaved episode ({drift}); the server re-rendered and re-tokenised earlier turns")
+        self.samples.append(TokenSample(prompt_ids=seen, completion_ids=ids, loss_mask=[1] * len(ids), logprobs=lps))
+        self.completion_ids += ids
+        self.loss_mask += [1] * len(ids)
+        self.logprobs += lps if lps is not None else [0.0] * len(ids)
+        self._has_logprobs = self._has_logprobs and lps is not None
+        self.messages.append(message)
+        self._last_sampled = ids
+
+    def add_env_turn(self, observation: Sequence[Message]) -> list[int]:
+        """Append the environment's observation as template-rendered suffix ids (masked 0, logprob 0.0).
+
+        Returns:
+            The appended ids (end-of-turn text the model did not sample + the rendered observation
+            + the next generation prompt); [] once the episode is misaligned.
+        """
+        if self._last_sampled is None:
+            raise ConfigError("add_env_turn needs a preceding add_model_turn (the assistant message it answers)")
+        sampled, self._last_sampled = self._last_sampled, None
+        history = list(self.messages)
+        self.messages.extend(observation)
+        if self.misaligned is not None:
+            return []
+        suffix = self._suffix_text(history, list(observation), sampled)
+        if suffix is None:
+            return []
+        ids = encode(self.tokenizer, suffix)
+        self.completion_ids += ids
+        self.loss_mask += [0] * len(ids)
+        self.logprobs += [0.0] * len(ids)
+        return ids
+
+    def _suffix_text(self, history: list[Message], observation: list[Message], sampled: list[int]) -> str | None:
+        """End-of-turn remainder + observation + generation prompt, or None (and `misaligned` set)."""
+        before = self._render(history, False)
+        after = self._render(history + observation, True)
+        if not after.startswith(before):
+            self.misaligned = ("the chat template is not prefix-preserving: adding the environment turn rewrote "
+                               f"an earlier turn ({_first_difference(before, after)}); {_FIX}")
+            return None
+        generation_prompt = self._render(history[:-1], True)
+        if not before.startswith(generation_prompt):
+            self.misaligned = ("the chat template renders the assistant turn's header differently from the "
+                               f"generation prompt ({_first_difference(generation_prompt, before)}); {_FIX}")
+            return None
+        turn = before[len(generation_prompt) :]
+        tail = self._end_of_turn(turn, sampled)
+        if tail is None:
+            return None
+        return tail + after[len(before) :]
+
+    def _end_of_turn(self, turn: str, sampled: list[int]) -> str | None:
+        """The part of the template's assistant turn after the sampled text (e.g. a newline after '<|im_end|>')."""
+        text = _decode(self.tokenizer, sampled)
+        if turn.startswith(text):
+            return turn[len(text) :]
+        # The model stopped on an EOS token the template does not write (e.g. <|endoftext|> where the
+        # template closes turns with <|im_end|>): keep the sampled EOS, add the template's end of turn.
+        if sampled:
+            without_last = _decode(self.tokenizer, sampled[:-1])
+            last = _decode(self.tokenizer, sampled[-1:])
+            if last not in turn and turn.startswith(without_last) and without_last:
+                return turn[len(without_last) :]
+        self.misaligned = ("the chat template renders the assistant turn differently from the sampled tokens "
+                           f"(it trims, strips <think> or re-formats tool calls: {_first_difference(text, turn)}); "
+                           f"{_FIX}")
+        return None
+
+    # -- output ------------------------------------------------------------------------
+    def episode_sample(self) -> TokenSample:
+        """The one-sample-per-episode layout.
+
+        Raises:
+            TokenAlignmentError: the episode is misaligned (message says why and names the fixes).
+        """
+        if self.misaligned is not None:
+            raise TokenAlignmentError(f"{self.misaligned}" + ("" if "fixes:" in self.misaligned else f"; {_FIX}"))
+        has = self._has_logprobs and bool(self.samples)
+        return TokenSample(prompt_ids=list(self.prompt_ids), completion_ids=list(self.completion_ids),
+                           loss_mask=list(self.loss_mask), logprobs=list(self.logprobs) if has else None)
+
+    def trajectory_fields(self, layout: Layout) -> dict[str, Any]:
+        """Token fields for `Trajectory(**fields)` in the given layout.
+
+        `episode` fills `prompt_ids`/`completion_ids`/`loss_mask`/`logprobs`; `turn` fills `samples`;
+        `auto` is `episode` unless misaligned, else `turn`. Both carry `info["token_layout"]`.
+
+        Raises:
+            TokenAlignmentError: layout 'episode' on a misaligned episode.
+            ConfigError: an unknown layout.
+        """
+        if layout not in LAYOUTS:
+            raise ConfigError(f"token layout must be one of {list(LAYOUTS)}, got {layout!r}")
+        if layout == "turn" or (layout == "auto" and self.misaligned is not None):
+            info = {"token_layout": "turn"}
+            if self.misaligned is not None:
+                info["token_misaligned"] = self.misaligned
+            return {"samples": list(self.samples), "info": info}
+        sample = self.episode_sample()
+        return {"prompt_ids": sample.prompt_ids, "completion_ids": sample.completion_ids,
+                "loss_mask": sample.loss_mask, "logprobs": sample.logprobs, "info": {"token_layout": "episode"}}

@@ -1,0 +1,206 @@
+r"""Parse an assistant message into tool calls: native `tool_calls` or text-tag actions.
+
+Two sources, in this order of precedence:
+
+- **native**: `message.tool_calls` (OpenAI chat-completions format, arguments a JSON string).
+  When a message has native calls, text tags in its content are not parsed.
+- **text**: actions written in the content, for models or servers without tool-call parsing.
+  Each environment chooses which `TextTag`s it reads:
+  `TextTag.fence("bash", tool="bash", argument="command")` reads ```` ```bash ... ``` ```` blocks,
+  `TextTag.xml("sql", tool="execute_sql", argument="query")` reads `<sql>...</sql>`, and
+  `TextTag.hermes()` reads Hermes / Qwen2.5 style `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`
+  (the format of Qwen2.5's chat template and NousResearch's Hermes function calling).
+
+Parse failures are data, not exceptions: `parse_actions` returns a `ParsedCall` whose `error`
+is set (malformed JSON arguments, a `<tool_call>` without a name, an unclosed tag), and the
+environment answers it with the error text so the model can fix its call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rlvr.core.types import Message
+
+__all__ = ["HERMES_RESPONSE_TEMPLATE", "ParsedCall", "TextTag", "parse_actions", "render_text_results"]
+
+HERMES_RESPONSE_TEMPLATE = "<tool_response>\n{output}\n</tool_response>"
+"""How Qwen2.5's chat template wraps a tool's answer; used for text-tag `<tool_call>` answers."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class ParsedCall(BaseModel):
+    """One tool call found in an assistant message (or the reason it could not be read)."""
+
+    model_config = _FROZEN
+
+    name: str = Field(description="Tool name ('' when the call had none).")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Decoded arguments ({} on a parse error).")
+    call_id: str | None = Field(default=None, description="Native call id; None for text-tag calls.")
+    source: Literal["native", "text"] = Field(description="Where the call came from.")
+    tag: TextTag | None = Field(default=None, description="The text tag that matched (text calls only).")
+    raw: str = Field(default="", description="The raw arguments text or tag body, as written by the model.")
+    error: str | None = Field(default=None, description="Why the call could not be parsed; None when it was.")
+
+    @property
+    def ok(self) -> bool:
+        """True when the call was parsed (no `error`)."""
+        return self.error is None
+
+
+class TextTag(BaseModel):
+    r"""One kind of text-tag action an environment reads from assistant content.
+
+    Build with `TextTag.fence`, `TextTag.xml` or `TextTag.hermes`.
+
+    Attributes:
+        kind: 'fence' (```` ```label ... ``` ````), 'xml' (`<label>...</label>`, the body is one
+            argument), or 'json' (`<label>{"name": ..., "arguments": {...}}</label>`).
+        label: the fence language or tag name.
+        tool: tool called with the body ('fence'/'xml'); the JSON names it for 'json'.
+        argument: argument name receiving the body ('fence'/'xml').
+        response_template: how the tool's answer is written back in the user observation
+            message, with `{output}` (and `{name}`) placeholders.
+    """
+
+    model_config = _FROZEN
+
+    kind: Literal["fence", "xml", "json"]
+    label: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.+-]+$")
+    tool: str | None = None
+    argument: str | None = None
+    response_template: str = "{output}"
+
+    @model_validator(mode="after")
+    def _target_named(self) -> TextTag:
+        if self.kind != "json" and not (self.tool and self.argument):
+            raise ValueError(f"a {self.kind!r} text tag needs tool= and argument= (the tool called with its body)")
+        return self
+
+    @classmethod
+    def fence(cls, language: str, tool: str, argument: str, response_template: str = "{output}") -> TextTag:
+        """Markdown fenced blocks ```` ```language ... ``` ````: call `tool(argument=body)`."""
+        return cls(kind="fence", label=language, tool=tool, argument=argument, response_template=response_template)
+
+    @classmethod
+    def xml(cls, tag: str, tool: str, argument: str, response_template: str = "{output}") -> TextTag:
+        """`<tag>body</tag>`: call `tool(argument=body)`."""
+        return cls(kind="xml", label=tag, tool=tool, argument=argument, response_template=response_template)
+
+    @classmethod
+    def hermes(cls, tag: str = "tool_call", response_template: str = HERMES_RESPONSE_TEMPLATE) -> TextTag:
+        """`<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (Hermes / Qwen2.5 format)."""
+        return cls(kind="json", label=tag, response_template=response_template)
+
+    def pattern(self) -> re.Pattern[str]:
+        """Regex matching one action (group 'body'), or an unclosed one at the end (no 'close' group)."""
+        label = re.escape(self.label)
+        if self.kind == "fence":
+            return re.compile(rf"^[ \t]*```{label}[ \t]*\n(?P<body>.*?)(?P<close>^[ \t]*```[ \t]*$|\Z)",
+                              re.DOTALL | re.MULTILINE)
+        return re.compile(rf"<{label}>(?P<body>.*?)(?P<close></{label}>|\Z)", re.DOTALL)
+
+
+ParsedCall.model_rebuild()
+
+
+def _native(message: Message) -> list[ParsedCall]:
+    calls = []
+    for call in message.tool_calls or ():
+        raw = call.arguments or "{}"
+        try:
+            arguments = json.loads(raw)
+        except ValueError as exc:
+            calls.append(ParsedCall(name=call.name, call_id=call.id, source="native", raw=raw,
+                                    error=f"arguments of the call to {call.name!r} are not valid JSON: {exc}"))
+            continue
+        if not isinstance(arguments, dict):
+            calls.append(ParsedCall(name=call.name, call_id=call.id, source="native", raw=raw,
+                                    error=f"arguments of the call to {call.name!r} must be a JSON object, "
+                                          f"got {type(arguments).__name__}"))
+            continue
+        calls.append(ParsedCall(name=call.name, arguments=arguments, call_id=call.id, source="native", raw=raw))
+    return calls
+
+
+def _from_json_body(tag: TextTag, body: str) -> ParsedCall:
+    """Decode a Hermes-style `{"name": ..., "arguments": {...}}` body ("parameters" is accepted too)."""
+    where = f"<{tag.label}>"
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        return ParsedCall(name="", source="text", tag=tag, raw=body,
+                          error=f"the {where} body is not valid JSON: {exc}; write "
+                                f'{where}{{"name": "TOOL", "arguments": {{...}}}}</{tag.label}>')
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"]:
+        return ParsedCall(name="", source="text", tag=tag, raw=body,
+                          error=f'the {where} JSON needs a "name" string and an "arguments" object')
+    name = data["name"]
+    arguments = data.get("arguments", data.get("parameters", {}))
+    if isinstance(arguments, str):  # some models double-encode the arguments
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            return ParsedCall(name=name, source="text", tag=tag, raw=body,
+                              error=f"arguments of the call to {name!r} are not valid JSON: {exc}")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        return ParsedCall(name=name, source="text", tag=tag, raw=body,
+                          error=f"arguments of the call to {name!r} must be a JSON object, "
+                                f"got {type(arguments).__name__}")
+    return ParsedCall(name=name, arguments=arguments, source="text", tag=tag, raw=body)
+
+
+def _text(content: str, tags: Sequence[TextTag]) -> list[ParsedCall]:
+    found: list[tuple[int, ParsedCall]] = []
+    for tag in tags:
+        for match in tag.pattern().finditer(content):
+            body = match.group("body")
+            if not match.group("close"):
+                opener = f"```{tag.label}" if tag.kind == "fence" else f"<{tag.label}>"
+                closer = "```" if tag.kind == "fence" else f"</{tag.label}>"
+                found.append((match.start(), ParsedCall(name=tag.tool or "", source="text", tag=tag, raw=body,
+                                                        error=f"{opener} is not closed; end it with {closer}")))
+            elif tag.kind == "json":
+                found.append((match.start(), _from_json_body(tag, body.strip())))
+            else:
+                text = body.strip("\n") if tag.kind == "fence" else body.strip()
+                found.append((match.start(), ParsedCall(name=tag.tool or "", arguments={tag.argument or "": text},
+                                                        source="text", tag=tag, raw=body)))
+    found.sort(key=lambda item: item[0])
+    return [call for _, call in found]
+
+
+def parse_actions(message: Message, text_tags: Sequence[TextTag] = (), *, native: bool = True) -> list[ParsedCall]:
+    """Tool calls of an assistant message, in the order written.
+
+    Args:
+        message: the assistant message.
+        text_tags: the text-tag actions to read from the content (none by default).
+        native: read `message.tool_calls` (when present, text tags are not read).
+
+    Returns:
+        The calls; an entry with `error` set is a call that could not be parsed. An empty list
+        means the message is a final answer.
+    """
+    if native and message.tool_calls:
+        return _native(message)
+    if not text_tags or not message.content:
+        return []
+    return _text(message.content, text_tags)
+
+
+def render_text_results(results: Sequence[tuple[ParsedCall, str]]) -> str:
+    """One observation text for the answers to text-tag calls, each in its tag's `response_template`."""
+    parts = []
+    for call, output in results:
+        template = call.tag.response_template if call.tag is not None else "{output}"
+        parts.append(template.replace("{name}", call.name).replace("{output}", output))
+    return "\n".join(parts)

@@ -1,0 +1,45 @@
+"""Verification engines: where `rlvr verify` (and `rlvr eval`) score rows.
+
+- `local` (default): this machine's warm verifier worker processes.
+- `ray`: Ray actors across a cluster (`pip install 'rlvr[ray]'`), see `ray_engine`.
+
+`make_engine(name, verifier, ...)` builds one; `Engine.run(batches, keys)` scores batches of
+`(row_id, JSON text)` rows, and `Engine.verify_pairs(pairs)` scores `(response, reference)` pairs.
+"""
+
+from __future__ import annotations
+
+from rlvr.core.errors import ConfigError
+from rlvr.runners.engine.base import Batch, BatchResult, Engine, failed_rows, score_rows
+from rlvr.runners.engine.local import LocalEngine
+from rlvr.verifiers.base import Verifier
+
+__all__ = ["ENGINES", "Batch", "BatchResult", "Engine", "LocalEngine", "failed_rows", "make_engine", "score_rows"]
+
+ENGINES = ("local", "ray")
+"""The `--engine` names."""
+
+
+def make_engine(name: str, verifier: Verifier, workers: int | None = None, address: str | None = None) -> Engine:
+    """Build the engine called `name`.
+
+    Args:
+        name: `local` or `ray`.
+        verifier: the verifier every worker runs.
+        workers: local: verifier processes (default 1); ray: actors (default: every cluster CPU).
+        address: ray only: `auto`, `HOST:PORT`, or None (Ray's default: `RAY_ADDRESS` or a new local cluster).
+
+    Raises:
+        ConfigError: unknown engine name, or an address given to the local engine.
+        MissingExtraError: `ray` without Ray installed.
+        BackendError: the Ray cluster cannot be reached or cannot build the verifier.
+    """
+    if name == "local":
+        if address is not None:
+            raise ConfigError("--ray-address needs --engine ray")
+        return LocalEngine(verifier, workers or 1)
+    if name == "ray":
+        from rlvr.runners.engine.ray_engine import RayEngine
+
+        return RayEngine(verifier, workers, address)
+    raise ConfigError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINES)}")

@@ -1,0 +1,150 @@
+"""The engine interface: score batches of input rows with a verifier, somewhere.
+
+An engine takes batches of `(row_id, row_json_text)` and yields one `BatchResult` per batch,
+in completion order (not input order), with at most a bounded number of batches in flight,
+so memory stays bounded whatever the input size. Every engine scores a batch with the same
+function, `score_rows` (the one `rlvr verify` has always used), so the local and the Ray
+engines give identical verdicts for the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rlvr.core.types import Verdict
+from rlvr.runners.verify import _batches, _score_batch
+from rlvr.verifiers.base import Verifier, VerifierConfig
+
+__all__ = ["Batch", "BatchResult", "Engine", "failed_rows", "score_rows"]
+
+Batch = list[tuple[int, str]]
+"""Rows of one batch: `(row_id, row as JSON text)`, ids ascending; row ids are 1-based input positions."""
+
+
+@dataclass
+class BatchResult:
+    """The output of one batch.
+
+    Attributes:
+        ids: row ids, in the batch's order.
+        lines: output rows as JSON text (no newline), `lines[i]` for `ids[i]`; each is the input
+            row plus `_line` and `verdict` (and `_bad_row` for rows that could not be verified).
+        bad: messages of the batch's bad rows (not JSON, missing key...).
+        replaced: reserved output keys (`verdict`, `_line`, `_bad_row`) found in input rows.
+        attempts: how many times the batch was sent to a worker (1 when it worked first time).
+    """
+
+    ids: list[int]
+    lines: list[str]
+    bad: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    attempts: int = 1
+
+
+def score_rows(verifier: Verifier, batch: Batch, keys: tuple[str, str], workers: int = 1) -> BatchResult:
+    """Parse and verify one batch with `verifier` (up to `workers` processes), as `rlvr verify` does.
+
+    Args:
+        verifier: the verifier (its worker pool stays warm between calls).
+        batch: `(row_id, JSON text)` pairs.
+        keys: (response key, reference key).
+        workers: verifier worker processes for this batch.
+
+    Returns:
+        A `BatchResult` with one output line per row, in the batch's order.
+    """
+    bad: list[str] = []
+    replaced: set[str] = set()
+    rows = _score_batch(batch, verifier, keys, workers, bad.append, replaced)
+    return BatchResult(ids=[row_id for row_id, _ in batch],
+                       lines=[json.dumps(row, ensure_ascii=False) for row in rows],
+                       bad=bad, replaced=sorted(replaced))
+
+
+class _Failed(Verifier):
+    """Gives every well-formed row the same error verdict (for rows whose verification kept failing)."""
+
+    name: ClassVar[str] = "failed"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(VerifierConfig(isolation="inline"))
+        self.reason = reason
+
+    def scorer(self) -> Callable[[str, Any], Verdict]:  # pragma: no cover - verify_batch is overridden
+        """Not used: `verify_batch` answers directly."""
+        raise NotImplementedError
+
+    def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
+        """One error verdict per pair."""
+        return [Verdict.error(self.reason) for _ in pairs]
+
+
+def failed_rows(batch: Batch, keys: tuple[str, str], reason: str, attempts: int) -> BatchResult:
+    """Output rows for a batch that could not be verified: `status="error"` with `reason`, never dropped.
+
+    Bad rows (not JSON, missing key) keep their own bad-row verdict, exactly as `score_rows` gives them.
+    """
+    result = score_rows(_Failed(reason), batch, keys)
+    result.attempts = attempts
+    return result
+
+
+class Engine(ABC):
+    """Where verification runs: this machine (`local`) or a Ray cluster (`ray`).
+
+    Attributes:
+        name: the engine's `--engine` name.
+        workers: verifier workers (processes, or Ray actors) the engine uses.
+        default_batch_size: rows per batch when the caller does not choose.
+    """
+
+    name: ClassVar[str] = "engine"
+    workers: int
+    default_batch_size: int
+
+    @abstractmethod
+    def run(self, batches: Iterable[Batch], keys: tuple[str, str]) -> Iterator[BatchResult]:
+        """Score every batch; yield each result as it completes (completion order, not input order).
+
+        `batches` is consumed lazily: only a bounded number of batches is held at any time.
+        Every row of every batch is yielded exactly once; a batch whose verification keeps
+        failing comes back as `failed_rows` (status `error`, with the reason).
+        """
+
+    def verify_pairs(self, pairs: Iterable[tuple[str, Any]], batch_size: int | None = None) -> Iterator[Verdict]:
+        """Verify `(response, reference)` pairs; yield their verdicts in input order.
+
+        For callers that hold responses rather than JSONL rows (e.g. `rlvr eval`). References
+        must be JSON-serialisable (strings for math). Memory: the batches in flight plus the
+        finished batches waiting for an earlier one.
+        """
+        size = batch_size or self.default_batch_size
+        keys = ("response", "reference")
+        rows = (json.dumps({"response": r, "reference": ref}, ensure_ascii=False) for r, ref in pairs)
+        waiting: dict[int, BatchResult] = {}
+        next_id = 1
+        for result in self.run(_batches(enumerate(rows, start=1), size), keys):
+            waiting[result.ids[0]] = result
+            while next_id in waiting:
+                done = waiting.pop(next_id)
+                next_id += len(done.ids)
+                for line in done.lines:
+                    yield Verdict.model_validate(json.loads(line)["verdict"])
+
+    @abstractmethod
+    def as_verifier(self) -> Verifier:
+        """A `Verifier` that scores where this engine runs (a drop-in `env.verifier`, e.g. for `rlvr eval`)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook: engines without resources keep it
+        """Release the engine's workers."""
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+

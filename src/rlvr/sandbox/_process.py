@@ -1,0 +1,185 @@
+"""Running one host process with a wall-clock watchdog, capped concurrent output and reaping."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Captured", "kill_group", "read_child_pid", "run_captured", "wait_gone"]
+
+
+@dataclass
+class Captured:
+    """Raw outcome of `run_captured`."""
+
+    returncode: int | None = None
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    result: bytearray = field(default_factory=bytearray)
+    timed_out: bool = False
+    output_limited: bool = False
+    elapsed_s: float = 0.0
+
+
+def read_child_pid(fd: int) -> int | None:
+    """The sandbox init's host pid from bubblewrap's `--info-fd` JSON (None if absent)."""
+    import json
+
+    data = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(fd, 4096):
+            data += chunk
+    try:
+        pid = json.loads(data or b"{}").get("child-pid")
+    except ValueError:
+        return None
+    return pid if isinstance(pid, int) else None
+
+
+def wait_gone(pid: int | None, timeout_s: float = 10.0) -> None:
+    """Wait until process `pid` has exited (gone or a zombie).
+
+    A pid namespace's init finishes exiting only after every process in the namespace has been
+    reaped, so once bubblewrap's sandbox init is gone, nothing of the sandbox is left.
+    """
+    if pid is None:
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in (b"Z", b"X"):
+            return
+        time.sleep(0.005)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process group led by `proc` (it was started with `start_new_session=True`)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+def _pump(  # noqa: C901 - one select loop over stdin, three outputs, a deadline and a cap
+    proc: subprocess.Popen[bytes], streams: dict[int, bytearray], stdin: bytes, deadline: float, cap: int
+) -> tuple[bool, bool]:
+    """Write stdin and read every stream until EOF on all; return (timed_out, output_limited)."""
+    assert proc.stdin is not None
+    stdin_fd = proc.stdin.fileno()
+    pending = memoryview(stdin)
+    writers = [stdin_fd] if pending else []
+    if not pending:
+        proc.stdin.close()
+    open_fds = set(streams)
+    exited_at: float | None = None
+    while open_fds:
+        now = time.monotonic()
+        if now >= deadline:
+            return True, False
+        if exited_at is None and proc.poll() is not None:
+            exited_at = now
+        if exited_at is not None and now - exited_at > 0.5:
+            break  # the command exited; a leftover descendant keeps a pipe open: stop waiting for it
+        readable, writable, _ = select.select(list(open_fds), writers, [], min(deadline - now, 0.1))
+        if writable:
+            try:
+                n = os.write(stdin_fd, pending[:65536])
+                pending = pending[n:]
+            except OSError:
+                pending = pending[:0]
+            if not pending:
+                proc.stdin.close()
+                writers = []
+        for fd in readable:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.discard(fd)
+                continue
+            buf = streams[fd]
+            room = cap - len(buf)
+            buf += chunk[:room]
+            if len(chunk) > room:
+                return False, True
+    if writers:
+        proc.stdin.close()
+    return False, False
+
+
+def run_captured(
+    argv: Sequence[str],
+    *,
+    stdin: bytes,
+    timeout_s: float,
+    max_output: int,
+    env: Mapping[str, str],
+    cwd: str | None = None,
+    user: int | None = None,
+    group: int | None = None,
+    result_channel: bool = True,
+) -> Captured:
+    """Run `argv` in a new session; kill its process group at `timeout_s`; reap it.
+
+    Output of stdout, stderr and the result channel (an inherited pipe whose fd number is in
+    `$RLVR_RESULT_FD`) is read concurrently, each capped at `max_output` bytes; a command that
+    writes more is killed (`output_limited`). `{result_fd}` in `argv` becomes that fd's number;
+    `{info_fd}` becomes a pipe for bubblewrap's `--info-fd`, and the run then only returns once the
+    sandbox's pid namespace is gone.
+
+    Raises:
+        OSError: the command could not be started (missing binary, permission).
+    """
+    res_r, res_w = os.pipe() if result_channel else (-1, -1)
+    info_r, info_w = os.pipe() if "{info_fd}" in argv else (-1, -1)
+    if info_w >= 0:
+        argv = [a.replace("{info_fd}", str(info_w)) for a in argv]
+    env = dict(env)
+    if result_channel:
+        if user is not None:  # so the command may reopen it as /dev/fd/N (pytest's --junitxml does)
+            os.fchown(res_w, user, group if group is not None else -1)
+        env["RLVR_RESULT_FD"] = str(res_w)
+        argv = [a.replace("{result_fd}", str(res_w)) for a in argv]
+    start = time.monotonic()
+    kwargs: dict[str, object] = {}
+    if user is not None:
+        kwargs.update(user=user, group=group, extra_groups=[])
+    try:
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            pass_fds=tuple(fd for fd in (res_w, info_w) if fd >= 0), start_new_session=True, env=env, cwd=cwd,
+            **kwargs,  # type: ignore[call-overload]
+        )
+    finally:
+        for fd in (res_w, info_w):
+            if fd >= 0:
+                os.close(fd)
+    assert proc.stdout is not None and proc.stderr is not None
+    out = Captured()
+    streams = {proc.stdout.fileno(): out.stdout, proc.stderr.fileno(): out.stderr}
+    if result_channel:
+        streams[res_r] = out.result
+    try:
+        out.timed_out, out.output_limited = _pump(proc, streams, stdin, start + timeout_s, max_output)
+    finally:
+        kill_group(proc)  # the command and anything it left behind in its session
+        out.returncode = proc.wait()
+        if info_r >= 0:  # and, under bubblewrap, wait for its pid namespace to be torn down
+            wait_gone(read_child_pid(info_r))
+            os.close(info_r)
+        out.elapsed_s = time.monotonic() - start
+        for stream in (proc.stdout, proc.stderr, proc.stdin):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if result_channel:
+            os.close(res_r)
+    return out

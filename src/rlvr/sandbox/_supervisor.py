@@ -1,0 +1,314 @@
+"""In-sandbox supervisor: a warm Python process that runs each job in a fresh forked child.
+
+Standalone (standard library only): it is executed *inside* the sandbox by the sandbox's Python,
+which cannot import rlvr. The parent (`rlvr.sandbox.pool`) talks to it over stdin/stdout, one
+JSON object per line:
+
+- supervisor -> parent, once at start: `{"ready": true, "pid_namespace": bool}`.
+- parent -> supervisor, per job: `{"program": str, "prelude": str (optional; compiled once and
+  run before the program), "files": {name: text}, "stdin": base64,
+  "timeout_s": float, "limits": {...}, "env": {...}, "max_output": int}`.
+- supervisor -> parent, per job: `{"exit_code", "signal", "timed_out", "output_limited",
+  "stdout", "stderr", "result" (base64), "elapsed_s"}`.
+
+Each job runs in a child forked from this process: new session, fresh job directory, rlimits
+(CPU, address space, file size, open files, processes) set before the program starts, output
+read concurrently with a byte cap, a wall-clock deadline after which the child's process group
+is killed. The supervisor itself never runs job code; it is made non-dumpable, so processes of
+the same uid can neither ptrace it nor read its memory. With a private pid namespace, every
+process left behind by a job (daemons, fork bombs) is killed with `kill(-1, SIGKILL)` after it.
+
+Standard-library modules named in `$RLVR_PRELOAD` (comma-separated) are imported once at start.
+Run `python _supervisor.py --once` to run a single job read from stdin (one-shot mode).
+"""
+
+import base64
+import contextlib
+import ctypes
+import gc
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import sys
+import time
+from typing import Any
+
+_LIMITS = {
+    "cpu_s": resource.RLIMIT_CPU,
+    "address_space": resource.RLIMIT_AS,
+    "file_size": resource.RLIMIT_FSIZE,
+    "open_files": resource.RLIMIT_NOFILE,
+    "processes": resource.RLIMIT_NPROC,
+}
+
+
+def _nondumpable() -> None:
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+
+
+def _pdeathsig() -> None:
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+
+
+def _set_limits(limits: dict[str, Any]) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for name, value in limits.items():
+        if value is None or name not in _LIMITS:
+            continue
+        kind = _LIMITS[name]
+        _soft, hard = resource.getrlimit(kind)
+        new = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(kind, (new, new))
+
+
+_PRELUDES: dict[str, Any] = {}
+
+
+def _compiled(source: str) -> Any:
+    """Compile a prelude once per supervisor (children inherit the code object through fork)."""
+    code = _PRELUDES.get(source)
+    if code is None:
+        code = _PRELUDES[source] = compile(source, "<prelude>", "exec")
+    return code
+
+
+def _child(job: dict[str, Any], work: str, fds: tuple[int, int, int, int]) -> None:
+    """In the forked child: wire fds, limits, then exec the program. Never returns."""
+    stdin_r, out_w, err_w, res_w = fds
+    try:
+        os.setsid()
+        _pdeathsig()
+        os.dup2(stdin_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        target = int(job.get("result_fd", 3))
+        if res_w != target:
+            os.dup2(res_w, target)
+            os.close(res_w)
+        os.set_inheritable(target, True)
+        os.chdir(work)
+        env = dict(job.get("env") or {})
+        env["RLVR_RESULT_FD"] = str(target)
+        os.environ.clear()
+        os.environ.update(env)
+        _set_limits(job.get("limits") or {})
+        sys.argv = ["main.py"]
+        sys.path.insert(0, work)
+        sys.stdin = os.fdopen(0, "r", encoding="utf-8", errors="replace", closefd=False)
+        sys.stdout = os.fdopen(1, "w", encoding="utf-8", closefd=False)
+        sys.stderr = os.fdopen(2, "w", encoding="utf-8", closefd=False)
+        code = compile(job["program"], os.path.join(work, "__main__.py"), "exec")
+        namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+        try:
+            if job.get("prelude"):
+                exec(_compiled(job["prelude"]), namespace)
+            exec(code, namespace)
+            status = 0
+        except SystemExit as exc:
+            status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            status = 1
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status & 0xFF)
+    except BaseException:
+        os._exit(125)
+
+
+def _collect(pid: int, fds: tuple[int, int, int, int], stdin_data: bytes, deadline: float, cap: int) -> Any:  # noqa: C901 - one select loop
+    """Feed stdin and read stdout/stderr/result concurrently until EOF, the deadline or the cap."""
+    stdin_w, out_r, err_r, res_r = fds
+    bufs = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
+    open_fds = set(bufs)
+    pending = memoryview(stdin_data)
+    writers = [stdin_w] if pending else []
+    if not pending:
+        os.close(stdin_w)
+    timed_out = limited = False
+    status = None
+    exited_at = 0.0
+    while open_fds:
+        now = time.monotonic()
+        wait = deadline - now
+        if wait <= 0:
+            timed_out = True
+            break
+        if status is None:
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status, exited_at = st, now
+        elif now - exited_at > 0.2:
+            break  # the program exited; a leftover descendant holds a pipe open: stop waiting for it
+        readable, writable, _ = select.select(list(open_fds), writers, [], min(wait, 0.05))
+        if writable:
+            try:
+                n = os.write(stdin_w, pending[:65536])
+                pending = pending[n:]
+            except OSError:
+                pending = pending[:0]
+            if not pending:
+                os.close(stdin_w)
+                writers = []
+        for fd in readable:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.discard(fd)
+                continue
+            room = cap - len(bufs[fd])
+            bufs[fd] += chunk[:room]
+            if len(chunk) > room:
+                limited = True
+        if limited:
+            break
+    if writers:
+        os.close(stdin_w)
+    return bufs[out_r], bufs[err_r], bufs[res_r], timed_out, limited, status
+
+
+def _kill_job(pid: int, pid_namespace: bool) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+    if pid_namespace:  # everything in this namespace but pid 1 and us: leftovers, daemons, bombs
+        for _ in range(100):
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                break
+            time.sleep(0.002)
+
+
+def _reap_orphans() -> None:
+    """As the namespace's init (unshare --fork makes us pid 1), reap the orphans we adopted."""
+    if os.getpid() == 1:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+
+
+def _reap(pid: int, deadline: float) -> int:
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            _done, status = os.waitpid(pid, 0)
+            return status
+        time.sleep(0.001)
+
+
+def _clean(path: str) -> None:
+    if os.path.isdir(path):
+        for root, dirs, _files in os.walk(path):
+            for d in dirs:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(root, d), 0o700)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def run_job(job: dict[str, Any], base: str, pid_namespace: bool) -> dict[str, Any]:
+    """Run one job in a forked child; return the reply dict."""
+    work = os.path.join(base, "job")
+    _clean(work)
+    os.makedirs(work, mode=0o700)
+    for name, text in (job.get("files") or {}).items():
+        path = os.path.join(work, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    stdin_r, stdin_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    res_r, res_w = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        for fd in (stdin_w, out_r, err_r, res_r):
+            os.close(fd)
+        _child(job, work, (stdin_r, out_w, err_w, res_w))
+    for fd in (stdin_r, out_w, err_w, res_w):
+        os.close(fd)
+    deadline = start + float(job.get("timeout_s", 10.0))
+    stdin_data = base64.b64decode(job.get("stdin") or "")
+    out, err, res, timed_out, limited, status = _collect(
+        pid, (stdin_w, out_r, err_r, res_r), stdin_data, deadline, int(job.get("max_output", 1 << 20)))
+    if timed_out or limited:
+        _kill_job(pid, pid_namespace)
+    if status is None:
+        status = _reap(pid, max(deadline, time.monotonic()) + 0.5)
+    elapsed = time.monotonic() - start
+    _kill_job(pid, pid_namespace)  # a job's leftovers never outlive it
+    _reap_orphans()
+    for fd in (out_r, err_r, res_r):
+        os.close(fd)
+    _clean(work)
+    _clean_tmp()
+    return {
+        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "timed_out": timed_out,
+        "output_limited": limited,
+        "stdout": base64.b64encode(bytes(out)).decode(),
+        "stderr": base64.b64encode(bytes(err)).decode(),
+        "result": base64.b64encode(bytes(res)).decode(),
+        "elapsed_s": elapsed,
+    }
+
+
+def _clean_tmp() -> None:
+    tmp = os.environ.get("RLVR_SANDBOX_TMP")
+    if tmp and os.path.isdir(tmp):
+        for name in os.listdir(tmp):
+            path = os.path.join(tmp, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                _clean(path)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+
+def main() -> None:
+    """Serve jobs from stdin (or run exactly one with --once)."""
+    _nondumpable()
+    for name in os.environ.get("RLVR_PRELOAD", "").split(","):
+        if name:  # warm standard-library modules: children find them in sys.modules
+            with contextlib.suppress(ImportError):
+                __import__(name)
+    gc.collect()
+    gc.freeze()  # keep the warm heap out of the children's garbage collections (fewer copy-on-write faults)
+    once = "--once" in sys.argv
+    pid_namespace = os.getpid() <= 3
+    base = os.getcwd()
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    inp = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(devnull, fd)
+    if not once:
+        out.write(json.dumps({"ready": True, "pid_namespace": pid_namespace}) + "\n")
+        out.flush()
+    for line in inp:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        if job.get("prelude"):
+            _compiled(job["prelude"])  # in the supervisor, so the next children need not compile it
+        reply = run_job(job, base, pid_namespace)
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+        if once:
+            return
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""Pre-started sandboxed Python workers (`LocalSandbox.run_python` uses them).
+
+Each worker is one sandbox (same isolation as a one-shot run) whose command is the supervisor
+(`rlvr/sandbox/_supervisor.py`): a warm interpreter that forks a fresh child per job, so a job
+pays a `fork` instead of a sandbox launch plus an interpreter start. Between jobs the supervisor
+kills everything the job left behind and wipes the job directory and /tmp; after
+`jobs_per_worker` jobs the worker is replaced by a fresh sandbox (started in the background).
+
+The parent keeps its own watchdog: a supervisor that does not answer within the job's time
+limit plus a grace period is killed with its whole sandbox and the job is reported timed out.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import contextlib
+import json
+import os
+import queue
+import select
+import subprocess
+import threading
+import time
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from rlvr.sandbox._process import kill_group, read_child_pid, wait_gone
+from rlvr.sandbox.config import ExecResult
+
+if TYPE_CHECKING:
+    from rlvr.sandbox.local import LocalSandbox
+
+__all__ = ["SandboxPool", "decode_reply"]
+
+_GRACE_S = 5.0
+_START_TIMEOUT_S = 60.0
+
+
+def decode_reply(outer: ExecResult, isolation: Any) -> ExecResult:
+    """Turn a one-shot supervisor run (`--once`) into the job's `ExecResult`."""
+    if outer.error is not None:
+        return outer
+    if outer.timed_out:
+        return ExecResult(timed_out=True, elapsed_s=outer.elapsed_s, isolation=isolation)
+    line = outer.stdout.strip().splitlines()[-1:] if outer.stdout.strip() else []
+    if not line:
+        err = outer.stderr.decode(errors="replace")[-500:]
+        return ExecResult(isolation=isolation,
+                          error=f"sandbox supervisor gave no reply (exit {outer.exit_code}): {err}")
+    return _from_reply(json.loads(line[0]), isolation)
+
+
+def _from_reply(reply: dict[str, Any], isolation: Any) -> ExecResult:
+    return ExecResult(
+        exit_code=reply["exit_code"], signal=reply["signal"], timed_out=reply["timed_out"],
+        output_limited=reply["output_limited"], stdout=base64.b64decode(reply["stdout"]),
+        stderr=base64.b64decode(reply["stderr"]), result=base64.b64decode(reply["result"]),
+        elapsed_s=reply["elapsed_s"], isolation=isolation,
+    )
+
+
+class _Worker:
+    """One sandboxed supervisor process and its host directories."""
+
+    def __init__(self, box: LocalSandbox) -> None:
+        from rlvr.sandbox.local import SUPERVISOR
+
+        self.box = box
+        self.jobs = 0
+        self.work, self.grader = box._make_dirs({}, {SUPERVISOR.name: SUPERVISOR.read_text()})
+        full, env, cwd = box._outer(box.isolation, [box.python, "-I", f"{{grader}}/{SUPERVISOR.name}"], self.work,
+                                    self.grader, 0.0, limits=False)
+        info_r, info_w = os.pipe()
+        full = [a.replace("{info_fd}", str(info_w)).replace("{result_fd}", "") for a in full]
+        if box.isolation != "bwrap":
+            env["RLVR_SANDBOX_TMP"] = env["TMPDIR"]
+        kwargs: dict[str, Any] = {}
+        if os.geteuid() == 0:
+            kwargs.update(user=box.config.uid, group=box.config.gid, extra_groups=[])
+        try:
+            self.proc = subprocess.Popen(
+                full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+                env=env, cwd=cwd, pass_fds=(info_w,), **kwargs,
+            )
+        finally:
+            os.close(info_w)
+        self._info_r = info_r
+        self.child_pid: int | None = None
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self._buf = b""
+        ready = self._readline(time.monotonic() + _START_TIMEOUT_S)
+        if ready is None or not json.loads(ready).get("ready"):
+            self.kill()
+            raise OSError(f"sandbox worker did not start (exit code {self.proc.poll()})")
+        if box.isolation == "bwrap":  # bwrap wrote its info JSON before starting the supervisor
+            os.set_blocking(self._info_r, False)
+            self.child_pid = read_child_pid(self._info_r)
+
+    def _readline(self, deadline: float) -> bytes | None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], wait)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line
+
+    def run(self, job: dict[str, Any], timeout_s: float) -> ExecResult | None:
+        """Run a job; None if the supervisor died or hung (the worker is then dead)."""
+        assert self.proc.stdin is not None
+        start = time.monotonic()
+        self.jobs += 1
+        try:
+            self.proc.stdin.write(json.dumps(job).encode() + b"\n")
+            self.proc.stdin.flush()
+        except OSError:
+            self.kill()
+            return None
+        line = self._readline(start + timeout_s + _GRACE_S)
+        if line is None:
+            self.kill()
+            return None
+        return _from_reply(json.loads(line), self.box.isolation)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        from rlvr.sandbox.local import remove_tree
+
+        kill_group(self.proc)
+        self.proc.wait()
+        wait_gone(self.child_pid)  # the sandbox's pid namespace is torn down before we return
+        with contextlib.suppress(OSError):
+            os.close(self._info_r)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        remove_tree(self.work)
+        remove_tree(self.grader)
+
+
+class SandboxPool:
+    """Up to `size` pre-started workers; thread-safe (concurrent runs use different workers).
+
+    Args:
+        box: the sandbox whose isolation and limits the workers use.
+        size: number of workers kept warm.
+        jobs_per_worker: jobs a worker serves before it is replaced.
+    """
+
+    def __init__(self, box: LocalSandbox, size: int, jobs_per_worker: int) -> None:
+        self.box = box
+        self.size = size
+        self.jobs_per_worker = jobs_per_worker
+        self._idle: collections.deque[_Worker] = collections.deque()
+        self._cond = threading.Condition()
+        self._count = 0
+        self._closed = False
+        self._requests: queue.SimpleQueue[Future[_Worker] | None] = queue.SimpleQueue()
+        self._spawner = threading.Thread(target=self._spawner_loop, daemon=True, name="rlvr-sandbox-spawner")
+        self._spawner.start()
+
+    def _spawner_loop(self) -> None:
+        """Start workers on request, always from this one long-lived thread.
+
+        bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started it
+        exits, so a worker started from a short-lived thread would die with that thread.
+        """
+        while True:
+            future = self._requests.get()
+            if future is None:
+                return
+            try:
+                future.set_result(_Worker(self.box))
+            except OSError as exc:
+                future.set_exception(exc)
+
+    def _start_worker(self) -> _Worker:
+        future: Future[_Worker] = Future()
+        self._requests.put(future)
+        return future.result()
+
+    def _spawn_background(self) -> None:
+        future: Future[_Worker] = Future()
+
+        def done(f: Future[_Worker]) -> None:
+            if f.exception() is None:
+                self._put(f.result())
+            else:
+                with self._cond:
+                    self._count -= 1
+                    self._cond.notify()
+
+        future.add_done_callback(done)
+        self._requests.put(future)
+
+    def _put(self, worker: _Worker) -> None:
+        with self._cond:
+            if self._closed:
+                worker.kill()
+                return
+            self._idle.append(worker)
+            self._cond.notify()
+
+    def _take(self) -> _Worker:
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise OSError("sandbox pool is closed")
+                if self._idle:
+                    return self._idle.popleft()
+                if self._count < self.size:
+                    self._count += 1
+                    break
+                self._cond.wait()
+        try:
+            return self._start_worker()
+        except OSError:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify()
+            raise
+
+    def warm(self) -> None:
+        """Start every worker now and wait until all are ready."""
+        taken = []
+        with self._cond:
+            missing = self.size - self._count
+            self._count += missing
+        try:
+            taken = [self._start_worker() for _ in range(missing)]
+        finally:
+            for worker in taken:
+                self._put(worker)
+
+    def run(self, job: dict[str, Any], timeout_s: float) -> ExecResult:
+        """Run one supervisor job; a dead or hung worker is replaced and reported as timeout/error."""
+        try:
+            worker = self._take()
+        except OSError as exc:
+            return ExecResult(isolation=self.box.isolation, error=f"could not start a sandbox worker: {exc}")
+        start = time.monotonic()
+        result = worker.run(job, timeout_s)
+        if result is None or not worker.alive or worker.jobs >= self.jobs_per_worker:
+            worker.kill()
+            self._spawn_background()  # keep the pool pre-started
+        else:
+            self._put(worker)
+        if result is None:
+            elapsed = time.monotonic() - start
+            if elapsed >= timeout_s:
+                return ExecResult(timed_out=True, elapsed_s=elapsed, isolation=self.box.isolation)
+            return ExecResult(isolation=self.box.isolation, elapsed_s=elapsed,
+                              error="the sandbox supervisor died during the job")
+        return result
+
+    def close(self) -> None:
+        """Kill every idle worker; busy ones are killed when their job returns."""
+        with self._cond:
+            self._closed = True
+            idle, self._idle = list(self._idle), collections.deque()
+            self._cond.notify_all()
+        for worker in idle:
+            worker.kill()
+        self._requests.put(None)

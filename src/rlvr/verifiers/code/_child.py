@@ -1,0 +1,218 @@
+"""Child side of the unit-test verifier: runs inside the sandbox, standard library only.
+
+The parent sends this file's source followed by `main(JOB)`. It executes the candidate and the
+(instrumented) tests and writes JSON lines to the result channel (fd `$RLVR_RESULT_FD`):
+
+- `{"s": site, "v": [encoded operand or null, ...]}` for every executed assert probe,
+  `{"s": site, "u": "TypeName"}` when an operand is not a plain value;
+- `{"value": encoded}` for a call-based case;
+- `{"exception": "Type: message"}` if the program raised;
+- `{"nonce": nonce}` once the last test ran.
+
+The child never decides pass or fail: it only reports values, encoded strictly (exact built-in
+types, no subclasses, so an object whose `__eq__` always returns True cannot be encoded). The
+parent compares them with expected values that never enter the sandbox.
+"""
+
+import base64
+import json
+import math
+import os
+import sys
+from typing import Any
+
+_dumps = json.dumps
+_write = os.write
+_type = type
+_len = len
+_isinstance = isinstance
+_repr = repr
+_list = list
+_str = str
+_sorted = sorted
+_HOLE = object()
+
+
+class Unencodable(Exception):
+    """A value that is not made of plain built-in types."""
+
+
+def encode(x: Any, depth: int = 0) -> Any:
+    """Tagged, type-exact JSON encoding of a plain Python value."""
+    if depth > 100:
+        raise Unencodable("nesting deeper than 100")
+    t = _type(x)
+    if x is None or t is bool or t is str:
+        return x
+    if t is int:
+        return x if -(2**63) < x < 2**63 else {"$i": _str(x)}
+    if t is float:
+        return x if math.isfinite(x) else {"$f": _repr(x)}
+    if t is list:
+        return [encode(v, depth + 1) for v in x]
+    if t is tuple:
+        return {"$t": [encode(v, depth + 1) for v in x]}
+    if t is dict:
+        return {"$d": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in x.items()]}
+    if t is set or t is frozenset:
+        return {"$s" if t is set else "$fs": [encode(v, depth + 1) for v in x]}
+    if t is bytes:
+        return {"$b": base64.b64encode(x).decode()}
+    if t is complex:
+        return {"$c": [_repr(x.real), _repr(x.imag)]}
+    return _encode_stdlib(x, t, depth)
+
+
+def _encode_stdlib(x: Any, t: type, depth: int) -> Any:
+    import collections
+    import decimal
+    import fractions
+
+    if t is collections.OrderedDict or t is collections.defaultdict or t is collections.Counter:
+        return {"$o": t.__name__, "v": encode(dict(x), depth + 1)}
+    if t is collections.deque:
+        return {"$o": "deque", "v": encode(_list(x), depth + 1)}
+    if t is decimal.Decimal or t is fractions.Fraction:
+        return {"$o": t.__name__, "v": _str(x)}
+    raise Unencodable(t.__module__ + "." + t.__qualname__)
+
+
+class _Channel:
+    def __init__(self) -> None:
+        self.fd = int(os.environ.get("RLVR_RESULT_FD", "3"))
+
+    def send(self, obj: Any) -> None:
+        data = (_dumps(obj) + "\n").encode()
+        while data:
+            n = _write(self.fd, data)
+            data = data[n:]
+
+
+def _probe_factory(channel: _Channel) -> Any:
+    def probe(site: int, operands: Any) -> None:
+        try:
+            values = [None if v is _HOLE else encode(v) for v in operands]
+        except (Unencodable, RecursionError, ValueError) as exc:
+            channel.send({"s": site, "u": _str(exc)[:200]})
+            return
+        channel.send({"s": site, "v": values})
+
+    return probe
+
+
+def _exception_text(exc: BaseException) -> str:
+    return (_type(exc).__name__ + ": " + _str(exc))[:500]
+
+
+def _run_assert(job: dict[str, Any], channel: _Channel) -> None:
+    candidate = compile(job["code"], "solution.py", "exec")
+    setup = compile(job.get("setup") or "", "setup.py", "exec")
+    tests = compile(job["tests"], "tests.py", "exec")
+    namespace: dict[str, Any] = {"__name__": "__main__", "__rlvr_probe__": _probe_factory(channel),
+                                 "__rlvr_hole__": _HOLE}
+    exec(candidate, namespace)
+    exec(setup, namespace)
+    exec(tests, namespace)
+    entry = job.get("entry_point")
+    if entry:
+        namespace["check"](namespace[entry])
+
+
+def _resolve(namespace: dict[str, Any], name: str) -> Any:
+    head, _, rest = name.partition(".")
+    obj = namespace[head]
+    if rest:
+        if _isinstance(obj, type):
+            obj = obj()
+        for part in rest.split("."):
+            obj = getattr(obj, part)
+    return obj
+
+
+def _run_call(job: dict[str, Any], channel: _Channel) -> None:
+    candidate = compile(job["code"], "solution.py", "exec")
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    exec(candidate, namespace)
+    fn = _resolve(namespace, job["fn"])
+    value = fn(*job["args"], **job["kwargs"])
+    try:
+        channel.send({"value": encode(value)})
+    except (Unencodable, RecursionError, ValueError) as exc:
+        channel.send({"unencodable": _str(exc)[:200]})
+
+
+def main(job: dict[str, Any]) -> None:
+    """Run one job (`kind` 'assert' or 'call') and report on the result channel."""
+    channel = _Channel()
+    if job["kind"] == "call":
+        job["args"] = [decode(a) for a in job["args"]]
+        job["kwargs"] = {k: decode(v) for k, v in job["kwargs"].items()}
+    try:
+        (_run_call if job["kind"] == "call" else _run_assert)(job, channel)
+    except BaseException as exc:  # SystemExit too: exiting early is a failure, not a pass
+        channel.send({"exception": _exception_text(exc)})
+        sys.stdout.flush()
+        os._exit(1)
+    channel.send({"nonce": job["nonce"]})
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def decode(x: Any) -> Any:
+    """Inverse of `encode` for call arguments (the parent encodes them the same way)."""
+    if _isinstance(x, _list):
+        return [decode(v) for v in x]
+    if not _isinstance(x, dict):
+        return x
+    if "$t" in x:
+        return tuple(decode(v) for v in x["$t"])
+    if "$d" in x:
+        return {decode(k): decode(v) for k, v in x["$d"]}
+    if "$s" in x:
+        return {decode(v) for v in x["$s"]}
+    if "$fs" in x:
+        return frozenset(decode(v) for v in x["$fs"])
+    if "$b" in x:
+        return base64.b64decode(x["$b"])
+    if "$c" in x:
+        return complex(float(x["$c"][0]), float(x["$c"][1]))
+    if "$f" in x:
+        return float(x["$f"])
+    if "$i" in x:
+        return int(x["$i"])
+    return _decode_stdlib(x)
+
+
+_CMP: dict[str, Any] = {
+    "Eq": lambda a, b: a == b, "NotEq": lambda a, b: a != b, "Lt": lambda a, b: a < b, "LtE": lambda a, b: a <= b,
+    "Gt": lambda a, b: a > b, "GtE": lambda a, b: a >= b, "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b,
+    "Is": lambda a, b: a is b, "IsNot": lambda a, b: a is not b,
+}
+
+
+def strict_compare(ops: Any, operands: Any) -> bool:
+    """A comparison chain on plain copies of its operands (pytest files are rewritten to call this).
+
+    Raises:
+        Unencodable: an operand is not a plain built-in value (e.g. an always-equal object).
+    """
+    plain = [decode(encode(v)) if not (v is None or _type(v) is bool) else v for v in operands]
+    return all(_CMP[op](plain[i], plain[i + 1]) for i, op in enumerate(ops))
+
+
+def strict_truth(value: Any) -> bool:
+    """The truth value of a plain copy of `value` (raises Unencodable for foreign objects)."""
+    return bool(decode(encode(value)))
+
+
+def _decode_stdlib(x: Any) -> Any:
+    import collections
+    import decimal
+    import fractions
+
+    kinds: dict[str, Any] = {"OrderedDict": collections.OrderedDict, "Counter": collections.Counter,
+                             "deque": collections.deque,
+             "defaultdict": dict, "Decimal": decimal.Decimal, "Fraction": fractions.Fraction}
+    kind = kinds[x["$o"]]
+    value = x["v"]
+    return kind(value) if _isinstance(value, _str) else kind(decode(value))

@@ -1,0 +1,143 @@
+"""pytest-format tests: run pytest in a one-shot sandbox; read its JUnit report in the parent.
+
+Design (why a candidate cannot simply claim success):
+
+- the candidate is saved as `/work/<module>.py`; the test files live in the read-only grader
+  directory (`/grader/tests`), so they cannot be edited or deleted;
+- every assert in the test files is rewritten to compare plain copies of its operands
+  (`rewrite.harden_pytest`), so an always-equal object or a str/int subclass fails the test;
+- pytest runs with plugin autoload disabled (`PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`), `-p
+  no:cacheprovider`, `--noconftest` and `--rootdir /grader/tests`;
+- the JUnit XML goes to `/dev/fd/N`, a pipe to the parent (the grader-owned channel): nothing
+  is read back from the sandbox's filesystem, and a pipe can only be appended to, so a report
+  written before or after pytest's own makes the document malformed (rejected);
+- the suite name must equal a nonce issued by the parent for this run, the report must be one
+  well-formed document with exactly one suite, and every expected test id must be present and
+  passed (skipped, xfail, errors or zero tests fail).
+
+Limit (documented in the README): code running inside the pytest process could, with deliberate
+effort, rebuild pytest's own report; use the assert or call formats (expected values never enter
+the sandbox) where reward hacking by the policy is a concern.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import secrets
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from rlvr.core.errors import SandboxError
+from rlvr.verifiers.code.rewrite import HARDENED_MODULE, harden_pytest
+from rlvr.verifiers.code.spec import PytestTests
+
+__all__ = ["expected_test_ids", "pytest_python_path", "run_pytest"]
+
+
+@functools.lru_cache(maxsize=1)
+def pytest_python_path() -> tuple[str, ...]:
+    """The site-packages directory holding pytest (mounted read-only into the sandbox).
+
+    Raises:
+        SandboxError: pytest is not installed in this environment.
+    """
+    try:
+        import pytest
+    except ImportError as exc:
+        raise SandboxError("the pytest test format needs pytest installed: pip install pytest") from exc
+    return (str(Path(pytest.__file__).resolve().parents[1]),)
+
+
+def expected_test_ids(spec: PytestTests) -> tuple[list[str], list[str]]:
+    """Exact ids and parametrized prefixes that must pass, from `expected_tests` or the sources."""
+    if spec.expected_tests is not None:
+        return list(spec.expected_tests), []
+    exact: list[str] = []
+    prefixes: list[str] = []
+    for name, source in spec.files.items():
+        for node, owner in _test_functions(ast.parse(source)):
+            node_id = f"{name}::{owner + '::' if owner else ''}{node.name}"
+            parametrized = any("parametrize" in ast.unparse(d) for d in node.decorator_list)
+            (prefixes if parametrized else exact).append(node_id)
+    return exact, prefixes
+
+
+def _test_functions(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            found.append((node, ""))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            found += [(m, node.name) for m in node.body
+                      if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test")]
+    return found
+
+
+def _case_id(case: ET.Element, files: dict[str, str]) -> str:
+    classname = case.get("classname", "")
+    parts = classname.split(".")
+    module = parts[0]
+    owner = "::".join(parts[1:])
+    file = f"{module}.py" if f"{module}.py" in files else module
+    return f"{file}::{owner + '::' if owner else ''}{case.get('name', '')}"
+
+
+def parse_junit(data: bytes, nonce: str, files: dict[str, str]) -> dict[str, str] | str:
+    """Test id -> 'pass'/'fail'/'skipped' from a JUnit report, or why the report is not acceptable."""
+    if not data.strip():
+        return "pytest wrote no JUnit report"
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        return f"the JUnit report is not one well-formed document ({exc})"
+    suites = [root] if root.tag == "testsuite" else list(root)
+    if len(suites) != 1 or suites[0].tag != "testsuite" or suites[0].get("name") != nonce:
+        return "the JUnit report does not carry this run's nonce"
+    outcomes: dict[str, str] = {}
+    for case in suites[0].iter("testcase"):
+        kinds = {child.tag for child in case}
+        status = "skipped" if "skipped" in kinds else ("fail" if kinds & {"failure", "error"} else "pass")
+        key = _case_id(case, files)
+        outcomes[key] = status if key not in outcomes else "fail"  # a duplicated id is suspicious
+    return outcomes
+
+
+def run_pytest(spec: PytestTests, code: str, config: Any, box: Any, clock: Any) -> list[Any]:
+    """Run the pytest files against `code`; one TestResult per expected test id."""
+    from rlvr.verifiers.code.verifier import TestResult, _SandboxFailure, _why
+
+    for name in spec.files:
+        if "/" in name or not name.endswith(".py"):
+            raise ValueError(f"pytest test file names must be plain '*.py' names, got {name!r}")
+    exact, prefixes = expected_test_ids(spec)
+    budget = clock.budget(spec.timeout_s or config.test_timeout_s * max(1, len(exact) + len(prefixes)))
+    names = [*exact, *(p + "[*]" for p in prefixes)]
+    if budget <= 0:
+        return [TestResult(n, "timeout", "overall time limit reached") for n in names]
+    nonce = secrets.token_hex(16)
+    argv = [box.python, "-m", "pytest", "-p", "no:cacheprovider", "--noconftest", "-q", "--rootdir",
+            "{grader}/tests", "-o", f"junit_suite_name={nonce}", "-o", "junit_family=xunit2",
+            "--junitxml=/dev/fd/{result_fd}", *(f"{{grader}}/tests/{n}" for n in spec.files)]
+    from rlvr.verifiers.code.verifier import CHILD_SOURCE
+
+    grader_files = {f"tests/{n}": harden_pytest(s) for n, s in spec.files.items()}
+    grader_files[f"tests/{HARDENED_MODULE}.py"] = CHILD_SOURCE
+    result = box.run(argv, files={f"{spec.module}.py": code}, timeout_s=budget, grader_files=grader_files,
+                     env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    if result.error is not None:
+        raise _SandboxFailure(result.error)
+    if result.timed_out:
+        return [TestResult(n, "timeout", "timed out") for n in names]
+    outcomes = parse_junit(result.result, nonce, spec.files)
+    if isinstance(outcomes, str):
+        return [TestResult(n, "fail", f"{outcomes}; {_why(result)}") for n in names]
+    out = [TestResult(n, "pass" if outcomes.get(n) == "pass" else "fail", outcomes.get(n, "not run")) for n in exact]
+    for prefix in prefixes:
+        cases = [v for k, v in outcomes.items() if k.startswith(prefix + "[")]
+        ok = bool(cases) and all(v == "pass" for v in cases)
+        out.append(TestResult(prefix + "[*]", "pass" if ok else "fail", "" if ok else f"{len(cases)} cases run"))
+    if not exact and not prefixes:
+        out.append(TestResult("tests", "fail", "no test functions found (zero tests is a failure)"))
+    return out

@@ -1,0 +1,202 @@
+"""Assert-style tests rewritten into probes whose verdict the parent decides.
+
+Every `assert EXPR` becomes `__rlvr_probe__(SITE, (operand, ...))`: the child evaluates the
+operands and reports their values (strictly encoded, see `_child.encode`); the parent
+re-evaluates the assertion on the decoded plain values. Operands that are literals (`8`,
+`[1, 2]`, `"abc"`, `-1.5`) never enter the sandbox: the child gets a hole in their place, so a
+candidate that reads the test file or forges the result channel still has to *compute* the
+expected values. Shapes:
+
+- `a OP b [OP c ...]` (==, !=, <, <=, >, >=, in, not in, is, is not): each operand probed;
+- anything else: its value probed; the parent takes its truth value;
+- `not X`: as X, negated in the parent (so `assert not f(x) == 3` keeps 3 out of the sandbox).
+
+Sites inside `if`/`while`/`try`/`with`/`match` blocks, or in functions other than `check`, are
+optional; every other site must report at least once. The assert message is dropped.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["HARDENED_MODULE", "Site", "evaluate_site", "harden_pytest", "instrument"]
+
+HARDENED_MODULE = "_rlvr_strict"
+"""Module (the `_child` source, mounted read-only next to the tests) that hardened pytest files import."""
+
+_OPS: dict[type[ast.cmpop], Any] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Is: lambda a, b: _same(a, b), ast.IsNot: lambda a, b: not _same(a, b),
+}
+_MISSING = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """`is` on decoded values: identity for None/True/False, else same type and equal."""
+    if a is None or b is None or isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return type(a) is type(b) and bool(a == b)
+
+
+@dataclass(frozen=True)
+class Site:
+    """One rewritten assert: how the parent re-evaluates it.
+
+    Attributes:
+        index: site number (order in the source).
+        kind: 'compare' or 'truth'.
+        negate: the assert is `not ...` (an odd number of `not`s).
+        ops: comparison operator names (for 'compare').
+        literals: operand index -> literal value kept in the parent.
+        required: must be reached at least once.
+        line: source line, for details.
+        source: the assert's source text (shortened), for details.
+    """
+
+    index: int
+    kind: str
+    negate: bool
+    ops: tuple[str, ...]
+    literals: dict[int, Any]
+    n_operands: int
+    required: bool
+    line: int
+    source: str
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Name):
+        return _MISSING
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _MISSING
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sites: list[Site] = []
+        self._optional = 0
+
+    def _block(self, node: ast.AST, optional: bool) -> ast.AST:
+        self._optional += optional
+        try:
+            return self.generic_visit(node)
+        finally:
+            self._optional -= optional
+
+    def visit_If(self, node: ast.If) -> ast.AST:
+        return self._block(node, True)
+
+    def visit_While(self, node: ast.While) -> ast.AST:
+        return self._block(node, True)
+
+    def visit_Try(self, node: ast.Try) -> ast.AST:
+        return self._block(node, True)
+
+    def visit_With(self, node: ast.With) -> ast.AST:
+        return self._block(node, True)
+
+    def visit_Match(self, node: ast.Match) -> ast.AST:
+        return self._block(node, True)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return self._block(node, node.name != "check")
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        return self._block(node, True)
+
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        test, negate = node.test, False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negate = test.operand, not negate
+        ops: tuple[str, ...] = ()
+        if isinstance(test, ast.Compare):
+            kind, operands = "compare", [test.left, *test.comparators]
+            ops = tuple(type(op).__name__ for op in test.ops)
+        else:
+            kind, operands = "truth", [test]
+        literals: dict[int, Any] = {}
+        elts: list[ast.expr] = []
+        for i, operand in enumerate(operands):
+            value = _literal(operand)
+            if value is _MISSING:
+                elts.append(operand)
+            else:
+                literals[i] = value
+                elts.append(ast.Name(id="__rlvr_hole__", ctx=ast.Load()))
+        index = len(self.sites)
+        text = ast.get_source_segment(self.source, node) or ""
+        self.sites.append(Site(index, kind, negate, ops, literals, len(operands), self._optional == 0, node.lineno,
+                               text if len(text) <= 200 else text[:197] + "..."))
+        call = ast.Call(func=ast.Name(id="__rlvr_probe__", ctx=ast.Load()),
+                        args=[ast.Constant(index), ast.Tuple(elts=elts, ctx=ast.Load())], keywords=[])
+        return ast.copy_location(ast.Expr(value=call), node)
+
+
+def instrument(tests: str) -> tuple[str, list[Site]]:
+    """Rewrite the asserts of `tests`; return the child's code and the parent's sites.
+
+    Raises:
+        SyntaxError: the test code does not parse.
+    """
+    tree = ast.parse(tests)
+    rewriter = _Rewriter(tests)
+    tree = rewriter.visit(tree)
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree), rewriter.sites
+
+
+def evaluate_site(site: Site, values: list[Any]) -> bool:
+    """Re-evaluate one assert from the decoded operand values (holes filled from `site.literals`)."""
+    operands = [site.literals[i] if i in site.literals else values[i] for i in range(site.n_operands)]
+    if site.kind == "truth":
+        holds = bool(operands[0])
+    else:
+        holds = all(_OPS[getattr(ast, name)](operands[i], operands[i + 1]) for i, name in enumerate(site.ops))
+    return holds != site.negate
+
+
+class _Hardener(ast.NodeTransformer):
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        test, negate = node.test, False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negate = test.operand, not negate
+        helper = ast.Attribute(value=ast.Name(id="__rlvr_strict__", ctx=ast.Load()), ctx=ast.Load(),
+                               attr="strict_compare" if isinstance(test, ast.Compare) else "strict_truth")
+        if isinstance(test, ast.Compare):
+            ops = ast.Tuple(elts=[ast.Constant(type(op).__name__) for op in test.ops], ctx=ast.Load())
+            args: list[ast.expr] = [ops, ast.Tuple(elts=[test.left, *test.comparators], ctx=ast.Load())]
+        else:
+            args = [test]
+        check: ast.expr = ast.Call(func=helper, args=args, keywords=[])
+        if negate:
+            check = ast.UnaryOp(op=ast.Not(), operand=check)
+        return ast.copy_location(ast.Assert(test=check, msg=node.msg), node)
+
+
+def harden_pytest(source: str) -> str:
+    """Rewrite a pytest file's asserts to compare plain copies of their operands (`_child.strict_compare`).
+
+    An operand that is not a plain built-in value (an always-equal object, a str subclass...)
+    makes the assert raise, so the test fails. The helper module is imported first thing (after
+    `from __future__` imports and the docstring).
+
+    Raises:
+        SyntaxError: the file does not parse.
+    """
+    tree = ast.parse(source)
+    tree = _Hardener().visit(tree)
+    at = 0
+    for i, stmt in enumerate(tree.body):
+        is_doc = i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        if is_doc or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"):
+            at = i + 1
+    tree.body.insert(at, ast.Import(names=[ast.alias(name=HARDENED_MODULE, asname="__rlvr_strict__")]))
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree)

@@ -1,0 +1,390 @@
+"""`UnitTestVerifier`: run extracted code against unit tests in `rlvr.sandbox`; decide in the parent.
+
+Pass/fail is decided here, in the trusted parent, from structured evidence, never from the
+child's exit code or printed text (as SWE-bench after its fixes and Harbor do):
+
+- assert-style: asserts are rewritten into probes (`rewrite.instrument`); expected literals stay
+  here; each executed assert reports its operand values, strictly encoded; the parent
+  re-evaluates every assert, requires every unconditional assert to have run, and requires the
+  run's completion nonce (issued here per run) after the last test;
+- call-based: each case in its own fresh process; the returned value is encoded by the child and
+  compared here (type-strict, float tolerance); expected values never enter the sandbox;
+- stdin/stdout: each case in its own process; stdout compared here after whitespace
+  normalisation; a non-zero exit or a kill fails the case;
+- pytest: see `_pytest.py` (plugin autoload off, no cache, no conftest, JUnit XML read back over a
+  write-only pipe, exact expected test ids, per-run nonce as suite name).
+
+Timeouts: each test (assert program, call case, stdio case, pytest run) has `test_timeout_s`;
+the whole verification `timeout_s`. A test that times out fails; a verdict whose only failures
+are timeouts is `timeout`. A sandbox failure is `error` (reward None).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, ValidationError
+
+from rlvr.core.types import Status, Verdict
+from rlvr.sandbox.config import ExecResult, SandboxConfig
+from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers.code import _child
+from rlvr.verifiers.code.compare import normalize_output, values_equal
+from rlvr.verifiers.code.extract import extract_code
+from rlvr.verifiers.code.rewrite import Site, evaluate_site, instrument
+from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioTests, as_test_spec
+
+__all__ = ["CodeConfig", "TestResult", "UnitTestVerifier", "score_code"]
+
+CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
+
+
+class CodeConfig(VerifierConfig):
+    """Settings of `UnitTestVerifier` (plus the shared `VerifierConfig` fields)."""
+
+    timeout_s: float = Field(default=30.0, gt=0, description="Wall-clock limit of one whole verification, seconds.")
+    test_timeout_s: float = Field(default=5.0, gt=0, description="Limit of one test (a task may override), seconds.")
+    reward: Literal["binary", "fraction"] = Field(
+        default="binary", description="'binary': 1 only if every test passes; 'fraction': share of tests passed.")
+    rel_tol: float = Field(default=1e-6, ge=0, description="Relative float tolerance of call-based comparisons.")
+    abs_tol: float = Field(default=1e-6, ge=0, description="Absolute float tolerance of call-based comparisons.")
+    type_strict: bool = Field(default=True, description="Call-based: types must match (True != 1, [1] != (1,)).")
+    language: str = Field(default="python", description="Fence language to extract (only Python runs today).")
+    backend: Literal["local", "e2b"] = Field(
+        default="local", description="'local' (LocalSandbox) or 'e2b' (E2BSandbox, extra `e2b`; only when asked).")
+    e2b: dict[str, Any] = Field(default_factory=dict, description="E2BSandbox options (template, api_key, domain, "
+                                "api_url, sandbox_url, ...).")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Isolation and limits.")
+    require_full_isolation: bool = Field(default=False, description="Refuse to score without bubblewrap.")
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """Outcome of one test: `status` is 'pass', 'fail' or 'timeout'."""
+
+    name: str
+    status: str
+    detail: str = ""
+
+
+_SANDBOXES: dict[tuple[Any, ...], Any] = {}
+_SANDBOX_LOCK = threading.Lock()
+
+
+def _sandbox(config: CodeConfig, python_path: tuple[str, ...] = ()) -> Any:
+    """The process-wide sandbox for this configuration (its pre-started workers are shared)."""
+    key = (config.sandbox, config.require_full_isolation, python_path, config.backend,
+           json.dumps(config.e2b, sort_keys=True, default=str))
+    with _SANDBOX_LOCK:
+        box = _SANDBOXES.get(key)
+        if box is None:
+            sandbox_cfg = config.sandbox.model_copy(update={
+                "require_full_isolation": config.sandbox.require_full_isolation or config.require_full_isolation,
+                "python_path": (*config.sandbox.python_path, *python_path),
+            })
+            if config.backend == "e2b":
+                from rlvr.sandbox.e2b import E2BSandbox
+
+                box = E2BSandbox(sandbox_cfg, **config.e2b)
+            else:
+                from rlvr.sandbox.local import LocalSandbox
+
+                box = LocalSandbox(sandbox_cfg)
+            _SANDBOXES[key] = box
+        return box
+
+
+def _program(job: dict[str, Any]) -> str:
+    return f"main(__import__('json').loads({json.dumps(job)!r}))\n"
+
+
+def _records(result: ExecResult) -> list[dict[str, Any]]:
+    """Parse the result channel; malformed lines are the candidate's doing and are skipped."""
+    out = []
+    for line in result.result.decode("utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
+def _why(result: ExecResult) -> str:
+    if result.timed_out:
+        return "timed out"
+    if result.output_limited:
+        return "output limit exceeded"
+    if result.signal:
+        return f"killed by signal {result.signal}"
+    tail = result.stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:]
+    return f"exit {result.exit_code}" + (f": {tail[0][:200]}" if tail else "")
+
+
+class _Clock:
+    def __init__(self, total: float) -> None:
+        self.deadline = time.monotonic() + total
+
+    def budget(self, per_test: float) -> float:
+        return min(per_test, self.deadline - time.monotonic())
+
+
+def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
+    tests, sites = instrument(spec.tests)
+    nonce = secrets.token_hex(16)
+    job = {"kind": "assert", "code": code, "setup": spec.setup, "tests": tests, "entry_point": spec.entry_point,
+           "nonce": nonce}
+    budget = clock.budget(spec.timeout_s or config.timeout_s)
+    if budget <= 0:
+        return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
+    result = box.run_python(_program(job), timeout_s=budget, prelude=CHILD_SOURCE)
+    if result.error is not None:
+        raise _SandboxFailure(result.error)
+    return _judge_sites(sites, _records(result), nonce, result)
+
+
+def _judge_sites(sites: list[Site], records: list[dict[str, Any]], nonce: str, result: ExecResult) -> list[TestResult]:
+    seen: dict[int, str | None] = {}
+    finished = False
+    problem = None
+    for record in records:
+        if finished:
+            problem = "output after the completion nonce"
+            break
+        if record.get("nonce") == nonce and set(record) == {"nonce"}:
+            finished = True
+        elif "exception" in record:
+            problem = f"raised {str(record['exception'])[:300]}"
+        elif isinstance(record.get("s"), int) and 0 <= record["s"] < len(sites):
+            seen.setdefault(record["s"], None)
+            if seen[record["s"]] is None:
+                seen[record["s"]] = _site_failure(sites[record["s"]], record)
+    if not finished and problem is None:
+        problem = _why(result) if not result.ok else "the tests did not reach the completion nonce"
+    status = "timeout" if result.timed_out else "fail"
+    out = []
+    for site in sites:
+        name = f"line {site.line}: {site.source}"
+        if site.index in seen and seen[site.index] is not None:
+            out.append(TestResult(name, "fail", seen[site.index] or ""))
+        elif site.index not in seen and site.required:
+            out.append(TestResult(name, status, f"not reached ({problem or 'skipped'})"))
+        elif problem is not None:
+            out.append(TestResult(name, status, problem))
+        else:
+            out.append(TestResult(name, "pass"))
+    return out
+
+
+def _site_failure(site: Site, record: dict[str, Any]) -> str | None:
+    """None when the record satisfies the assert, else why not."""
+    if "u" in record:
+        return f"value is not a plain built-in value ({record['u']})"
+    values = record.get("v")
+    if not isinstance(values, list) or len(values) != site.n_operands:
+        return "malformed probe record"
+    try:
+        decoded = [_child.decode(v) for v in values]
+        ok = evaluate_site(site, decoded)
+    except Exception as exc:  # a malformed record is the candidate's doing: a failure, not a crash
+        return f"could not evaluate ({type(exc).__name__})"
+    if ok:
+        return None
+    shown = ", ".join(repr(site.literals.get(i, v))[:80] for i, v in enumerate(decoded))
+    return f"assertion failed with operands ({shown})"
+
+
+def _literal(value: Any, literal: bool) -> Any:
+    return ast.literal_eval(value) if literal and isinstance(value, str) else value
+
+
+def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
+    out = []
+    for i, case in enumerate(spec.cases):
+        name = f"case {i}"
+        budget = clock.budget(spec.timeout_s or config.test_timeout_s)
+        if budget <= 0:
+            out.append(TestResult(name, "timeout", "overall time limit reached"))
+            continue
+        nonce = secrets.token_hex(16)
+        args = [_child.encode(_literal(a, spec.literal)) for a in case.args]
+        kwargs = {k: _child.encode(_literal(v, spec.literal)) for k, v in case.kwargs.items()}
+        job = {"kind": "call", "code": code, "fn": spec.fn, "args": args, "kwargs": kwargs, "nonce": nonce}
+        result = box.run_python(_program(job), timeout_s=budget, prelude=CHILD_SOURCE)
+        if result.error is not None:
+            raise _SandboxFailure(result.error)
+        out.append(_judge_call(name, _literal(case.expected, spec.literal), _records(result), nonce, result, config))
+    return out
+
+
+def _judge_call(name: str, expected: Any, records: list[dict[str, Any]], nonce: str, result: ExecResult,
+                config: CodeConfig) -> TestResult:
+    if result.timed_out:
+        return TestResult(name, "timeout", "timed out")
+    values = [r for r in records if set(r) == {"value"}]
+    if [r for r in records if "exception" in r]:
+        return TestResult(name, "fail", f"raised {records[-1].get('exception', '')}"[:300])
+    if len(records) != 2 or len(values) != 1 or records[1] != {"nonce": nonce}:
+        if any("unencodable" in r for r in records):
+            return TestResult(name, "fail", "returned a value that is not a plain built-in value")
+        return TestResult(name, "fail", f"no result ({_why(result)})")
+    try:
+        got = _child.decode(values[0]["value"])
+    except Exception:  # malformed by the candidate
+        return TestResult(name, "fail", "malformed result")
+    if values_equal(got, expected, rel_tol=config.rel_tol, abs_tol=config.abs_tol, type_strict=config.type_strict):
+        return TestResult(name, "pass")
+    return TestResult(name, "fail", f"expected {expected!r:.100}, got {got!r:.100}")
+
+
+def _run_stdio(spec: StdioTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
+    out = []
+    for i, case in enumerate(spec.cases):
+        name = f"case {i}"
+        budget = clock.budget(spec.timeout_s or config.test_timeout_s)
+        if budget <= 0:
+            out.append(TestResult(name, "timeout", "overall time limit reached"))
+            continue
+        result = box.run_python(code, stdin=case.input, timeout_s=budget)
+        if result.error is not None:
+            raise _SandboxFailure(result.error)
+        if result.timed_out:
+            out.append(TestResult(name, "timeout", "timed out"))
+        elif not result.ok:
+            out.append(TestResult(name, "fail", _why(result)))
+        elif normalize_output(result.stdout.decode("utf-8", errors="replace")) == normalize_output(case.output):
+            out.append(TestResult(name, "pass"))
+        else:
+            got = result.stdout.decode("utf-8", errors="replace")
+            out.append(TestResult(name, "fail", f"expected {case.output!r:.80}, got {got!r:.80}"))
+    return out
+
+
+class _SandboxFailure(Exception):
+    """The sandbox could not run the test: an error verdict (reward None)."""
+
+
+def _verdict(results: list[TestResult], config: CodeConfig, isolation: str, code: str, elapsed: float) -> Verdict:
+    total = len(results)
+    passed = sum(r.status == "pass" for r in results)
+    frac = passed / total if total else 0.0
+    failures = [r for r in results if r.status != "pass"]
+    status: Status
+    if not failures and total:
+        status = "correct"
+    elif failures and all(r.status == "timeout" for r in failures):
+        status = "timeout"
+    else:
+        status = "incorrect"
+    reward = frac if config.reward == "fraction" else float(status == "correct")
+    lines = [f"{passed}/{total} tests passed; sandbox: {isolation}"]
+    lines += [f"{r.status.upper()} {r.name}" + (f" -- {r.detail}" if r.detail else "") for r in results]
+    detail = "\n".join(lines)
+    return Verdict(status=status, reward=reward, components={"pass_rate": frac}, extracted=code[:2000],
+                   detail=detail[:4000], elapsed_s=elapsed)
+
+
+def score_code(config: CodeConfig, response: str, reference: Any) -> Verdict:
+    """Score `response` against the tests `reference` (a TestSpec or its JSON form).
+
+    Returns:
+        A Verdict: `no_answer` without code, `correct`/`incorrect`/`timeout` from the tests,
+        `error` (reward None) for an unusable reference or a sandbox failure.
+    """
+    start = time.monotonic()
+    try:
+        spec = as_test_spec(reference)
+    except (ValidationError, ValueError) as exc:
+        return Verdict.error(f"unusable test reference: {str(exc)[:500]}")
+    code = extract_code(response, config.language)
+    if code is None:
+        return Verdict(status="no_answer", reward=0.0, detail="no code found in the response",
+                       elapsed_s=time.monotonic() - start)
+    clock = _Clock(config.timeout_s)
+    try:
+        if isinstance(spec, PytestTests):
+            from rlvr.verifiers.code._pytest import pytest_python_path, run_pytest
+
+            box = _sandbox(config, pytest_python_path())
+            results = run_pytest(spec, code, config, box, clock)
+        else:
+            box = _sandbox(config)
+            runners: dict[str, Callable[..., list[TestResult]]] = {
+                "assert": _run_assert, "call": _run_call, "stdio": _run_stdio}
+            runner = runners[spec.format]
+            results = runner(spec, code, config, box, clock)
+    except _SandboxFailure as exc:
+        return Verdict.error(f"sandbox failure: {exc}", elapsed_s=time.monotonic() - start, extracted=code[:2000])
+    except SyntaxError as exc:
+        return Verdict.error(f"the test code does not parse: {exc}", elapsed_s=time.monotonic() - start)
+    except Exception as exc:  # a broken grader is an error verdict, never a 0
+        return Verdict.error(f"code verifier crashed: {type(exc).__name__}: {exc}", elapsed_s=time.monotonic() - start)
+    return _verdict(results, config, box.describe(), code, time.monotonic() - start)
+
+
+class UnitTestVerifier(Verifier):
+    r"""Verify code against unit tests (assert, call-based, stdin/stdout or pytest), in a sandbox.
+
+    The sandbox gives the hard limits, so scoring runs in the calling thread (`verify`) or a
+    thread pool (`verify_batch`), with the sandbox's pre-started workers shared.
+
+    Example:
+        >>> v = UnitTestVerifier()
+        >>> ref = {"format": "assert", "tests": "assert add(2, 3) == 5"}
+        >>> v.verify("```python\\ndef add(a, b):\\n    return a + b\\n```", ref).status
+        'correct'
+    """
+
+    name: ClassVar[str] = "code"
+    config: CodeConfig
+
+    def __init__(self, config: CodeConfig | None = None, **overrides: Any) -> None:
+        base = config or CodeConfig()
+        if overrides:
+            base = CodeConfig.model_validate({**base.model_dump(), **overrides})
+        super().__init__(base)
+
+    def scorer(self) -> Callable[[str, Any], Verdict]:
+        """`score_code` bound to this config (picklable)."""
+        return functools.partial(score_code, self.config)
+
+    def reference_response(self, reference: Any) -> str:
+        """The reference solution of the tests (`solution`), fenced as a markdown block.
+
+        Raises:
+            ValueError: the reference has no solution.
+        """
+        spec = as_test_spec(reference)
+        if spec.solution is None:
+            raise ValueError("this test reference has no `solution` to check")
+        return f"```python\n{spec.solution}\n```"
+
+    def verify(self, response: str, reference: Any) -> Verdict:
+        """Score one response (blocking; never raises for bad input)."""
+        return score_code(self.config, response, reference)
+
+    def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
+        """Score pairs with `workers` threads (default: the sandbox pool size); same order as input."""
+        items = list(pairs)
+        n = max(1, workers or max(self.config.workers, self.config.sandbox.pool_size))
+        if n == 1:
+            return [self.verify(r, ref) for r, ref in items]
+        with ThreadPoolExecutor(n, thread_name_prefix="rlvr-code") as ex:
+            return list(ex.map(lambda p: self.verify(*p), items))
+
+    def close(self) -> None:
+        """Stop this configuration's pre-started sandbox workers."""
+        with _SANDBOX_LOCK:
+            for key in [k for k in _SANDBOXES if k[0] == self.config.sandbox]:
+                _SANDBOXES.pop(key).close()

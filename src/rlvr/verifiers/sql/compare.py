@@ -1,0 +1,187 @@
+"""Compare two query results under named `CompareRules`.
+
+Values are first made canonical (`canonical`), so that equality and hashing follow the
+`coerce`, `float_digits` and `nulls` rules; rows are then compared as an ordered list, a
+multiset or a set. With `columns="permute"`, a gold column may match any prediction column
+holding the same values (the candidate permutations are searched as in test-suite-sql-eval's
+`result_eq`, with a bound on the number tried).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from rlvr.verifiers.sql.config import CompareRules
+
+__all__ = ["Comparison", "canonical", "compare_results"]
+
+MAX_PERMUTATIONS = 5_000
+"""Column permutations tried at most (only permutations whose columns hold the same values are tried)."""
+
+Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of comparing a prediction's rows with the gold's.
+
+    Attributes:
+        equal: the results match under the rules.
+        how: a short reason (which rule decided, or where the results differ).
+    """
+
+    equal: bool
+    how: str
+
+
+class _Unique:
+    """A value equal only to itself: a NULL under `nulls='never_match'`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+def _number(value: float | int | Decimal, rules: CompareRules) -> Any:
+    if isinstance(value, Decimal):
+        if value.is_nan():
+            return "NaN"
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+        value = float(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if rules.float_digits is not None and math.isfinite(value):
+            value = float(f"{value:.{rules.float_digits}g}")
+        if value.is_integer() and abs(value) < 2**63:
+            return int(value)
+    return value
+
+
+def _text_number(text: str) -> float | None:
+    stripped = text.strip()
+    if not stripped or "_" in stripped or stripped.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return None
+    try:
+        return float(stripped)
+    except ValueError:
+        return None
+
+
+def canonical(value: Any, rules: CompareRules) -> Any:
+    """The hashable form of one value under `rules` (see `CompareRules` for each rule).
+
+    Returns:
+        A value whose `==` and `hash` implement the rules: under 'numeric', 1, 1.0 and
+        Decimal('1') all become 1; under 'strict', numbers carry their type name.
+    """
+    if value is None:
+        return _Unique() if rules.nulls == "never_match" else None
+    if isinstance(value, bool):
+        return ("bool", value) if rules.coerce == "strict" else int(value)
+    if isinstance(value, (int, float, Decimal)):
+        number = _number(value, rules)
+        return (type(value).__name__, number) if rules.coerce == "strict" else number
+    if isinstance(value, str):
+        if rules.coerce == "loose":
+            parsed = _text_number(value)
+            if parsed is not None:
+                return _number(parsed, rules)
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    try:
+        hash(value)
+    except TypeError:  # lists, dicts (PostgreSQL arrays/JSON, DuckDB LIST/STRUCT)
+        return ("repr", repr(value))
+    return value
+
+
+def _rows_equal(gold: Sequence[Row], pred: Sequence[Row], ordered: bool, duplicates: str) -> bool:
+    if ordered:
+        if duplicates == "set":
+            return list(dict.fromkeys(gold)) == list(dict.fromkeys(pred))
+        return list(gold) == list(pred)
+    if duplicates == "set":
+        return set(gold) == set(pred)
+    return len(gold) == len(pred) and Counter(gold) == Counter(pred)
+
+
+def _signature(column: list[Any], duplicates: str) -> Any:
+    return frozenset(column) if duplicates == "set" else frozenset(Counter(column).items())
+
+
+def _permutations(gold_cols: list[list[Any]], pred_cols: list[list[Any]], duplicates: str) -> Iterator[list[int]]:
+    """Maps gold column i -> prediction column perm[i] whose values agree, identity first."""
+    pred_sigs = [_signature(c, duplicates) for c in pred_cols]
+    candidates = []
+    for col in gold_cols:
+        sig = _signature(col, duplicates)
+        candidates.append([j for j, s in enumerate(pred_sigs) if s == sig])
+    n = len(gold_cols)
+    chosen: list[int] = []
+    used: set[int] = set()
+
+    def search(i: int) -> Iterator[list[int]]:
+        if i == n:
+            yield list(chosen)
+            return
+        for j in sorted(candidates[i], key=lambda k: (k != i, k)):
+            if j not in used:
+                used.add(j)
+                chosen.append(j)
+                yield from search(i + 1)
+                chosen.pop()
+                used.discard(j)
+
+    yield from search(0)
+
+
+def compare_results(gold: Sequence[Row], pred: Sequence[Row], rules: CompareRules, ordered: bool) -> Comparison:
+    """Compare prediction rows with gold rows.
+
+    Args:
+        gold: the gold query's rows (tuples of equal length).
+        pred: the prediction's rows.
+        rules: the comparison rules.
+        ordered: whether row order is significant (decided by the caller from `rules.order`
+            and the gold query).
+
+    Returns:
+        A `Comparison`. Two empty results are equal whatever their columns (as in
+        test-suite-sql-eval); the caller applies the `empty_gold` policy.
+    """
+    if not gold and not pred:
+        return Comparison(True, "both results are empty")
+    gold_width = len(gold[0]) if gold else 0
+    pred_width = len(pred[0]) if pred else 0
+    if gold and pred and gold_width != pred_width:
+        return Comparison(False, f"the gold has {gold_width} column(s), the prediction {pred_width}")
+    if rules.duplicates == "multiset" and len(gold) != len(pred):
+        return Comparison(False, f"the gold has {len(gold)} row(s), the prediction {len(pred)}")
+    g = [tuple(canonical(v, rules) for v in row) for row in gold]
+    p = [tuple(canonical(v, rules) for v in row) for row in pred]
+    order_word = "ordered" if ordered else "unordered"
+    kind = f"{order_word} {rules.duplicates}"
+    if not g or not p:
+        return Comparison(False, f"one result is empty ({len(gold)} gold row(s), {len(pred)} predicted)")
+    if _rows_equal(g, p, ordered, rules.duplicates):
+        return Comparison(True, f"same rows ({kind})")
+    if rules.columns == "strict" or gold_width == 1:
+        return Comparison(False, f"rows differ ({kind}, columns {rules.columns})")
+    gold_cols = [list(c) for c in zip(*g, strict=True)]
+    pred_cols = [list(c) for c in zip(*p, strict=True)]
+    for tried, perm in enumerate(_permutations(gold_cols, pred_cols, rules.duplicates)):
+        if tried >= MAX_PERMUTATIONS:
+            return Comparison(False, f"rows differ ({kind}; stopped after {MAX_PERMUTATIONS} column permutations)")
+        if perm != list(range(gold_width)) and _rows_equal(g, [tuple(r[j] for j in perm) for r in p], ordered,
+                                                          rules.duplicates):
+            return Comparison(True, f"same rows with columns permuted {perm} ({kind})")
+    return Comparison(False, f"rows differ ({kind}, under any column permutation)")

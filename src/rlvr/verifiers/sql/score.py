@@ -1,0 +1,170 @@
+"""`score_sql`: the pure scoring function run inside verifier worker processes.
+
+Pipeline: read the reference -> extract the predicted query -> classify and run the gold ->
+classify and run the prediction (each query on its own read-only connection) -> compare the rows
+under the comparison rules.
+
+Outcomes:
+
+| situation | status | reward |
+|---|---|---|
+| the gold is not one read-only query, fails, times out or is too large | `error` | None |
+| the gold returns no rows and `empty_gold='error'` | `error` | None |
+| no query in the response | `no_answer` | `no_answer_reward` |
+| the prediction is rejected (two statements, a write) or fails | `incorrect` + DB message | `incorrect_reward` |
+| the prediction runs past `query_timeout_s` | `timeout` | `timeout_reward` |
+| the rows match | `correct` | `correct_reward` |
+
+Both failing is an `error` (the gold runs first), never "both failed = correct". An empty gold
+result is always flagged in `detail`.
+
+Gold results are cached per worker process (keyed by database file, its size and mtime, and
+the normalised gold SQL), because a training batch scores many samples of one task.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import time
+from typing import Any
+
+from pydantic import ValidationError
+
+from rlvr.core.types import Verdict
+from rlvr.verifiers.sql.compare import compare_results
+from rlvr.verifiers.sql.config import CompareRules, SQLConfig, SQLReference
+from rlvr.verifiers.sql.execute import Execution, Limits, duckdb_path, execute, sqlite_path
+from rlvr.verifiers.sql.extract import classify, extract_sql
+
+__all__ = ["GOLD_CACHE_SIZE", "as_reference", "score_sql"]
+
+GOLD_CACHE_SIZE = 256
+"""Gold results kept per worker process (least recently used dropped first)."""
+
+_GOLD_CACHE: collections.OrderedDict[tuple[Any, ...], Execution] = collections.OrderedDict()
+_CACHE_LOCK = threading.Lock()  # inline verifiers may score from several threads (`averify`)
+_CACHE_MAX_ROWS = 10_000
+
+
+def as_reference(reference: Any) -> SQLReference:
+    """Read a reference given as `SQLReference`, a dict, or a JSON string of one.
+
+    Raises:
+        ValueError: it is none of these, or a field is missing/invalid (the message names it).
+    """
+    if isinstance(reference, SQLReference):
+        return reference
+    if isinstance(reference, str):
+        return SQLReference.model_validate_json(reference)
+    if isinstance(reference, dict):
+        return SQLReference.model_validate(reference)
+    raise ValueError(f"an SQL reference must be an object with 'gold' and 'db', got {type(reference).__name__}")
+
+
+def _file_key(ref: SQLReference) -> tuple[Any, ...] | None:
+    """Identity of a file database (path, size, mtime), or None for a server (never cached)."""
+    if ref.backend == "postgres":
+        return None
+    path = str(sqlite_path(ref.db)) if ref.backend == "sqlite" else duckdb_path(ref.db)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (ref.backend, os.path.abspath(path), st.st_size, st.st_mtime_ns)
+
+
+def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits) -> Execution:
+    file_key = _file_key(ref)
+    key = None if file_key is None else (*file_key, normalized or ref.gold, limits)
+    if key is not None:
+        with _CACHE_LOCK:
+            cached = _GOLD_CACHE.get(key)
+            if cached is not None:
+                _GOLD_CACHE.move_to_end(key)
+                return cached
+    outcome = execute(ref.db, ref.gold, ref.backend, limits)
+    if key is not None and outcome.ok and len(outcome.rows) <= _CACHE_MAX_ROWS:
+        with _CACHE_LOCK:
+            _GOLD_CACHE[key] = outcome
+            while len(_GOLD_CACHE) > GOLD_CACHE_SIZE:
+                _GOLD_CACHE.popitem(last=False)
+    return outcome
+
+
+def _verdict(config: SQLConfig, status: str, detail: str, start: float, extracted: str | None) -> Verdict:
+    rewards = {"correct": config.correct_reward, "incorrect": config.incorrect_reward,
+               "no_answer": config.no_answer_reward, "timeout": config.timeout_reward}
+    if status == "error":
+        return Verdict.error(f"sql verifier: {detail}", elapsed_s=time.perf_counter() - start, extracted=extracted)
+    return Verdict(status=status, reward=rewards[status],  # type: ignore[arg-type]
+                   components={"correct": 1.0 if status == "correct" else 0.0},
+                   extracted=extracted, detail=detail, elapsed_s=time.perf_counter() - start)
+
+
+def _gold_outcome(config: SQLConfig, ref: SQLReference, rules: CompareRules) -> tuple[Execution | None, bool, str]:
+    """Run the gold: (its rows or None, whether row order is significant, the reason when None)."""
+    gold_class = classify(ref.gold, ref.dialect, normalize=True)
+    # A gold sqlglot cannot parse still runs on SQLite when the order rule does not need the parse.
+    if not gold_class.ok and (gold_class.parsed or ref.backend != "sqlite" or rules.order == "gold"):
+        hint = "" if gold_class.parsed else "; to score it anyway on SQLite, set the order rule to 'always' or 'never'"
+        return None, False, f"the gold SQL is not usable: {gold_class.reason}{hint}"
+    limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
+    gold = _run_gold(ref, gold_class.normalized, limits)
+    if not gold.ok:
+        return None, False, f"the gold query failed ({gold.kind}): {gold.message}"
+    if not gold.rows and config.empty_gold == "error":
+        return None, False, "gold result is empty (0 rows); masked (empty_gold='error')"
+    ordered = rules.order == "always" or (rules.order == "gold" and bool(gold_class.ordered))
+    return gold, ordered, ""
+
+
+def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
+    """Score one response against one SQL reference (see the module docstring for outcomes).
+
+    The gold runs first, so a broken gold is an `error` whatever the response (even with no query).
+
+    Args:
+        config: the verifier configuration.
+        response: free-form model output; its last `max_response_chars` characters are read.
+        reference: an `SQLReference`, or its dict / JSON form.
+
+    Returns:
+        A Verdict; `components={"correct": 1.0 | 0.0}` unless it is an error.
+    """
+    start = time.perf_counter()
+    try:
+        ref = as_reference(reference)
+        rules = config.rules(ref.compare)
+    except (ValidationError, ValueError) as exc:
+        return _verdict(config, "error", f"bad reference ({exc}); give {{'gold': SQL, 'db': PATH_OR_URL}}",
+                        start, None)
+    if not isinstance(response, str):
+        return _verdict(config, "error", f"the response must be a string, got {type(response).__name__}", start, None)
+    found = extract_sql(response[-config.max_response_chars:], ref.dialect)
+    extracted = found.sql if found else None
+    gold, ordered, problem = _gold_outcome(config, ref, rules)
+    if gold is None:
+        return _verdict(config, "error", problem, start, extracted)
+    flag = "" if gold.rows else "gold result is empty (0 rows); "
+    if found is None:
+        return _verdict(config, "no_answer", f"{flag}no SQL query found (no <solution>/<answer> tag, ```sql block "
+                                             "or SELECT/WITH statement)", start, None)
+    pred_class = classify(found.sql, ref.dialect)
+    # An SQL text sqlglot cannot parse still goes to SQLite, whose own parser, single-statement
+    # rule and authorizer decide; other engines get only what sqlglot accepted.
+    if not pred_class.ok and (pred_class.parsed or ref.backend != "sqlite"):
+        return _verdict(config, "incorrect", f"{flag}prediction rejected: {pred_class.reason}", start, found.sql)
+    limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
+    pred = execute(ref.db, found.sql, ref.backend, limits)
+    if pred.kind == "timeout":
+        return _verdict(config, "timeout", f"{flag}prediction timed out: {pred.message}", start, found.sql)
+    if not pred.ok:
+        return _verdict(config, "incorrect", f"{flag}prediction failed ({pred.kind}): {pred.message}", start,
+                        found.sql)
+    if flag and config.empty_gold == "incorrect":
+        return _verdict(config, "incorrect", f"{flag}no prediction counts (empty_gold='incorrect')", start, found.sql)
+    result = compare_results(gold.rows, pred.rows, rules, ordered)
+    status = "correct" if result.equal else "incorrect"
+    return _verdict(config, status, f"{flag}{found.source} query: {result.how}", start, found.sql)

@@ -1,0 +1,184 @@
+"""LocalSandbox against the real bubblewrap / unshare / rlimits on this machine."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from rlvr.core.errors import SandboxError
+from rlvr.sandbox import LocalSandbox, SandboxConfig
+from rlvr.sandbox.local import _PROBES
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")
+
+
+@pytest.fixture(scope="module")
+def box():
+    sandbox = LocalSandbox(timeout_s=5, pool_size=1)
+    yield sandbox
+    sandbox.close()
+
+
+def _py(box: LocalSandbox, code: str, **kw):
+    return box.run([box.python, "-c", code], **kw)
+
+
+def test_runs_and_captures(box):
+    r = _py(box, "import os,sys; print('out'); print('err', file=sys.stderr); "
+                 "os.write(int(os.environ['RLVR_RESULT_FD']), b'res'); sys.exit(3)")
+    assert (r.stdout, r.stderr, r.result, r.exit_code) == (b"out\n", b"err\n", b"res", 3)
+    assert not r.ok and r.error is None
+
+
+def test_stdin_and_files(box):
+    r = box.run([box.python, "-c", "import sys; print(open('data.txt').read() + sys.stdin.read())"],
+                files={"data.txt": "from-file "}, stdin="from-stdin")
+    assert r.stdout == b"from-file from-stdin\n"
+
+
+def test_unprivileged_uid(box):
+    r = _py(box, "import os; print(os.getuid(), os.getgid())")
+    assert r.stdout.split() == [b"65534", b"65534"]
+    if os.geteuid() == 0:  # as root, the host uid of the child must be unprivileged too, not mapped root
+        r = _py(box, "print(open('/proc/self/status').read())")
+        uid_line = next(line for line in r.stdout.decode().splitlines() if line.startswith("Uid:"))
+        assert uid_line.split()[1:] == ["65534"] * 4
+        cap_line = next(line for line in r.stdout.decode().splitlines() if line.startswith("CapEff:"))
+        assert int(cap_line.split()[1], 16) == 0
+
+
+@needs_bwrap
+def test_bwrap_isolation(box, tmp_path):
+    assert box.isolation == "bwrap"
+    assert "bwrap" in box.describe()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret")
+    code = (f"import os, socket\n"
+            f"print(os.path.exists({str(secret)!r}), os.path.exists('/work/../root'), os.getcwd())\n"
+            "for path in ('/usr/pwned', '/etc/pwned'):\n"
+            "    try:\n        open(path, 'w'); print('wrote', path)\n    except OSError as e: print('denied')\n"
+            "try:\n    socket.create_connection(('127.0.0.1', 22), timeout=1); print('net')\n"
+            "except OSError: print('no network')\n"
+            "open('/tmp/x', 'w').write('tmp ok'); print(open('/tmp/x').read())")
+    r = _py(box, code)
+    assert r.stdout.decode().split("\n")[:5] == ["False False /work", "denied", "denied", "no network", "tmp ok"]
+    assert not os.path.exists("/usr/pwned")
+
+
+def test_wall_clock_timeout_kills_group(box):
+    r = _py(box, "import subprocess, time; subprocess.Popen(['sleep', '100']); time.sleep(100)", timeout_s=1)
+    assert r.timed_out and r.elapsed_s < 5
+    assert not _leftovers(box)
+
+
+def test_output_cap(box):
+    r = _py(box, "import sys\nfor _ in range(2000): sys.stdout.write('x' * 1000000)", timeout_s=10)
+    assert r.output_limited and len(r.stdout) == box.config.max_output_bytes
+
+
+def test_memory_limit(box):
+    r = _py(box, "x = bytearray(3 * 1024 ** 3)")
+    assert r.exit_code == 1 and b"MemoryError" in r.stderr
+
+
+def test_file_size_limit(box):
+    r = _py(box, "open('big', 'wb').write(b'x' * (64 * 1024 * 1024))")
+    assert r.exit_code != 0
+
+
+def test_pool_runs_fresh_processes(box):
+    first = box.run_python("import os; open('left', 'w').write('x'); print(os.getpid())", files={"a.txt": "A"})
+    second = box.run_python("import os; print(os.path.exists('left'), open('a.txt').read() if os.path.exists('a.txt') "
+                            "else None)")
+    assert first.ok and second.stdout == b"False None\n"
+
+
+def test_pool_timeout_and_recovery(box):
+    r = box.run_python("while True: pass", timeout_s=1)
+    assert r.timed_out
+    assert box.run_python("print('alive')").stdout == b"alive\n"
+
+
+def test_pool_kills_leftover_daemons(box):
+    r = box.run_python("import os, time\nif os.fork() == 0:\n    os.setsid(); time.sleep(60)\nprint('parent')",
+                       timeout_s=3)
+    assert r.stdout == b"parent\n" and r.elapsed_s < 2
+    assert not _leftovers(box)
+
+
+def test_fork_bomb_contained(box):
+    r = box.run_python("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+                       timeout_s=2)
+    assert r.timed_out or r.exit_code != 0
+    assert box.run_python("print('ok')").stdout == b"ok\n"
+    assert not _leftovers(box)
+
+
+def test_one_shot_python_when_pool_disabled():
+    b = LocalSandbox(pool_size=0, timeout_s=5)
+    r = b.run_python("import sys; print(sys.stdin.read().upper())", stdin="abc")
+    assert r.stdout == b"ABC\n"
+
+
+@pytest.mark.parametrize("level", ["namespaces", "rlimits"])
+def test_fallback_levels(level):
+    if level == "namespaces" and shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    b = LocalSandbox(isolation=level, timeout_s=5, pool_size=1)
+    try:
+        r = b.run([b.python, "-c", "import os; print(os.getuid())"])
+        assert r.isolation == level and r.stdout == b"65534\n" if os.geteuid() == 0 else r.ok
+        assert level.split("s")[0] in b.describe() or "rlimits" in b.describe()
+        assert b.run_python("print(1 + 1)").stdout == b"2\n"
+    finally:
+        b.close()
+
+
+def test_require_full_isolation_refuses_without_bwrap():
+    with pytest.raises(SandboxError, match="full isolation"):
+        LocalSandbox(require_full_isolation=True, bwrap_path="/nonexistent/bwrap")
+    _PROBES.clear()
+
+
+def test_config_is_strict():
+    with pytest.raises(ValueError, match="extra"):
+        SandboxConfig(memroy_mb=5)  # type: ignore[call-arg]
+
+
+def _leftovers(box: LocalSandbox | None = None) -> list[str]:
+    """Non-zombie processes of the sandbox uid, or zombie children of this process.
+
+    The pool's warm workers (outer bwrap, inner bwrap, supervisor: three levels) are expected;
+    anything below a supervisor is a job's leftover and counts.
+    """
+    out = subprocess.run(["ps", "-eo", "pid,ppid,uid,stat,comm", "--no-headers"], capture_output=True, text=True)
+    rows = [line.split(None, 4) for line in out.stdout.splitlines()]
+    parent = {int(r[0]): int(r[1]) for r in rows}
+    roots = {w.proc.pid for w in (box._pool._idle if box is not None and box._pool is not None else [])}
+
+    def depth_below_root(pid: int) -> int | None:
+        for depth in range(4):
+            if pid in roots:
+                return depth
+            pid = parent.get(pid, 0)
+        return None
+
+    found = []
+    for pid, ppid, uid, stat, comm in rows:
+        if int(pid) == os.getpid():
+            continue
+        depth = depth_below_root(int(pid))
+        if depth is not None and depth <= 2:
+            continue
+        if (int(uid) == 65534 and "Z" not in stat) or (int(ppid) == os.getpid() and "Z" in stat):
+            found.append(f"{pid} {ppid} {uid} {stat} {comm}")
+    return found
+
+
+def test_import_is_light():
+    code = "import sys, rlvr.sandbox; print('rlvr.verifiers.code' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

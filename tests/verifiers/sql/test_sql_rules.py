@@ -1,0 +1,214 @@
+"""Comparison rules, extraction and classification, on results and queries with known answers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlhelp import make_shop_db
+
+from rlvr.core.errors import ConfigError
+from rlvr.verifiers.registry import get_verifier
+from rlvr.verifiers.sql import CompareRules, SQLConfig, SQLReference, SQLVerifier
+from rlvr.verifiers.sql.compare import canonical, compare_results
+from rlvr.verifiers.sql.extract import classify, extract_sql, normalize_sql
+
+DEFAULT = CompareRules()
+
+
+def _eq(gold, pred, ordered=False, **rules):
+    return compare_results(gold, pred, CompareRules(**rules), ordered).equal
+
+
+@pytest.mark.parametrize(("gold", "pred", "ordered", "rules", "equal"), [
+    ([(1,), (2,)], [(2,), (1,)], False, {}, True),
+    ([(1,), (2,)], [(2,), (1,)], True, {}, False),
+    ([(1,), (1,), (2,)], [(1,), (2,)], False, {}, False),  # multiset counts duplicates
+    ([(1,), (1,), (2,)], [(1,), (2,)], False, {"duplicates": "set"}, True),
+    ([(1,), (2,), (1,)], [(1,), (2,)], True, {"duplicates": "set"}, True),
+    ([(1, "a"), (2, "b")], [("a", 1), ("b", 2)], False, {}, True),  # column permutation (test-suite)
+    ([(1, "a"), (2, "b")], [("a", 1), ("b", 2)], False, {"columns": "strict"}, False),
+    ([(1, 2), (3, 4)], [(2, 1), (3, 4)], False, {}, False),  # swapping values in one row is not a permutation
+    ([(1,)], [(1.0,)], False, {}, True),
+    ([(1,)], [(1.0,)], False, {"coerce": "strict"}, False),
+    ([(1,)], [("1",)], False, {}, False),
+    ([(1,)], [("1",)], False, {"coerce": "loose"}, True),
+    ([(1.5,)], [(" 1.50",)], False, {"coerce": "loose"}, True),
+    ([(Decimal("2.50"),)], [(2.5,)], False, {}, True),
+    ([(10 / 3,)], [(3.333333333333333,)], False, {}, True),
+    ([(10 / 3,)], [(3.3333,)], False, {}, False),
+    ([(0.1 + 0.2,)], [(0.3,)], False, {"float_digits": None}, False),
+    ([(None,)], [(None,)], False, {}, True),
+    ([(None,)], [(None,)], False, {"nulls": "never_match"}, False),
+    ([(None,)], [("",)], False, {}, False),
+    ([(True,)], [(1,)], False, {}, True),
+    ([], [], False, {}, True),
+    ([(1,)], [], False, {}, False),
+    ([(1, 2)], [(1,)], False, {}, False),
+])
+def test_compare_rules(gold, pred, ordered, rules, equal):
+    assert _eq(gold, pred, ordered, **rules) is equal
+
+
+def test_order_follows_the_gold_top_level_order_by(shop_db):
+    v = SQLVerifier(isolation="inline")
+    ref = {"gold": "SELECT id FROM t WHERE id < 5 ORDER BY id DESC", "db": str(shop_db)}
+    assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id", ref).status == "incorrect"
+    unordered = {"gold": "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY id DESC LIMIT 4)", "db": str(shop_db)}
+    assert v.verify("SELECT id FROM t WHERE id > 996 ORDER BY id DESC", unordered).status == "correct"
+    always = {**ref, "compare": {"order": "always"}, "gold": "SELECT id FROM t WHERE id < 5"}
+    assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id DESC", always).status == "incorrect"
+
+
+@given(st.lists(st.tuples(st.integers(-5, 5), st.text(max_size=3), st.none() | st.floats(allow_nan=False)),
+                max_size=12), st.randoms())
+@settings(max_examples=60, deadline=None)
+def test_property_result_equals_itself_and_its_shuffle(rows, rng):
+    shuffled = list(rows)
+    rng.shuffle(shuffled)
+    assert compare_results(rows, rows, DEFAULT, ordered=True).equal
+    assert compare_results(rows, shuffled, DEFAULT, ordered=False).equal
+
+
+@given(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(), st.binary(), st.decimals()))
+def test_property_canonical_is_hashable_and_stable(value):
+    for rules in (DEFAULT, CompareRules(coerce="strict"), CompareRules(coerce="loose", float_digits=None)):
+        first = canonical(value, rules)
+        hash(first)
+        if value is not None:
+            assert first == canonical(value, rules)
+
+
+@pytest.mark.parametrize(("response", "sql", "source"), [
+    ("```sql\nSELECT a FROM t;\n```", "SELECT a FROM t", "fence"),
+    ("first ```sql\nSELECT 1\n``` then ```SQL\nSELECT 2\n```", "SELECT 2", "fence"),
+    ("```\nSELECT 3\n```", "SELECT 3", "fence"),
+    ("<solution>SELECT b FROM t</solution>", "SELECT b FROM t", "tag"),
+    ("<answer>The query is SELECT b FROM t WHERE y = 'a'.</answer>", "SELECT b FROM t WHERE y = 'a'", "tag"),
+    ("<solution>DROP TABLE t</solution>", "DROP TABLE t", "tag"),
+    ("```sql\nSELECT 1\n```\n<answer>\n```sql\nSELECT 2\n```\n</answer>", "SELECT 2", "tag"),
+    ("So the query is SELECT name FROM t WHERE x = 1; which returns names.", "SELECT name FROM t WHERE x = 1",
+     "statement"),
+    ("Answer: SELECT a FROM t UNION SELECT b FROM u\n\nDone.", "SELECT a FROM t UNION SELECT b FROM u", "statement"),
+    ("WITH c AS (SELECT 1 AS x) SELECT x FROM c", "WITH c AS (SELECT 1 AS x) SELECT x FROM c", "statement"),
+    ("DROP TABLE t", "DROP TABLE t", "statement"),
+])
+def test_extraction(response, sql, source):
+    found = extract_sql(response)
+    assert found is not None
+    assert (found.sql, found.source) == (sql, source)
+
+
+@pytest.mark.parametrize("response", ["", "I don't know.", "The table has 3 rows.", "<solution></solution>"])
+def test_no_query_is_no_answer(response, shop_db):
+    assert extract_sql(response) is None
+    verdict = SQLVerifier(isolation="inline").verify(response, {"gold": "SELECT 1", "db": str(shop_db)})
+    assert verdict.status == "no_answer" and verdict.reward == 0.0
+
+
+@pytest.mark.parametrize(("sql", "ok", "fragment"), [
+    ("SELECT a FROM t ORDER BY a", True, ""),
+    ("(SELECT a FROM t)", True, ""),
+    ("SELECT a FROM t UNION SELECT b FROM u", True, ""),
+    ("SELECT 1; DROP TABLE t", False, "2 statements"),
+    ("DELETE FROM t", False, "DELETE"),
+    ("PRAGMA writable_schema = 1", False, "PRAGMA"),
+    ("ATTACH DATABASE 'x.db' AS x", False, "ATTACH"),
+    ("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", False, "DELETE"),
+])
+def test_classify(sql, ok, fragment):
+    dialect = "postgres" if "RETURNING" in sql else "sqlite"
+    result = classify(sql, dialect)
+    assert result.ok is ok
+    assert fragment in result.reason
+
+
+def test_classify_ordered_and_normalized():
+    assert classify("SELECT a FROM t ORDER BY a").ordered is True
+    assert classify("SELECT a FROM (SELECT a FROM t ORDER BY a)").ordered is False
+    assert normalize_sql("select   A from T ;") == normalize_sql("SELECT a FROM t")
+    assert classify("SELECT a FROM t", normalize=True).normalized == "SELECT a FROM t"
+
+
+def test_postgres_into_and_for_update_are_writes():
+    assert not classify("SELECT * INTO copy FROM t", "postgres").ok
+    assert not classify("SELECT * FROM t FOR UPDATE", "postgres").ok
+
+
+def test_config_and_reference_validation(tmp_path):
+    with pytest.raises(ValueError, match="query_timeout_s"):
+        SQLConfig(timeout_s=5, query_timeout_s=5)
+    with pytest.raises(ValueError, match="unknown comparison rule"):
+        SQLReference(gold="SELECT 1", db="x.sqlite", compare={"ordr": "always"})
+    with pytest.raises(ValueError):
+        SQLReference(gold="SELECT 1", db="x.sqlite", compare={"order": "sometimes"})
+    assert SQLReference(gold="SELECT 1", db="postgresql://u@localhost/db").backend == "postgres"
+    assert SQLReference(gold="SELECT 1", db="duckdb:///x.duckdb").backend == "duckdb"
+    verdict = SQLVerifier(isolation="inline").verify("SELECT 1", {"gold": "SELECT 1"})
+    assert verdict.status == "error" and "db" in verdict.detail
+    with pytest.raises(ConfigError, match="unknown option"):
+        get_verifier("sql", ordr="always")
+    assert get_verifier("sql", order="always").config.order == "always"
+
+
+def test_reference_as_json_string(shop_db):
+    ref = json.dumps({"gold": "SELECT count(*) FROM t", "db": str(shop_db)})
+    assert SQLVerifier(isolation="inline").verify("SELECT count(id) FROM t", ref).status == "correct"
+
+
+def test_cli_verify_jsonl(shop_db, tmp_path):
+    """`rlvr verify --verifier sql` on a JSONL of predictions with custom field names."""
+    ref = {"gold": "SELECT name FROM t WHERE id <= 3 ORDER BY id", "db": str(shop_db)}
+    rows = [
+        {"completion": "```sql\nSELECT name FROM t WHERE id < 4 ORDER BY id\n```", "sql_ref": ref, "want": "correct"},
+        {"completion": "```sql\nSELECT name FROM t WHERE id < 4 ORDER BY id DESC\n```", "sql_ref": ref,
+         "want": "incorrect"},
+        {"completion": "```sql\nDROP TABLE t\n```", "sql_ref": ref, "want": "incorrect"},
+        {"completion": "no idea", "sql_ref": ref, "want": "no_answer"},
+        {"completion": "SELECT 1", "sql_ref": {**ref, "gold": "SELECT x FROM nowhere"}, "want": "error"},
+    ]
+    data = tmp_path / "preds.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "verdicts.jsonl"
+    cli = Path(sys.executable).parent / "rlvr"
+    proc = subprocess.run([str(cli), "verify", "--verifier", "sql", str(data), "-o", str(out), "--response-key",
+                           "completion", "--reference-key", "sql_ref", "--expected-key", "want",
+                           "--verifier-arg", "query_timeout_s=2", "--verifier-arg", "timeout_s=6"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["verdict"]["status"] for r in results] == [r["want"] for r in rows]
+    assert results[-1]["verdict"]["reward"] is None
+
+
+@pytest.fixture(scope="module")
+def small_ref(tmp_path_factory) -> dict:
+    db = make_shop_db(tmp_path_factory.mktemp("prop") / "shop.sqlite", rows=50)
+    return {"gold": "SELECT id, name FROM t WHERE id <= 5", "db": str(db)}
+
+
+ODD = ["SELECT", "```sql\n```", "<solution>;</solution>", "WITH x AS", "SELECT * FROM t; SELECT 1",
+       "SELECT ' FROM t", "```sql\nSELECT (\n```"]
+
+
+@given(text=st.text(max_size=300) | st.sampled_from(ODD))
+@settings(max_examples=80, deadline=None)
+def test_property_arbitrary_text_never_raises(small_ref, text):
+    verdict = SQLVerifier(isolation="inline", query_timeout_s=1.0, timeout_s=5.0).verify(text, small_ref)
+    assert verdict.status in ("incorrect", "no_answer", "timeout")
+    assert verdict.reward == 0.0
+
+
+def test_unparsable_gold_is_an_error_unless_order_is_given(shop_db):
+    v = SQLVerifier(isolation="inline")
+    gold = "SELECT id FROM t WHERE id < 3 GLOB"  # sqlglot cannot parse it, SQLite cannot run it either
+    assert v.verify("SELECT 1", {"gold": gold, "db": str(shop_db)}).status == "error"
+    odd = "SELECT id FROM t WHERE id < 3 AND name REGEXP_LIKE_NOT_SQL"
+    verdict = v.verify("SELECT 1", {"gold": odd, "db": str(shop_db), "compare": {"order": "never"}})
+    assert verdict.status == "error" and "gold query failed" in verdict.detail
