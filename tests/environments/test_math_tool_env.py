@@ -84,7 +84,7 @@ def test_calculator_rejects_anything_but_arithmetic(expression: str, message: st
         ("(" * 200 + "1" + ")" * 200, None),
         ("-" * 450 + "1", None),
         ("1" + "+1" * 300, "too long"),
-        ("1e999", "too large"),
+        ("1e4001", "too large"),
         ("1/0", "division by zero"),
         ("0**-1", "division by zero"),
         ("5 % 0", "modulo by zero"),

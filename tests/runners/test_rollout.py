@@ -169,3 +169,17 @@ def test_oracle_and_noop_on_the_tool_environment() -> None:
         assert all(t.verdict is not None and t.verdict.status != "correct" for t in noop)
     finally:
         env.close()
+
+
+def test_request_seeds_differ_per_sample_and_turn(guess_env: GuessEnv) -> None:
+    from rlvr.runners.policies import Sampling, request_seed
+
+    task = guess_env.tasks[0]
+    seeded = Sampling(seed=7)
+    seeds = {request_seed(seeded, Episode(env=guess_env, task=task, sample=k, turn=t)) for k in range(4)
+             for t in range(3)}
+    assert len(seeds) == 12 and all(s is not None and 0 <= s < 2**31 for s in seeds)
+    again = request_seed(seeded, Episode(env=guess_env, task=task, sample=2, turn=1))
+    assert again in seeds and again == request_seed(seeded, Episode(env=guess_env, task=task, sample=2, turn=1))
+    assert request_seed(Sampling(), Episode(env=guess_env, task=task)) is None
+    assert request_seed(seeded, None) == 7

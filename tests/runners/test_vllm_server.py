@@ -207,6 +207,7 @@ def test_rlvr_eval_against_the_server(server: str, smollm2_dir: str, tmp_path: P
     assert result.exit_code == 0 and "6 / 0" in result.output
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")  # torch import
 def test_vllm_in_process_policy(smollm2_dir: str, server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """vLLM in-process (`vllm.LLM`): token-in episodes; the server (another engine, same weights) re-scores them."""
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")

@@ -11,6 +11,11 @@ Two sources, in this order of precedence:
   `TextTag.hermes()` reads Hermes / Qwen2.5 style `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`
   (the format of Qwen2.5's chat template and NousResearch's Hermes function calling).
 
+Actions do not nest: a match that starts inside an earlier one (a `<tool_call>` written inside a
+```` ```bash ```` block, ```` ``` ```` inside a `<tool_call>` argument) is part of that action's body,
+not a second call. Native and text `arguments` are decoded the same way: a JSON object, a
+JSON-encoded string holding one (some models double-encode), or null/empty for no arguments.
+
 Parse failures are data, not exceptions: `parse_actions` returns a `ParsedCall` whose `error`
 is set (malformed JSON arguments, a `<tool_call>` without a name, an unclosed tag), and the
 environment answers it with the error text so the model can fix its call.
@@ -102,7 +107,7 @@ class TextTag(BaseModel):
         """Regex matching one action (group 'body'), or an unclosed one at the end (no 'close' group)."""
         label = re.escape(self.label)
         if self.kind == "fence":
-            return re.compile(rf"^[ \t]*```{label}[ \t]*\n(?P<body>.*?)(?P<close>^[ \t]*```[ \t]*$|\Z)",
+            return re.compile(rf"^[ \t]*```{label}[ \t]*\r?\n(?P<body>.*?)(?P<close>^[ \t]*```[ \t]*\r?$|\Z)",
                               re.DOTALL | re.MULTILINE)
         return re.compile(rf"<{label}>(?P<body>.*?)(?P<close></{label}>|\Z)", re.DOTALL)
 
@@ -110,22 +115,30 @@ class TextTag(BaseModel):
 ParsedCall.model_rebuild()
 
 
+def _decode_arguments(name: str, arguments: Any) -> tuple[dict[str, Any], str | None]:
+    """(arguments dict, error) from a decoded `arguments` value: an object, a JSON string of one, or null."""
+    if isinstance(arguments, str):  # a JSON string (native calls), or a double-encoded one
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            return {}, f"arguments of the call to {name!r} are not valid JSON: {exc}"
+        if isinstance(arguments, str):  # double-encoded: '"{\\"a\\": 1}"'
+            return _decode_arguments(name, arguments) if arguments.strip().startswith("{") else \
+                ({}, f"arguments of the call to {name!r} must be a JSON object, got str")
+    if arguments is None:
+        return {}, None
+    if not isinstance(arguments, dict):
+        return {}, f"arguments of the call to {name!r} must be a JSON object, got {type(arguments).__name__}"
+    return arguments, None
+
+
 def _native(message: Message) -> list[ParsedCall]:
     calls = []
     for call in message.tool_calls or ():
-        raw = call.arguments or "{}"
-        try:
-            arguments = json.loads(raw)
-        except ValueError as exc:
-            calls.append(ParsedCall(name=call.name, call_id=call.id, source="native", raw=raw,
-                                    error=f"arguments of the call to {call.name!r} are not valid JSON: {exc}"))
-            continue
-        if not isinstance(arguments, dict):
-            calls.append(ParsedCall(name=call.name, call_id=call.id, source="native", raw=raw,
-                                    error=f"arguments of the call to {call.name!r} must be a JSON object, "
-                                          f"got {type(arguments).__name__}"))
-            continue
-        calls.append(ParsedCall(name=call.name, arguments=arguments, call_id=call.id, source="native", raw=raw))
+        raw = call.arguments or ""
+        arguments, error = _decode_arguments(call.name, raw)
+        calls.append(ParsedCall(name=call.name, arguments=arguments, call_id=call.id, source="native", raw=raw,
+                                error=error))
     return calls
 
 
@@ -142,40 +155,34 @@ def _from_json_body(tag: TextTag, body: str) -> ParsedCall:
         return ParsedCall(name="", source="text", tag=tag, raw=body,
                           error=f'the {where} JSON needs a "name" string and an "arguments" object')
     name = data["name"]
-    arguments = data.get("arguments", data.get("parameters", {}))
-    if isinstance(arguments, str):  # some models double-encode the arguments
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as exc:
-            return ParsedCall(name=name, source="text", tag=tag, raw=body,
-                              error=f"arguments of the call to {name!r} are not valid JSON: {exc}")
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        return ParsedCall(name=name, source="text", tag=tag, raw=body,
-                          error=f"arguments of the call to {name!r} must be a JSON object, "
-                                f"got {type(arguments).__name__}")
-    return ParsedCall(name=name, arguments=arguments, source="text", tag=tag, raw=body)
+    arguments, error = _decode_arguments(name, data.get("arguments", data.get("parameters", {})))
+    return ParsedCall(name=name, arguments=arguments, source="text", tag=tag, raw=body, error=error)
+
+
+def _match_call(match: re.Match[str], tag: TextTag) -> ParsedCall:
+    body = match.group("body")
+    if not match.group("close"):
+        opener = f"```{tag.label}" if tag.kind == "fence" else f"<{tag.label}>"
+        closer = "```" if tag.kind == "fence" else f"</{tag.label}>"
+        return ParsedCall(name=tag.tool or "", source="text", tag=tag, raw=body,
+                          error=f"{opener} is not closed; end it with {closer}")
+    if tag.kind == "json":
+        return _from_json_body(tag, body.strip())
+    text = body.strip("\r\n") if tag.kind == "fence" else body.strip()
+    return ParsedCall(name=tag.tool or "", arguments={tag.argument or "": text}, source="text", tag=tag, raw=body)
 
 
 def _text(content: str, tags: Sequence[TextTag]) -> list[ParsedCall]:
-    found: list[tuple[int, ParsedCall]] = []
-    for tag in tags:
-        for match in tag.pattern().finditer(content):
-            body = match.group("body")
-            if not match.group("close"):
-                opener = f"```{tag.label}" if tag.kind == "fence" else f"<{tag.label}>"
-                closer = "```" if tag.kind == "fence" else f"</{tag.label}>"
-                found.append((match.start(), ParsedCall(name=tag.tool or "", source="text", tag=tag, raw=body,
-                                                        error=f"{opener} is not closed; end it with {closer}")))
-            elif tag.kind == "json":
-                found.append((match.start(), _from_json_body(tag, body.strip())))
-            else:
-                text = body.strip("\n") if tag.kind == "fence" else body.strip()
-                found.append((match.start(), ParsedCall(name=tag.tool or "", arguments={tag.argument or "": text},
-                                                        source="text", tag=tag, raw=body)))
-    found.sort(key=lambda item: item[0])
-    return [call for _, call in found]
+    matches = sorted(((m, tag) for tag in tags for m in tag.pattern().finditer(content)),
+                     key=lambda item: (item[0].start(), -item[0].end()))
+    calls: list[ParsedCall] = []
+    end = 0
+    for match, tag in matches:
+        if match.start() < end:  # inside an earlier action's body: part of it, not a call of its own
+            continue
+        end = match.end()
+        calls.append(_match_call(match, tag))
+    return calls
 
 
 def parse_actions(message: Message, text_tags: Sequence[TextTag] = (), *, native: bool = True) -> list[ParsedCall]:

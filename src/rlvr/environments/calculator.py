@@ -14,11 +14,13 @@ Safety rules (each violation is a `ToolError` whose message tells the model what
   with positional arguments. Names outside the whitelist, attribute access (`x.y`), subscripts,
   strings, lambdas, comprehensions, keywords, comparisons, and dunder names are rejected.
 - expressions longer than `MAX_LENGTH` characters are rejected before parsing;
-- every exact intermediate result is kept under `MAX_DIGITS` decimal digits: an integer power is
-  refused *before* it is computed when its estimated size (`|exp| * digits(base)`) is over the
-  limit, so `9**9**9**9` answers at once instead of hanging the process (a sync tool computing
-  it inside one C call could not be interrupted by a timeout); `factorial` is limited to
-  `MAX_FACTORIAL`.
+- every exact intermediate result is kept under `MAX_DIGITS` decimal digits, and every decimal
+  (floating-point) one within `10**-MAX_DIGITS .. 10**MAX_DIGITS` in magnitude: a power or `exp`
+  is refused *before* it is computed when its estimated size (`|exp| * log10|base|` digits) is
+  over the limit, so `9**9**9**9` or `exp(10**3999)` answer at once instead of hanging the
+  process (a sync tool computing it inside one C call could not be interrupted by a timeout);
+  `factorial` is limited to `MAX_FACTORIAL`.
+- number literals are read exactly as written (`0.1` is 1/10, `1e-400` is refused, not 0).
 
 `MAX_DIGITS` is 4000, under CPython's 4300-digit limit on int/str conversion (PEP 651's
 `sys.int_info.default_max_str_digits`, CPython 3.11).
@@ -27,6 +29,7 @@ Safety rules (each violation is a `ToolError` whose message tells the model what
 from __future__ import annotations
 
 import ast
+import decimal
 import math
 import re
 from collections.abc import Callable
@@ -63,20 +66,32 @@ def _digits(value: Number) -> int:
     return 0
 
 
+def _log10_abs(value: Number) -> float:
+    """log10(|value|) of a non-zero value, without converting it to a Python float (no overflow)."""
+    if isinstance(value, sympy.Rational):
+        return math.log10(abs(int(value.p))) - math.log10(int(value.q))
+    _sign, mantissa, exponent, _bits = value._mpf_  # mpmath: value = (-1)**sign * mantissa * 2**exponent
+    return math.log10(mantissa) + exponent * math.log10(2)
+
+
 def _checked(value: Number) -> Number:
     if value in (sympy.zoo, sympy.oo, -sympy.oo) or value is sympy.nan:
         raise ToolError("the result is undefined or infinite (e.g. a division by zero)")
-    if isinstance(value, sympy.Float) and not math.isfinite(float(value)) and value.is_finite is False:
+    if isinstance(value, sympy.Float) and not value.is_finite:
         raise ToolError("the result is not a finite number")
     if not isinstance(value, (sympy.Rational, sympy.Float)):
         raise ToolError("the result is not a real number")
     if _digits(value) > MAX_DIGITS:
         raise ToolError(f"an intermediate result has more than {MAX_DIGITS} digits; use smaller numbers")
+    if isinstance(value, sympy.Float) and value != 0 and abs(_log10_abs(value)) > MAX_DIGITS:
+        raise ToolError(f"an intermediate result is outside 1e-{MAX_DIGITS} .. 1e{MAX_DIGITS} in magnitude; "
+                        "use smaller numbers")
     return value
 
 
-def _float(value: Number) -> Number:
-    return sympy.Float(value, PRECISION)
+def _float(value: Number, extra_digits: bool = False) -> Number:
+    """`value` as a 30-digit Float; with `extra_digits`, exact values keep all their digits (plus 30)."""
+    return sympy.Float(value, PRECISION + (_digits(value) if extra_digits else 0))
 
 
 def _is_integer(value: Number) -> bool:
@@ -91,7 +106,8 @@ def _integer_arg(value: Number, fname: str) -> int:
 
 def _real_fn(fn: Callable[[Number], Number], name: str) -> Callable[..., Number]:
     def apply(x: Number) -> Number:
-        return _checked(fn(_float(x)).evalf(PRECISION))
+        # an exact argument keeps every digit: sin(10**100) needs its 100 digits to reduce mod 2*pi
+        return _checked(fn(_float(x, extra_digits=True)).evalf(PRECISION))
 
     apply.__name__ = name
     return apply
@@ -100,8 +116,15 @@ def _real_fn(fn: Callable[[Number], Number], name: str) -> Callable[..., Number]
 def _log(x: Number, base: Number | None = None) -> Number:
     if x <= 0 or (base is not None and (base <= 0 or base == 1)):
         raise ToolError("log() needs a positive argument (and a positive base other than 1)")
-    value = sympy.log(_float(x)) if base is None else sympy.log(_float(x)) / sympy.log(_float(base))
+    value = sympy.log(_float(x, True)) if base is None else sympy.log(_float(x, True)) / sympy.log(_float(base, True))
     return _checked(value.evalf(PRECISION))
+
+
+def _exp(x: Number) -> Number:
+    if abs(x) > MAX_DIGITS * math.log(10):
+        raise ToolError(f"exp() argument {_format(x)[:20]} is too large: the result is outside "
+                        f"1e-{MAX_DIGITS} .. 1e{MAX_DIGITS}")
+    return _checked(sympy.exp(_float(x, extra_digits=True)).evalf(PRECISION))
 
 
 def _sqrt(x: Number) -> Number:
@@ -163,7 +186,7 @@ def _lcm(*args: Number) -> Number:
 FUNCTIONS: dict[str, tuple[Callable[..., Number], int, int]] = {
     "abs": (lambda x: abs(x), 1, 1),
     "sqrt": (_sqrt, 1, 1),
-    "exp": (_real_fn(sympy.exp, "exp"), 1, 1),
+    "exp": (_exp, 1, 1),
     "log": (_log, 1, 2),
     "ln": (_log, 1, 1),
     "log10": (lambda x: _log(x, sympy.Integer(10)), 1, 1),
@@ -187,20 +210,35 @@ FUNCTIONS: dict[str, tuple[Callable[..., Number], int, int]] = {
 CONSTANTS: dict[str, Number] = {"pi": sympy.pi.evalf(PRECISION), "e": sympy.E.evalf(PRECISION)}
 
 
+def _check_power_size(base: Number, exponent: Number) -> None:
+    """Refuse `base ** exponent` before computing it when the result would have over `MAX_DIGITS` digits.
+
+    The estimate is `|exponent| * log10(size)` digits, where size is the larger of numerator and
+    denominator of an exact base, or |base| of a decimal one; it is computed in log space, so an
+    exponent with thousands of digits does not overflow a float.
+    """
+    if base == 0 or exponent == 0 or abs(base) == 1:
+        return
+    if isinstance(base, sympy.Rational):
+        size = math.log10(max(abs(int(base.p)), int(base.q)))
+    else:
+        size = abs(_log10_abs(base))
+    if size == 0:
+        return
+    log_estimate = _log10_abs(exponent) + math.log10(size)  # log10 of the result's digit count
+    if log_estimate > math.log10(MAX_DIGITS):
+        shown = f"{10**log_estimate:.0f}" if log_estimate < 15 else f"10^{log_estimate:.1f}"
+        raise ToolError(f"the power would have about {shown} digits (limit {MAX_DIGITS}); use smaller numbers")
+
+
 def _power(base: Number, exponent: Number) -> Number:
-    """`base ** exponent`, refused before computing when the exact result would be too large."""
+    """`base ** exponent`, refused before computing when the result would be too large."""
     if _is_integer(exponent):
-        k = int(exponent)
-        if base == 0 and k < 0:
+        if base == 0 and exponent < 0:
             raise ToolError("division by zero (0 to a negative power)")
-        if isinstance(base, sympy.Rational) and abs(base) != 1 and base != 0:
-            estimate = abs(k) * math.log10(max(abs(int(base.p)), int(base.q)))  # digits of the result
-            if estimate > MAX_DIGITS:
-                raise ToolError(f"the power would have about {estimate:.0f} digits (limit {MAX_DIGITS}); "
-                                "use smaller numbers")
-            return _checked(base**k)
-        if isinstance(base, sympy.Float) and abs(k) > 10**6:
-            raise ToolError("exponent too large for a decimal base (limit 1000000)")
+        _check_power_size(base, exponent)
+        if isinstance(base, sympy.Rational):
+            return _checked(base ** int(exponent))
         return _checked(sympy.Pow(base, exponent))
     if base < 0:
         raise ToolError("a negative number to a fractional power is not a real number")
@@ -208,6 +246,7 @@ def _power(base: Number, exponent: Number) -> Number:
         exact = _exact_root(base, int(exponent.q))
         if exact is not None:
             return _power(exact, sympy.Integer(exponent.p))
+    _check_power_size(base, exponent)
     return _checked(sympy.Pow(_float(base), _float(exponent)).evalf(PRECISION))
 
 
@@ -248,18 +287,30 @@ _BINARY: dict[type[ast.operator], Callable[[Number, Number], Number]] = {
 }
 
 
-def _constant(node: ast.Constant) -> Number:
+def _constant(node: ast.Constant, source: str) -> Number:
     value = node.value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ToolError(f"only numbers are allowed, got {type(value).__name__} {value!r:.40}")
     if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ToolError("number literal is too large")
-        return sympy.Rational(repr(value))  # the literal as written: 0.1 is exactly 1/10
+        return _decimal_literal(ast.get_source_segment(source, node) or repr(value))
     return _checked(sympy.Integer(value))
 
 
-def _call(node: ast.Call) -> Number:
+def _decimal_literal(text: str) -> Number:
+    """The exact value of a decimal literal as written ('0.1' is 1/10; '1e-400' is refused, not 0)."""
+    try:
+        number = decimal.Decimal(text)
+    except decimal.InvalidOperation as exc:  # pragma: no cover - ast only yields valid float literals
+        raise ToolError(f"cannot read the number {text[:40]!r}") from exc
+    if not number.is_finite():
+        raise ToolError("number literal is too large")
+    if number and abs(number.adjusted()) + len(number.as_tuple().digits) > MAX_DIGITS:
+        raise ToolError(f"number literal {text[:40]!r} is too large or too small (limit {MAX_DIGITS} digits)")
+    numerator, denominator = number.as_integer_ratio()
+    return _checked(sympy.Rational(numerator, denominator))
+
+
+def _call(node: ast.Call, source: str) -> Number:
     if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
         raise ToolError(f"unknown function {ast.unparse(node.func)[:40]!r}; available: {', '.join(FUNCTIONS)}")
     if node.keywords:
@@ -268,16 +319,16 @@ def _call(node: ast.Call) -> Number:
     if not low <= len(node.args) <= high:
         raise ToolError(f"{node.func.id}() takes {low}" + (f" to {high}" if high != low else "") +
                         f" argument(s), got {len(node.args)}")
-    return _checked(fn(*(_eval(arg) for arg in node.args)))
+    return _checked(fn(*(_eval(arg, source) for arg in node.args)))
 
 
-def _eval(node: ast.AST) -> Number:
+def _eval(node: ast.AST, source: str) -> Number:
     if isinstance(node, ast.Constant):
-        return _constant(node)
+        return _constant(node, source)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_eval(node.left), _eval(node.right))
+        return _BINARY[type(node.op)](_eval(node.left, source), _eval(node.right, source))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _eval(node.operand)
+        value = _eval(node.operand, source)
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.Name):
         if node.id in CONSTANTS:
@@ -286,7 +337,7 @@ def _eval(node: ast.AST) -> Number:
             raise ToolError(f"name {node.id!r} is not allowed")
         raise ToolError(f"unknown name {node.id!r}; use numbers, pi, e and the functions: {', '.join(FUNCTIONS)}")
     if isinstance(node, ast.Call):
-        return _call(node)
+        return _call(node, source)
     if isinstance(node, ast.Tuple):
         raise ToolError("a comma is not allowed: write numbers without thousands separators (1000, not 1,000), "
                         "one expression per call")
@@ -364,7 +415,7 @@ def evaluate(expression: str) -> str:
     except (RecursionError, MemoryError) as exc:
         raise ToolError("expression is nested too deeply; split it into steps") from exc
     try:
-        return _format(_eval(tree.body))
+        return _format(_eval(tree.body, text))
     except RecursionError as exc:
         raise ToolError("expression is nested too deeply; split it into steps") from exc
     except ZeroDivisionError as exc:

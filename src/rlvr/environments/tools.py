@@ -12,6 +12,9 @@ the same pydantic model (lax mode: `"3"` is accepted for an `int`), then runs th
 that the caller stops waiting for at the deadline. Every failure -- arguments that are not JSON,
 fail validation or name unknown parameters, a timeout, an exception in the tool -- raises
 `ToolError` with a message written for the model; `ToolEnv` sends it back as the tool's answer.
+That includes `SystemExit` and other `BaseException`s raised by the tool's own code (argparse
+and click call `sys.exit` on bad input); only `KeyboardInterrupt` and the cancellation of the
+caller (`asyncio.CancelledError`) propagate: a stop request is never turned into a tool answer.
 
 Timeouts cannot kill a thread (Python has no way to): a sync tool past its deadline keeps its
 daemon thread until it returns, and a sync tool that holds the GIL inside one C call (a huge
@@ -53,6 +56,7 @@ from typing import Any, TypeVar, overload
 import docstring_parser
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from rlvr.core.errors import ConfigError, RlvrError
 
@@ -113,6 +117,9 @@ class _DaemonWorkers:
 
 
 _WORKERS = _DaemonWorkers()
+
+_STOP = (KeyboardInterrupt, asyncio.CancelledError, GeneratorExit)
+"""Exceptions that always propagate out of `Tool.call`: a stop request, never a tool answer."""
 
 
 async def run_with_timeout(fn: Callable[[], T], timeout_s: float | None, what: str = "call") -> T:
@@ -187,9 +194,13 @@ def _arguments_model(fn: Callable[..., Any], name: str, param_docs: dict[str, st
             raise ConfigError(f"tool {name!r}: positional-only parameter {pname!r}; tools are called by keyword")
         annotation = hints.get(pname, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
+        if isinstance(default, FieldInfo):  # `x: int = Field(1, ge=0)`: pydantic reads it from Annotated
+            annotation, default = typing.Annotated[annotation, default], ...
+        # a docstring description wins; without one, an `Annotated[..., Field(description=...)]` one stays
+        described = {"description": param_docs[pname]} if pname in param_docs else {}
         # internal field names avoid pydantic's reserved names ('json', 'schema', '_private');
         # the alias carries the real parameter name into the schema and validation.
-        fields[f"p{i}"] = (annotation, Field(default, alias=pname, description=param_docs.get(pname)))
+        fields[f"p{i}"] = (annotation, Field(default, alias=pname, **described))
     config = ConfigDict(extra="forbid", populate_by_name=False, arbitrary_types_allowed=False)
     try:
         model: type[BaseModel] = create_model(f"{name}_arguments", __config__=config, **fields)
@@ -299,6 +310,9 @@ class Tool:
         self.parameters: dict[str, Any] = _strip_titles(schema)
         self.parameters.setdefault("properties", {})
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+        if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+            raise ConfigError(f"tool {self.name!r} is a generator function; a tool returns its answer "
+                              "(collect the items and return them)")
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -340,7 +354,7 @@ class Tool:
         start = time.monotonic()
         try:
             if self._is_async:
-                result = await asyncio.wait_for(self.fn(**kwargs), self.timeout_s)
+                result = await asyncio.wait_for(self._guarded(self.fn(**kwargs)), self.timeout_s)
             else:
                 job = functools.partial(self.fn, **kwargs)
                 result = await run_with_timeout(job, self.timeout_s, f"tool {self.name}")
@@ -350,9 +364,29 @@ class Tool:
             limit = "none" if self.timeout_s is None else f"{self.timeout_s:g} s"
             raise ToolError(f"tool {self.name!r} timed out after {time.monotonic() - start:.1f} s "
                             f"(limit {limit})") from exc
-        except Exception as exc:  # the tool's own bug or a bad input it did not expect: report, never crash
-            raise ToolError(f"tool {self.name!r} failed: {type(exc).__name__}: {exc}") from exc
+        except _STOP:
+            raise
+        except BaseException as exc:  # the tool's own bug, a bad input it did not expect, its sys.exit: report
+            raise self._failed(exc) from exc
         return _to_text(result, self.max_output_chars)
+
+    def _failed(self, exc: BaseException) -> ToolError:
+        return ToolError(f"tool {self.name!r} failed: {type(exc).__name__}: {exc}")
+
+    async def _guarded(self, coro: typing.Awaitable[Any]) -> Any:
+        """Await the tool's coroutine, turning a `SystemExit` (or other non-stop `BaseException`) into `ToolError`.
+
+        asyncio re-raises `SystemExit` out of the event loop when a task raises it, so it must be
+        caught inside the task that `wait_for` runs.
+        """
+        try:
+            return await coro
+        except _STOP:
+            raise
+        except Exception:
+            raise
+        except BaseException as exc:
+            raise self._failed(exc) from exc
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the plain function (no validation, no timeout)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ __all__ = [
     "VLLMPolicy",
     "aclose_policy",
     "load_tokenizer",
+    "request_seed",
     "scripted_policy",
 ]
 
@@ -96,7 +98,8 @@ class Sampling:
         max_tokens: most tokens per turn.
         temperature: softmax temperature (0 = greedy).
         top_p: nucleus sampling mass.
-        seed: sampling seed (per request where the backend supports it), or None.
+        seed: base sampling seed, or None; each request gets `request_seed` (distinct per task,
+            sample and turn) where the backend takes a per-request seed (vLLM, OpenAI API).
     """
 
     max_tokens: int = 512
@@ -111,6 +114,20 @@ class Sampling:
             raise ConfigError(f"temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
+
+
+def request_seed(sampling: Sampling, episode: Episode | None) -> int | None:
+    """Seed of one request: `sampling.seed` mixed with (task id, sample, turn), or None when unseeded.
+
+    A fixed seed per request would make the n samples of a task identical; this keeps each
+    (task, sample, turn) reproducible and the samples distinct. Range: [0, 2**31).
+    """
+    if sampling.seed is None:
+        return None
+    if episode is None:
+        return sampling.seed
+    key = f"{sampling.seed}:{episode.task.id}:{episode.sample}:{episode.turn}".encode()
+    return zlib.crc32(key) & 0x7FFFFFFF
 
 
 @runtime_checkable
@@ -379,7 +396,8 @@ class VLLMPolicy:
 
     Ids and logprobs come from `RequestOutput.outputs[0]` (`token_ids`; `logprobs` with
     `SamplingParams(logprobs=0)` holds the sampled token's logprob at each position).
-    Generation runs in a thread, one request at a time. vLLM starts its engine in a spawned
+    Generation runs in a worker thread; requests that arrive while the engine is busy form the
+    next batch (one `LLM.generate` call), so concurrent episodes share the engine. vLLM starts its engine in a spawned
     process: a script that builds this policy needs the `if __name__ == "__main__":` guard.
 
     Args:
@@ -401,6 +419,8 @@ class VLLMPolicy:
         self._llm = LLM(model=self.model, **self.engine_args)
         self.tokenizer: ChatTokenizer | None = self._llm.get_tokenizer()
         self._lock = threading.Lock()
+        self._pending: list[tuple[list[int], int | None, asyncio.Future[Generation]]] = []
+        self._running = False
 
     async def generate(
         self,
@@ -410,31 +430,71 @@ class VLLMPolicy:
         prompt_ids: Sequence[int] | None = None,
         episode: Episode | None = None,
     ) -> Generation:
-        """Sample one assistant turn (token-in when `prompt_ids` is given)."""
+        """Sample one assistant turn (token-in when `prompt_ids` is given).
+
+        Requests that arrive while the engine is busy are batched into its next `generate` call.
+        """
         assert self.tokenizer is not None
         ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self.tokenizer, messages, tools=tools)
-        return await asyncio.to_thread(self._generate, ids)
+        future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
+        with self._lock:
+            self._pending.append((ids, request_seed(self.sampling, episode), future))
+            start = not self._running
+            self._running = True
+        if start:
+            asyncio.get_running_loop().run_in_executor(None, self._drain)
+        return await future
 
-    def _generate(self, ids: list[int]) -> Generation:
+    def _drain(self) -> None:
+        """Engine thread: run every pending request as one batch, until none is left."""
+        while True:
+            with self._lock:
+                batch, self._pending = self._pending, []
+                if not batch:
+                    self._running = False
+                    return
+            try:
+                results = self._generate([ids for ids, _, _ in batch], [seed for _, seed, _ in batch])
+            except Exception as exc:  # every waiting episode gets the error, not a hang
+                for _, _, future in batch:
+                    future.get_loop().call_soon_threadsafe(_set_exception, future, exc)
+                continue
+            for (_, _, future), gen in zip(batch, results, strict=True):
+                future.get_loop().call_soon_threadsafe(_set_result, future, gen)
+
+    def _generate(self, prompts: list[list[int]], seeds: list[int | None]) -> list[Generation]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
         s = self.sampling
-        params = SamplingParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p, seed=s.seed,
-                                logprobs=0)
-        with self._lock:
-            result = self._llm.generate([TokensPrompt(prompt_token_ids=ids)], params, use_tqdm=False)[0]
-        out = result.outputs[0]
-        sampled = list(out.token_ids)
-        logprobs = [float(lp[t].logprob) for lp, t in zip(out.logprobs or [], sampled, strict=True)]
-        return Generation(message=Message(role="assistant", content=out.text), prompt_ids=ids,
-                          completion_ids=sampled, logprobs=logprobs or None, finish_reason=out.finish_reason)
+        params = [SamplingParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p, seed=seed,
+                                 logprobs=0) for seed in seeds]
+        outputs = self._llm.generate([TokensPrompt(prompt_token_ids=ids) for ids in prompts], params, use_tqdm=False)
+        generations = []
+        for ids, result in zip(prompts, outputs, strict=True):
+            out = result.outputs[0]
+            sampled = list(out.token_ids)
+            logprobs = [float(lp[t].logprob) for lp, t in zip(out.logprobs or [], sampled, strict=True)]
+            generations.append(Generation(message=Message(role="assistant", content=out.text), prompt_ids=ids,
+                                          completion_ids=sampled, logprobs=logprobs or None,
+                                          finish_reason=out.finish_reason))
+        return generations
 
     def close(self) -> None:
         """Shut the engine's worker processes down (the policy is unusable afterwards)."""
         engine = getattr(getattr(self._llm, "llm_engine", None), "engine_core", None)
         if engine is not None:
             engine.shutdown()
+
+
+def _set_result(future: asyncio.Future[Generation], value: Generation) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _set_exception(future: asyncio.Future[Generation], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
 
 
 def _token_id(token: str) -> int:
@@ -530,14 +590,15 @@ class OpenAIPolicy:
             assert self.tokenizer is not None
             ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self.tokenizer, messages,
                                                                                      tools=tools)
-            return await self._complete(ids)
-        return await self._chat(messages, tools)
+            return await self._complete(ids, request_seed(self.sampling, episode))
+        return await self._chat(messages, tools, request_seed(self.sampling, episode))
 
-    async def _chat(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None) -> Generation:
+    async def _chat(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None,
+                    seed: int | None) -> Generation:
         s = self.sampling
         kwargs: dict[str, Any] = {"tools": list(tools)} if tools else {}
-        if s.seed is not None:
-            kwargs["seed"] = s.seed
+        if seed is not None:
+            kwargs["seed"] = seed
         response = await self.client.chat.completions.create(
             model=self.model, messages=[m.to_openai() for m in messages],
             max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p, logprobs=True,
@@ -557,9 +618,9 @@ class OpenAIPolicy:
         prompt = _extra(response, "prompt_token_ids")
         return self._generation(message, prompt, ids, logprobs, choice.finish_reason)
 
-    async def _complete(self, ids: list[int]) -> Generation:
+    async def _complete(self, ids: list[int], seed: int | None) -> Generation:
         s = self.sampling
-        kwargs: dict[str, Any] = {"seed": s.seed} if s.seed is not None else {}
+        kwargs: dict[str, Any] = {"seed": seed} if seed is not None else {}
         response = await self.client.completions.create(
             model=self.model, prompt=ids, max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p,
             logprobs=0, extra_body=self._body(), **kwargs,

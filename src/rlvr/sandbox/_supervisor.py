@@ -174,16 +174,21 @@ def _collect(pid: int, fds: tuple[int, int, int, int], stdin_data: bytes, deadli
     return bufs[out_r], bufs[err_r], bufs[res_r], timed_out, limited, status
 
 
-def _kill_job(pid: int, pid_namespace: bool) -> None:
+def _kill_job(pid: int, pid_namespace: bool) -> bool:
+    """Kill the job's process group and, in a pid namespace, every other process; False if some survived."""
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
     if pid_namespace:  # everything in this namespace but pid 1 and us: leftovers, daemons, bombs
-        for _ in range(100):
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
             try:
                 os.kill(-1, signal.SIGKILL)
             except OSError:
-                break
+                return True  # ESRCH: nothing left to signal
+            _reap_orphans()
             time.sleep(0.002)
+        return False
+    return True
 
 
 def _reap_orphans() -> None:
@@ -247,7 +252,7 @@ def run_job(job: dict[str, Any], base: str, pid_namespace: bool) -> dict[str, An
     if status is None:
         status = _reap(pid, max(deadline, time.monotonic()) + 0.5)
     elapsed = time.monotonic() - start
-    _kill_job(pid, pid_namespace)  # a job's leftovers never outlive it
+    clean = _kill_job(pid, pid_namespace)  # a job's leftovers never outlive it
     _reap_orphans()
     for fd in (out_r, err_r, res_r):
         os.close(fd)
@@ -262,6 +267,7 @@ def run_job(job: dict[str, Any], base: str, pid_namespace: bool) -> dict[str, An
         "stderr": base64.b64encode(bytes(err)).decode(),
         "result": base64.b64encode(bytes(res)).decode(),
         "elapsed_s": elapsed,
+        "clean": clean,
     }
 
 
@@ -306,8 +312,8 @@ def main() -> None:
         reply = run_job(job, base, pid_namespace)
         out.write(json.dumps(reply) + "\n")
         out.flush()
-        if once:
-            return
+        if once or not reply["clean"]:
+            return  # leftovers we could not kill: exit, so the parent tears the whole sandbox down
 
 
 if __name__ == "__main__":

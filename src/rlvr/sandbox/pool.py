@@ -12,6 +12,7 @@ limit plus a grace period is killed with its whole sandbox and the job is report
 
 from __future__ import annotations
 
+import atexit
 import base64
 import collections
 import contextlib
@@ -22,6 +23,7 @@ import select
 import subprocess
 import threading
 import time
+import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -129,7 +131,10 @@ class _Worker:
         if line is None:
             self.kill()
             return None
-        return _from_reply(json.loads(line), self.box.isolation)
+        reply = json.loads(line)
+        if not reply.get("clean", True):  # the job left processes the supervisor could not kill
+            self.kill()  # the whole sandbox goes, and its pid namespace with it
+        return _from_reply(reply, self.box.isolation)
 
     @property
     def alive(self) -> bool:
@@ -149,6 +154,17 @@ class _Worker:
                     stream.close()
         remove_tree(self.work)
         remove_tree(self.grader)
+
+
+_POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """At interpreter exit, stop every pool's workers and remove their directories."""
+    for pool in list(_POOLS):
+        with contextlib.suppress(Exception):
+            pool.close()
 
 
 class SandboxPool:
@@ -171,6 +187,7 @@ class SandboxPool:
         self._requests: queue.SimpleQueue[Future[_Worker] | None] = queue.SimpleQueue()
         self._spawner = threading.Thread(target=self._spawner_loop, daemon=True, name="rlvr-sandbox-spawner")
         self._spawner.start()
+        _POOLS.add(self)
 
     def _spawner_loop(self) -> None:
         """Start workers on request, always from this one long-lived thread.

@@ -14,9 +14,25 @@ child's exit code or printed text (as SWE-bench after its fixes and Harbor do):
 - pytest: see `_pytest.py` (plugin autoload off, no cache, no conftest, JUnit XML read back over a
   write-only pipe, exact expected test ids, per-run nonce as suite name).
 
-Timeouts: each test (assert program, call case, stdio case, pytest run) has `test_timeout_s`;
-the whole verification `timeout_s`. A test that times out fails; a verdict whose only failures
-are timeouts is `timeout`. A sandbox failure is `error` (reward None).
+Threat model. The candidate runs in the same interpreter as the child harness, so anything the
+harness can do in that process, determined candidate code can do too (walk the heap, patch
+functions, write to the result channel, find the nonce in memory). The design therefore does not
+rely on secrets inside the child: (1) expected literals of asserts and call-based expected values
+never enter the sandbox, so forging the result channel still requires computing the right
+values; (2) values are encoded type-exactly, so objects that lie about equality cannot be
+reported; (3) every unconditional assert must report, and the completion nonce must follow the
+last one, which defeats `sys.exit`/`os._exit`/exceptions before or between the tests (the nonce
+proves the harness reached the end; it is not secret from code that searches memory for it);
+(4) the test code is compiled before the candidate runs and test files are read-only, so editing
+or deleting them changes nothing; (5) stdout is never parsed for verdicts. Residual: asserts
+whose expected side is computed (not a literal) are evaluated in the child and could be forged by
+code that deliberately tampers with the harness; so could a pytest report (see `_pytest.py`).
+
+Timeouts: each call case and stdio case has `test_timeout_s` (a task's `timeout_s` overrides it);
+an assert-style program (one run holding every assert) has the overall limit; a pytest run has
+`test_timeout_s` per expected test; the whole verification never exceeds `timeout_s`. A test
+that times out fails; a verdict whose only failures are timeouts is `timeout`. A sandbox failure
+(after one retry in a fresh worker) is `error` (reward None).
 """
 
 from __future__ import annotations
@@ -108,6 +124,16 @@ def _program(job: dict[str, Any]) -> str:
     return f"main(__import__('json').loads({json.dumps(job)!r}))\n"
 
 
+def _execute(box: Any, program: str, **kwargs: Any) -> ExecResult:
+    """Run a job; one retry in a fresh worker if the sandbox itself failed; a second failure raises."""
+    result: ExecResult = box.run_python(program, **kwargs)
+    if result.error is not None:
+        result = box.run_python(program, **kwargs)
+    if result.error is not None:
+        raise _SandboxFailure(result.error)
+    return result
+
+
 def _records(result: ExecResult) -> list[dict[str, Any]]:
     """Parse the result channel; malformed lines are the candidate's doing and are skipped."""
     out = []
@@ -148,9 +174,7 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
     budget = clock.budget(spec.timeout_s or config.timeout_s)
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
-    result = box.run_python(_program(job), timeout_s=budget, prelude=CHILD_SOURCE)
-    if result.error is not None:
-        raise _SandboxFailure(result.error)
+    result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
     return _judge_sites(sites, _records(result), nonce, result)
 
 
@@ -221,9 +245,7 @@ def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: _
         args = [_child.encode(_literal(a, spec.literal)) for a in case.args]
         kwargs = {k: _child.encode(_literal(v, spec.literal)) for k, v in case.kwargs.items()}
         job = {"kind": "call", "code": code, "fn": spec.fn, "args": args, "kwargs": kwargs, "nonce": nonce}
-        result = box.run_python(_program(job), timeout_s=budget, prelude=CHILD_SOURCE)
-        if result.error is not None:
-            raise _SandboxFailure(result.error)
+        result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
         out.append(_judge_call(name, _literal(case.expected, spec.literal), _records(result), nonce, result, config))
     return out
 
@@ -256,9 +278,7 @@ def _run_stdio(spec: StdioTests, code: str, config: CodeConfig, box: Any, clock:
         if budget <= 0:
             out.append(TestResult(name, "timeout", "overall time limit reached"))
             continue
-        result = box.run_python(code, stdin=case.input, timeout_s=budget)
-        if result.error is not None:
-            raise _SandboxFailure(result.error)
+        result = _execute(box, code, stdin=case.input, timeout_s=budget)
         if result.timed_out:
             out.append(TestResult(name, "timeout", "timed out"))
         elif not result.ok:
