@@ -303,3 +303,26 @@ def test_ray_verifier_matches_local_for_item_by_item_callers(cluster: LoopbackCl
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"n": 60, "one_by_one": True, "batch": True}
+
+
+def _episodes(path: Path) -> list[tuple[str, int, dict[str, Any]]]:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    out = []
+    for row in rows:
+        row["verdict"].pop("elapsed_s")
+        out.append((row["task_id"], row["info"]["sample"], row["verdict"]))
+    return sorted(out, key=lambda r: (r[0], r[1]))
+
+
+def test_eval_with_ray_engine_gives_the_local_verdicts(cluster: LoopbackCluster, tmp_path: Path) -> None:
+    base = [sys.executable, "-m", "rlvr.runners.cli", "eval", "--env", "math/reasoning-gym-tool-v1", "-a", "size=6",
+            "-n", "2", "-k", "2"]
+    for policy in ("oracle", "noop"):
+        local, ray = tmp_path / f"{policy}-local.jsonl", tmp_path / f"{policy}-ray.jsonl"
+        _run(cluster, [*base, "--policy", policy, "-o", str(local), "--workers", "2"])
+        done = _run(cluster, [*base, "--policy", policy, "-o", str(ray), "--engine", "ray",
+                              "--ray-address", cluster.address, "--workers", "2"])
+        assert _episodes(ray) == _episodes(local) and len(_episodes(ray)) == 12
+        statuses = {v["status"] for _, _, v in _episodes(ray)}
+        assert statuses == ({"correct"} if policy == "oracle" else statuses - {"correct"})
+        assert "pass@1" in done.stdout

@@ -168,12 +168,9 @@ class _RlvrEnvironment:
     """
 
     _rlvr_prototype: Environment
-    _rlvr_build: Callable[[], Environment] | None = None
 
     def __init__(self) -> None:
-        proto = type(self)._rlvr_prototype
-        build = type(self)._rlvr_build
-        self.env: Environment = build() if build is not None else _episode_copy(proto)
+        self.env: Environment = _episode_copy(type(self)._rlvr_prototype)
         self.verdict: Verdict | None = None
         self.task: Task | None = None
         self._final: StepResult | None = None
@@ -257,7 +254,12 @@ _SHARED = frozenset({"tasks", "verifier", "spec", "tools", "text_tags"})
 
 
 def _episode_copy(env: Environment) -> Environment:
-    """A shallow copy of `env` sharing its tasks, verifier and tools, with its own episode containers and RNG."""
+    """A shallow copy of `env` sharing its tasks, verifier and tools, with its own episode containers and RNG.
+
+    Tools that are bound methods of `env` are re-bound to the copy (`ToolEnv.__copy__`). Sharing the
+    verifier matters: TRL keeps one instance per concurrent rollout for the whole run, and an env
+    built per instance would start a verifier worker process (and load the dataset) per instance.
+    """
     clone = copy.copy(env)
     for key, value in vars(clone).items():
         if key not in _SHARED and isinstance(value, list | dict | set):
@@ -286,38 +288,46 @@ def _class_name(env_id: str) -> str:
     return "".join(w[:1].upper() + w[1:] for w in words if w) + "Environment"
 
 
-def _resolve(env: Any, env_args: dict[str, Any]) -> tuple[Environment, Callable[[], Environment] | None]:
-    """(prototype env, per-instance builder or None to copy the prototype)."""
+def _resolve(env: Any, env_args: dict[str, Any]) -> Environment:
+    """The prototype env: made from an id, built by a callable (e.g. an env class), or the instance itself."""
+    from rlvr.environments.base import Environment
+
+    proto: Any
     if isinstance(env, str):
         from rlvr.environments.registry import make
 
-        proto: Environment = make(env, **env_args)
-        env_id: str = env
-
-        def build_by_id() -> Environment:
-            built: Environment = make(env_id, **env_args)
-            return built
-
-        builder: Callable[[], Environment] | None = build_by_id
-    elif callable(env) and not hasattr(env, "step"):
+        proto = make(env, **env_args)
+    elif isinstance(env, Environment):
+        if env_args:
+            raise ConfigError("environment_factory got an environment instance and keyword arguments; pass the "
+                              "arguments when building the environment")
+        proto = env
+    elif callable(env):
         proto = env(**env_args)
-        builder = lambda: env(**env_args)  # noqa: E731
-    elif env_args:
-        raise ConfigError("environment_factory got an environment instance and keyword arguments; pass the "
-                          "arguments when building the environment")
     else:
-        proto, builder = env, None
+        raise ConfigError(f"environment_factory needs an environment id, instance or factory, got {type(env).__name__}")
+    if not isinstance(proto, Environment):
+        raise ConfigError(f"the environment factory returned {type(proto).__name__}, not an rlvr Environment")
     if not is_tool_env(proto):
         raise ConfigError(f"environment {proto.spec.id!r} has no tools; TRL's environment_factory is for tool "
                           "environments (use rlvr.adapters.trl.reward_funcs for single-turn ones)")
-    if not _tools_bound_to(proto):
-        builder = None  # tools do not hold per-instance state: copies share tasks, verifier and tools
-    return proto, builder
+    return proto
 
 
-def _tools_bound_to(env: Environment) -> bool:
-    """True when a tool is a bound method of `env` itself (per-episode state: each instance needs its own env)."""
-    return any(getattr(t.fn, "__self__", None) is env for t in _tools(env))
+def _check_trl_schema(env_id: str, t: Tool, method: Callable[..., str]) -> None:
+    """Fail now, naming the tool, when transformers' `get_json_schema` (TRL's tool schemas) cannot read `method`."""
+    try:
+        from transformers.utils import get_json_schema
+    except ImportError:  # without transformers there is no TRL to show the schema to
+        return
+    try:
+        get_json_schema(method)
+    except Exception as exc:  # transformers raises TypeHintParsingException / DocstringParsingException
+        raise ConfigError(f"tool {t.name!r} of {env_id!r} cannot be offered through TRL's environment_factory: "
+                          f"transformers' get_json_schema, which TRL uses for tool schemas, fails on it ({exc}). "
+                          "Give its parameters JSON types (str, int, float, bool, list, dict, Literal, Optional, "
+                          "Enum), or train with the rollout_func path (rlvr.runners.trl_rollout), which uses "
+                          "rlvr's own schema") from exc
 
 
 def _tools(env: Environment) -> list[Tool]:
@@ -341,16 +351,19 @@ def environment_factory(env: Any, **env_args: Any) -> type[_RlvrEnvironment]:
     Returns:
         A class whose instances are TRL environments: `reset(**row) -> str | None`, one method per
         rlvr tool (same name, parameters, type hints and description; returns the tool's answer
-        text). Instances share the prototype's tasks, verifier and tools (shallow copies) unless a
-        tool is a bound method of the environment, in which case each instance builds its own.
-        The class attribute `_rlvr_prototype` holds the prototype env: close it after training.
+        text). Instances are shallow copies of one prototype env and share its tasks, verifier (one
+        worker pool however many instances TRL makes) and tools; tools that are bound methods of
+        the env are re-bound to each copy. The class attribute `_rlvr_prototype` holds the
+        prototype env: close it after training.
 
     Raises:
-        ConfigError: the environment has no tools, or a tool name clashes with `reset`/`get_reward`.
+        ConfigError: the environment has no tools, a tool name clashes with `reset`/`get_reward`, or
+            transformers' `get_json_schema` cannot read a tool's signature (e.g. a pydantic model
+            parameter).
         AdapterError: a tool's type hints cannot be resolved.
     """
-    proto, builder = _resolve(env, env_args)
-    namespace: dict[str, Any] = {"_rlvr_prototype": proto, "_rlvr_build": staticmethod(builder) if builder else None,
+    proto = _resolve(env, env_args)
+    namespace: dict[str, Any] = {"_rlvr_prototype": proto,
                                  "__doc__": f"TRL environment for rlvr's {proto.spec.id} (generated by "
                                             "rlvr.adapters.trl_multiturn.environment_factory)."}
     for t in _tools(proto):
@@ -358,6 +371,7 @@ def environment_factory(env: Any, **env_args: Any) -> type[_RlvrEnvironment]:
             raise ConfigError(f"tool name {t.name!r} of {proto.spec.id!r} is reserved in TRL environment classes; "
                               "rename the tool (Tool(fn, name=...))")
         namespace[t.name] = _tool_method(t)
+        _check_trl_schema(proto.spec.id, t, namespace[t.name])
     cls = type(_class_name(proto.spec.id), (_RlvrEnvironment,), namespace)
     cls.__module__ = __name__
     return cls

@@ -71,7 +71,7 @@ def _log10_abs(value: Number) -> float:
     if isinstance(value, sympy.Rational):
         return math.log10(abs(int(value.p))) - math.log10(int(value.q))
     _sign, mantissa, exponent, _bits = value._mpf_  # mpmath: value = (-1)**sign * mantissa * 2**exponent
-    return math.log10(mantissa) + exponent * math.log10(2)
+    return float(math.log10(mantissa) + exponent * math.log10(2))
 
 
 def _checked(value: Number) -> Number:
@@ -219,10 +219,8 @@ def _check_power_size(base: Number, exponent: Number) -> None:
     """
     if base == 0 or exponent == 0 or abs(base) == 1:
         return
-    if isinstance(base, sympy.Rational):
-        size = math.log10(max(abs(int(base.p)), int(base.q)))
-    else:
-        size = abs(_log10_abs(base))
+    exact = isinstance(base, sympy.Rational)
+    size = math.log10(max(abs(int(base.p)), int(base.q))) if exact else abs(_log10_abs(base))
     if size == 0:
         return
     log_estimate = _log10_abs(exponent) + math.log10(size)  # log10 of the result's digit count

@@ -24,9 +24,11 @@ Rewards (computed once, at the end of the episode):
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -315,6 +317,28 @@ class ToolEnv(MultiTurnEnv):
     def step_reward(self, action: Message, observation: Sequence[Message]) -> dict[str, float]:
         """`tool_calls` and `tool_errors` of this step (0 for the final answer)."""
         return {"tool_calls": float(self._last_calls), "tool_errors": float(self._last_errors)}
+
+    def __copy__(self) -> ToolEnv:
+        """A shallow copy whose tools that are bound methods of this env are bound to the copy.
+
+        The rollout driver (`rlvr.runners.rollout.clone_factory`) and the TRL adapter run each episode
+        in a shallow copy sharing tasks and verifier; a tool such as `Tool(self.execute_sql)` must
+        read the copy's episode (`self.task`), not the original's.
+        """
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.tools = {name: _rebound(t, self, clone) for name, t in self.tools.items()}
+        return clone
+
+
+def _rebound(t: Tool, old: object, new: object) -> Tool:
+    """`t` with its function re-bound to `new` when it is a bound method of `old`; else `t` itself."""
+    fn = t.fn
+    if getattr(fn, "__self__", None) is not old or not isinstance(fn, types.MethodType):
+        return t
+    clone = copy.copy(t)
+    clone.fn = types.MethodType(fn.__func__, new)
+    return clone
 
 
 def tool_call_message(name: str, arguments: Mapping[str, Any], call_id: str = "call_0", content: str = "") -> Message:

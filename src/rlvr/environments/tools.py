@@ -197,10 +197,11 @@ def _arguments_model(fn: Callable[..., Any], name: str, param_docs: dict[str, st
         if isinstance(default, FieldInfo):  # `x: int = Field(1, ge=0)`: pydantic reads it from Annotated
             annotation, default = typing.Annotated[annotation, default], ...
         # a docstring description wins; without one, an `Annotated[..., Field(description=...)]` one stays
-        described = {"description": param_docs[pname]} if pname in param_docs else {}
         # internal field names avoid pydantic's reserved names ('json', 'schema', '_private');
         # the alias carries the real parameter name into the schema and validation.
-        fields[f"p{i}"] = (annotation, Field(default, alias=pname, **described))
+        field = Field(default, alias=pname, description=param_docs[pname]) if pname in param_docs else \
+            Field(default, alias=pname)
+        fields[f"p{i}"] = (annotation, field)
     config = ConfigDict(extra="forbid", populate_by_name=False, arbitrary_types_allowed=False)
     try:
         model: type[BaseModel] = create_model(f"{name}_arguments", __config__=config, **fields)

@@ -384,7 +384,9 @@ _EVAL_HELP = "\n\n".join([
     "print pass@1 / pass@k (unbiased estimator), mean reward and counts per verdict status.",
     "The policy: --policy oracle|noop|script:PATH (scripted, no model: oracle must score correct, noop must "
     "not), else --model with --base-url (an OpenAI-compatible server, e.g. vLLM), else --model as a local "
-    "model folder or `smollm2` (run with --engine transformers or vllm).",
+    "model folder or `smollm2` (run with --model-engine transformers or vllm).",
+    "Verification runs with --engine local (worker processes, --workers N) or --engine ray (Ray actors on "
+    "the cluster at --ray-address), as for `rlvr verify`.",
     "Rerunning the same command resumes (skips the (task, sample) pairs already written); a larger -n adds "
     "samples. The configuration is recorded in OUTPUT.meta.json; another configuration needs --overwrite.",
 ])
@@ -411,9 +413,12 @@ def eval_(
     top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
     seed: Annotated[int, typer.Option(help="Base seed (environment resets, sampling).")] = 0,
     layout: Annotated[str, typer.Option(help="Token layout: auto, episode, turn or none.")] = "auto",
-    engine: Annotated[str, typer.Option(help="Local model engine without --base-url: transformers or vllm.")] = (
+    model_engine: Annotated[str, typer.Option(help="Local model engine without --base-url: transformers or vllm.")] = (
         "transformers"
     ),
+    engine: Annotated[str, typer.Option(help="Where verification runs: local (worker processes) or ray.")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="With --engine ray: auto, HOST:PORT, or unset.")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Verifier workers (local) or Ray actors (ray).")] = None,
     tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for token fields with --base-url.")] = None,
     token_in: Annotated[bool, typer.Option(help="With --base-url: send prompts as token ids (/v1/completions).")] = (
         False
@@ -427,8 +432,9 @@ def eval_(
         run_eval(
             env=env, env_args=parse_env_args(env_arg), output=output, model=model, base_url=base_url, policy=policy,
             n=n, k=k, limit=limit, concurrency=concurrency, max_tokens=max_tokens, temperature=temperature,
-            top_p=top_p, seed=seed, layout=layout, engine=engine, tokenizer=tokenizer, token_in=token_in,
-            overwrite=overwrite, console=console, err_console=err_console,
+            top_p=top_p, seed=seed, layout=layout, model_engine=model_engine, tokenizer=tokenizer,
+            token_in=token_in, overwrite=overwrite, console=console, err_console=err_console, engine=engine,
+            ray_address=ray_address, workers=workers,
         )
     except RlvrError as exc:
         raise _fail(exc) from exc

@@ -287,19 +287,30 @@ def run_eval(
     top_p: float,
     seed: int,
     layout: str,
-    engine: str,
+    model_engine: str,
     tokenizer: str | None,
     token_in: bool,
     overwrite: bool,
     console: Any,
     err_console: Any,
+    engine: str = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
 ) -> EvalStats:
     """The `rlvr eval` command: build env and policy, run `evaluate` with a progress bar, print the report.
 
+    Verification runs where `engine` says, exactly as for `rlvr verify`: `local` (this machine's
+    verifier worker processes, `workers` of them) or `ray` (Ray actors on the cluster at
+    `ray_address`; see `rlvr.runners.engine`). Generation runs where the policy is: a server
+    (`base_url`) or a local model (`model_engine` transformers or vllm).
+
     Raises:
-        ConfigError: bad options (k > n, unknown layout, no policy or model, ...).
+        ConfigError: bad options (k > n, unknown layout, no policy or model, unknown engine, ...).
+        MissingExtraError: `engine="ray"` without Ray installed.
+        BackendError: the Ray cluster cannot be reached.
     """
     from rlvr.environments.registry import make
+    from rlvr.runners.engine import make_engine
 
     if k > n:
         raise ConfigError(f"-k {k} is larger than -n {n}; pass@k needs at least k samples per task (raise -n)")
@@ -307,18 +318,24 @@ def run_eval(
         raise ConfigError(f"--layout must be auto, episode, turn or none, got {layout!r}")
     sampling = Sampling(max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed)
     config = {"env": env, "env_args": env_args, "policy": policy, "model": model, "base_url": base_url,
-              "engine": engine if policy is None and base_url is None else None, "token_in": token_in,
+              "model_engine": model_engine if policy is None and base_url is None else None, "token_in": token_in,
               "sampling": None if policy is not None else vars(sampling), "layout": layout, "seed": seed}
     environment = make(env, **env_args)
+    scorer = None
     try:
-        chosen = build_policy(policy=policy, model=model, base_url=base_url, engine=engine, tokenizer=tokenizer,
-                              token_in=token_in, sampling=sampling)
+        if engine != "local" or workers is not None or ray_address is not None:
+            scorer = make_engine(engine, environment.verifier, workers, ray_address)
+            environment.verifier = scorer.as_verifier()  # episode clones share the env's verifier
+        chosen = build_policy(policy=policy, model=model, base_url=base_url, engine=model_engine,
+                              tokenizer=tokenizer, token_in=token_in, sampling=sampling)
         with _Progress(err_console) as bar:
             stats = evaluate(environment, chosen, output, config=config, n=n, limit=limit, concurrency=concurrency,
                              layout=None if layout == "none" else layout,  # type: ignore[arg-type]
                              seed=seed, overwrite=overwrite, on_start=bar.start, on_progress=bar.advance)
     finally:
         environment.close()
+        if scorer is not None:
+            scorer.close()
     console.print(report_table(stats, k=k, title=f"rlvr eval {env} → {output}"))
     return stats
 

@@ -91,6 +91,8 @@ def _child(job: dict[str, Any], work: str, fds: tuple[int, int, int, int]) -> No
             os.dup2(res_w, target)
             os.close(res_w)
         os.set_inheritable(target, True)
+        os.closerange(3, target)  # nothing of the supervisor's (its job/reply pipes, /dev/null) reaches the job
+        os.closerange(target + 1, 1 << 20)
         os.chdir(work)
         env = dict(job.get("env") or {})
         env["RLVR_RESULT_FD"] = str(target)
@@ -248,7 +250,8 @@ def run_job(job: dict[str, Any], base: str, pid_namespace: bool) -> dict[str, An
     out, err, res, timed_out, limited, status = _collect(
         pid, (stdin_w, out_r, err_r, res_r), stdin_data, deadline, int(job.get("max_output", 1 << 20)))
     if timed_out or limited:
-        _kill_job(pid, pid_namespace)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)  # reaped next; leftovers elsewhere go in _kill_job
     if status is None:
         status = _reap(pid, max(deadline, time.monotonic()) + 0.5)
     elapsed = time.monotonic() - start

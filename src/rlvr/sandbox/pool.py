@@ -33,7 +33,10 @@ from rlvr.sandbox.config import ExecResult
 if TYPE_CHECKING:
     from rlvr.sandbox.local import LocalSandbox
 
-__all__ = ["SandboxPool", "decode_reply"]
+__all__ = ["SUPERVISOR_DIED", "SandboxPool", "decode_reply"]
+
+SUPERVISOR_DIED = "the sandbox supervisor died during the job"
+"""`ExecResult.error` of a job whose running supervisor went away (the job may have killed it)."""
 
 _GRACE_S = 5.0
 _START_TIMEOUT_S = 60.0
@@ -280,7 +283,7 @@ class SandboxPool:
             if elapsed >= timeout_s:
                 return ExecResult(timed_out=True, elapsed_s=elapsed, isolation=self.box.isolation)
             return ExecResult(isolation=self.box.isolation, elapsed_s=elapsed,
-                              error="the sandbox supervisor died during the job")
+                              error=SUPERVISOR_DIED)
         return result
 
     def close(self) -> None:

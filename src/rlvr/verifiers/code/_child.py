@@ -15,6 +15,7 @@ parent compares them with expected values that never enter the sandbox.
 """
 
 import base64
+import contextlib
 import json
 import math
 import os
@@ -104,13 +105,56 @@ def _exception_text(exc: BaseException) -> str:
     return (_type(exc).__name__ + ": " + _str(exc))[:500]
 
 
+def _names(code: Any) -> set[str]:
+    """Global names a code object (and the functions it defines) may load."""
+    found = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            found |= _names(const)
+    return found
+
+
+class _Pristine:
+    """The interpreter state the tests rely on, saved before the candidate runs and put back after it.
+
+    Covers `builtins`, every imported module's attributes (`math.isclose = ...`) and `sys.modules`
+    entries (`sys.modules["math"] = fake`), so a candidate cannot change what the tests' own
+    expressions compute (`abs(f(x) - y) < 1e-6`, `math.isclose(f(x), y)`).
+    """
+
+    def __init__(self, imports: Any) -> None:
+        for name in imports:  # modules the tests import: imported (and saved) before the candidate runs
+            with contextlib.suppress(Exception):
+                __import__(name)
+        self.modules = {name: mod for name, mod in _list(sys.modules.items()) if mod is not None}
+        self.attrs = {name: dict(getattr(mod, "__dict__", {})) for name, mod in self.modules.items()}
+
+    def restore(self, namespace: dict[str, Any], test_names: set[str]) -> None:
+        for name, mod in self.modules.items():
+            sys.modules[name] = mod
+            current = getattr(mod, "__dict__", None)
+            if current is None:
+                continue
+            for key, value in self.attrs[name].items():
+                if key not in current or current[key] is not value:
+                    current[key] = value
+        namespace["__builtins__"] = self.modules["builtins"]
+        for name in test_names:  # a module name the tests use, rebound by the candidate to a fake (not a function)
+            value = namespace.get(name, self)
+            if name in self.modules and value is not self and value is not self.modules[name] and \
+                    _type(value) is not _type(_names):
+                namespace[name] = self.modules[name]
+
+
 def _run_assert(job: dict[str, Any], channel: _Channel) -> None:
     candidate = compile(job["code"], "solution.py", "exec")
     setup = compile(job.get("setup") or "", "setup.py", "exec")
     tests = compile(job["tests"], "tests.py", "exec")
-    namespace: dict[str, Any] = {"__name__": "__main__", "__rlvr_probe__": _probe_factory(channel),
-                                 "__rlvr_hole__": _HOLE}
+    pristine = _Pristine(job.get("imports") or ())
+    namespace: dict[str, Any] = {"__name__": "__main__"}
     exec(candidate, namespace)
+    pristine.restore(namespace, _names(setup) | _names(tests))
+    namespace.update(__rlvr_probe__=_probe_factory(channel), __rlvr_hole__=_HOLE)
     exec(setup, namespace)
     exec(tests, namespace)
     entry = job.get("entry_point")

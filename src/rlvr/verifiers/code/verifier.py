@@ -24,7 +24,11 @@ reported; (3) every unconditional assert must report, and the completion nonce m
 last one, which defeats `sys.exit`/`os._exit`/exceptions before or between the tests (the nonce
 proves the harness reached the end; it is not secret from code that searches memory for it);
 (4) the test code is compiled before the candidate runs and test files are read-only, so editing
-or deleting them changes nothing; (5) stdout is never parsed for verdicts. Residual: asserts
+or deleting them changes nothing; (5) stdout is never parsed for verdicts; (6) builtins, imported
+modules' attributes and `sys.modules` are restored after the candidate ran, before the tests
+(`_child._Pristine`), so `builtins.abs = ...` or `math.isclose = ...` cannot change what the
+tests compute. A top-level `def abs(...)` in the candidate still shadows the builtin for the
+tests (MBPP task 126 tests a function named `sum`, so such names are kept). Residual: asserts
 whose expected side is computed (not a literal) are evaluated in the child and could be forged by
 code that deliberately tampers with the harness; so could a pytest report (see `_pytest.py`).
 
@@ -53,6 +57,7 @@ from pydantic import Field, ValidationError
 
 from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
+from rlvr.sandbox.pool import SUPERVISOR_DIED
 from rlvr.verifiers.base import Verifier, VerifierConfig
 from rlvr.verifiers.code import _child
 from rlvr.verifiers.code.compare import normalize_output, values_equal
@@ -128,7 +133,10 @@ def _execute(box: Any, program: str, **kwargs: Any) -> ExecResult:
     """Run a job; one retry in a fresh worker if the sandbox itself failed; a second failure raises."""
     result: ExecResult = box.run_python(program, **kwargs)
     if result.error is not None:
-        result = box.run_python(program, **kwargs)
+        first, result = result.error, box.run_python(program, **kwargs)
+        if first == result.error == SUPERVISOR_DIED:  # twice, in two fresh workers: the program kills its sandbox
+            return ExecResult(signal=9, stderr=b"the program killed its sandbox supervisor (twice)",
+                              elapsed_s=result.elapsed_s, isolation=result.isolation)
     if result.error is not None:
         raise _SandboxFailure(result.error)
     return result
@@ -153,7 +161,8 @@ def _why(result: ExecResult) -> str:
     if result.output_limited:
         return "output limit exceeded"
     if result.signal:
-        return f"killed by signal {result.signal}"
+        last = result.stderr.decode("utf-8", errors="replace").strip()[-200:]
+        return f"killed by signal {result.signal}" + (f": {last}" if last else "")
     tail = result.stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:]
     return f"exit {result.exit_code}" + (f": {tail[0][:200]}" if tail else "")
 
@@ -170,12 +179,23 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
     tests, sites = instrument(spec.tests)
     nonce = secrets.token_hex(16)
     job = {"kind": "assert", "code": code, "setup": spec.setup, "tests": tests, "entry_point": spec.entry_point,
-           "nonce": nonce}
+           "nonce": nonce, "imports": _imports(spec.setup + "\n" + spec.tests)}
     budget = clock.budget(spec.timeout_s or config.timeout_s)
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
     result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
     return _judge_sites(sites, _records(result), nonce, result)
+
+
+def _imports(source: str) -> list[str]:
+    """Modules the test code imports (the child imports them before the candidate, to restore them after)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    return sorted(names)
 
 
 def _judge_sites(sites: list[Site], records: list[dict[str, Any]], nonce: str, result: ExecResult) -> list[TestResult]:
