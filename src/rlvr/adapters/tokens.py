@@ -275,17 +275,34 @@ class EpisodeTokens:
         self.messages.extend(observation)
         if self.misaligned is not None:
             return []
-        suffix = self._suffix_text(history, list(observation), sampled)
-        if suffix is None:
+        texts = self._suffix_text(history, list(observation), sampled)
+        if texts is None:
             return []
-        ids = encode(self.tokenizer, suffix)
+        ids = self._encode_suffix(*texts)
         self.completion_ids += ids
         self.loss_mask += [0] * len(ids)
         self.logprobs += [0.0] * len(ids)
         return ids
 
-    def _suffix_text(self, history: list[Message], observation: list[Message], sampled: list[int]) -> str | None:
-        """End-of-turn remainder + observation + generation prompt, or None (and `misaligned` set)."""
+    def _encode_suffix(self, suffix: str, rendered: str) -> list[int]:
+        """Ids of `suffix`, the end of `rendered` (the whole conversation), tokenised in context.
+
+        Tokenising the suffix alone is not what the template gives: tokenizers whose pre-tokenizer
+        prepends a word marker to the start of the input (SentencePiece-style `Metaspace` with
+        `prepend_scheme="first"`, e.g. Mistral and Llama 2 fast tokenizers) would add a spurious
+        '▁' before the environment turn. So the ids are those of `rendered` after the ids of its
+        text before the suffix, when those are a prefix of them; otherwise (a token merges across
+        the boundary, which no special-token-delimited template does) the suffix is tokenised alone.
+        """
+        head = encode(self.tokenizer, rendered[: len(rendered) - len(suffix)])
+        whole = encode(self.tokenizer, rendered)
+        if whole[: len(head)] == head:
+            return whole[len(head) :]
+        return encode(self.tokenizer, suffix)
+
+    def _suffix_text(self, history: list[Message], observation: list[Message],
+                     sampled: list[int]) -> tuple[str, str] | None:
+        """(end-of-turn remainder + observation + generation prompt, the whole rendered conversation), or None."""
         before = self._render(history, False)
         after = self._render(history + observation, True)
         if not after.startswith(before):
@@ -301,7 +318,7 @@ class EpisodeTokens:
         tail = self._end_of_turn(turn, sampled)
         if tail is None:
             return None
-        return tail + after[len(before) :]
+        return tail + after[len(before) :], after
 
     def _end_of_turn(self, turn: str, sampled: list[int]) -> str | None:
         """The part of the template's assistant turn after the sampled text (e.g. a newline after '<|im_end|>')."""

@@ -222,10 +222,16 @@ class SQLToolEnv(ToolEnv):
         return last.content
 
     def step_reward(self, action: Message, observation: Sequence[Message]) -> dict[str, float]:
-        """`tool_calls`, `tool_errors` and `format` (1.0 for a well-formed turn) of this step."""
+        """`tool_calls`, `tool_errors` and `format` (1.0 for a well-formed turn) of this step.
+
+        A query on the last allowed turn is not well-formed (format 0.0): the episode ends there
+        without a solution, so the format bonus never pays for running out the turns.
+        """
         components = super().step_reward(action, observation)
         content = action.content or ""
-        if action.tool_calls:
+        if self._last_calls and self.turn >= self.max_turns:
+            good = False  # a query on the last turn leaves no turn for the solution the prompt asks for
+        elif action.tool_calls:
             good = len(action.tool_calls) == 1
         elif self._last_calls:
             good = len(_SQL_TAG.findall(content)) == 1 and not _SOLUTION.search(content)

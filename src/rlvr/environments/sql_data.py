@@ -210,8 +210,8 @@ def _schema_cached(db: str, mtime_ns: int, mode: str, sample_rows: int) -> str:
 
 
 def format_cell(value: Any, limit: int = 60) -> str:
-    """One value as prompt text: NULL for None, cut to `limit` characters with '...'."""
-    text = "NULL" if value is None else str(value)
+    """One value as prompt text: NULL for None, line breaks escaped (one row per line), cut to `limit` characters."""
+    text = "NULL" if value is None else str(value).replace("\r", "\\r").replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -5,9 +5,11 @@ Guarantees:
 - Incremental: each trajectory is written and flushed as soon as its episode ends (completion
   order; each row carries `task_id` and `info.sample`).
 - Resumable: rerunning skips the (task id, sample) pairs already in the output; a torn last line
-  (left by `kill -9` mid-write) is cut off first. Raising `-n` adds the missing samples. The run
-  configuration (environment and its arguments, policy, sampling, token layout) is recorded in
-  `OUTPUT.meta.json`; a rerun with another configuration is refused unless `overwrite`.
+  (left by `kill -9` mid-write) is cut off first, and rows of episodes that broke (`error` set:
+  server down, policy or environment exception) are removed and run again. Raising `-n` adds the
+  missing samples. The run configuration (environment and its arguments, policy, sampling, token
+  layout) is recorded in `OUTPUT.meta.json`; a rerun with another configuration is refused unless
+  `overwrite`.
 - Scores cover the whole output file (resumed rows included).
 
 pass@k is the unbiased estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained on
@@ -144,6 +146,11 @@ def score_file(path: Path) -> EvalStats:
     return stats
 
 
+def _row(traj: Trajectory) -> str:
+    """One JSONL row. Unset fields are left out, but not a required None (an error verdict's reward)."""
+    return traj.model_dump_json(exclude_defaults=True) + "\n"
+
+
 def _prepare(output: Path, config: dict[str, Any], overwrite: bool) -> tuple[set[tuple[str, int]], EvalStats]:
     meta = meta_path(output)
     if overwrite:
@@ -158,9 +165,20 @@ def _prepare(output: Path, config: dict[str, Any], overwrite: bool) -> tuple[set
             if changed:
                 raise ConfigError(f"{output} was written with another configuration (changed: {', '.join(changed)}); "
                                   "rerun with the same options to resume, or pass --overwrite to start over")
+        kept: list[Trajectory] = []
+        dropped = 0
         for traj in read_trajectories(output, repair=True):
-            done.add((traj.task_id, int(traj.info.get("sample", 0))))
+            key = (traj.task_id, int(traj.info.get("sample", 0)))
+            if traj.error is not None or key in done:  # a broken episode (server down, ...) is run again
+                dropped += 1
+                continue
+            done.add(key)
+            kept.append(traj)
             stats.add(traj)
+        if dropped:
+            tmp_out = output.with_name(output.name + ".tmp")
+            tmp_out.write_text("".join(_row(t) for t in kept), encoding="utf-8")
+            os.replace(tmp_out, output)
         stats.resumed = len(done)
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = meta.with_name(meta.name + ".tmp")
@@ -215,7 +233,7 @@ def evaluate(
     with output.open("a", encoding="utf-8") as f:
 
         def write(traj: Trajectory) -> None:
-            f.write(traj.model_dump_json(exclude_none=True) + "\n")
+            f.write(_row(traj))
             f.flush()
             stats.add(traj)
             stats.written += 1

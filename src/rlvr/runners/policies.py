@@ -99,7 +99,9 @@ class Sampling:
         temperature: softmax temperature (0 = greedy).
         top_p: nucleus sampling mass.
         seed: base sampling seed, or None; each request gets `request_seed` (distinct per task,
-            sample and turn) where the backend takes a per-request seed (vLLM, OpenAI API).
+            sample and turn) where the backend takes a per-request seed (vLLM, OpenAI API), and
+            the transformers policy reseeds torch with it before each request, so seeded
+            rollouts do not depend on `concurrency` or on the order episodes reach the model.
     """
 
     max_tokens: int = 512
@@ -364,14 +366,17 @@ class TransformersPolicy:
         """Sample one assistant turn (token-in when `prompt_ids` is given)."""
         assert self.tokenizer is not None
         ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self.tokenizer, messages, tools=tools)
-        return await asyncio.to_thread(self._generate, ids)
+        seed = request_seed(self.sampling, episode) if episode is not None else None
+        return await asyncio.to_thread(self._generate, ids, seed)
 
-    def _generate(self, ids: list[int]) -> Generation:
+    def _generate(self, ids: list[int], seed: int | None = None) -> Generation:
         import torch
 
         s = self.sampling
         tokenizer: Any = self.tokenizer
         with self._lock, torch.no_grad():
+            if seed is not None:  # per request, under the lock: the same samples whatever the concurrency
+                torch.manual_seed(seed)
             inputs = torch.tensor([ids], device=self.device)
             out = self._model.generate(
                 inputs, attention_mask=torch.ones_like(inputs), max_new_tokens=s.max_tokens,

@@ -38,7 +38,7 @@ from rlvr.core.errors import SandboxError
 from rlvr.sandbox._process import run_captured
 from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
 
-__all__ = ["LocalSandbox", "find_bwrap"]
+__all__ = ["LocalSandbox", "find_bwrap", "sandbox_python"]
 
 WORK = "/work"
 GRADER = "/grader"
@@ -104,6 +104,16 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
+def sandbox_python(configured: str | None = None) -> str:
+    """The interpreter a `LocalSandbox` with `SandboxConfig(python=configured)` runs Python programs with.
+
+    Raises:
+        SandboxError: as root, this interpreter lies under a directory the sandbox uid cannot enter
+            and no system `python3` is reachable either.
+    """
+    return _resolve_python(configured)
+
+
 @functools.lru_cache(maxsize=8)
 def _resolve_python(configured: str | None) -> str:
     if configured:
@@ -151,6 +161,13 @@ class LocalSandbox:
         if overrides:
             self.config = SandboxConfig.model_validate(self.config.model_dump())
         self.python = _resolve_python(self.config.python)
+        if _is_root():  # the sandbox uid mounts and reads these; an unreadable one would silently weaken isolation
+            for path in self.config.python_path:
+                if not _world_reachable(path):
+                    raise SandboxError(f"python_path entry {path!r} is not readable by the sandbox uid "
+                                       f"{self.config.uid} (a directory above it is closed to other users); put "
+                                       "the packages (e.g. the virtual environment) under a world-readable path, or "
+                                       "stage a copy with rlvr.sandbox.site_packages.sandbox_site_path")
         self.isolation: Isolation = self._choose_isolation()
         self._pool: Any = None
         self._pool_lock = threading.Lock()

@@ -5,12 +5,17 @@ Each test runs the real sandbox. Candidates are wrong solutions that try to pass
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
 
+from rlvr.core.errors import SandboxError
 from rlvr.sandbox import LocalSandbox
 from rlvr.verifiers.code import UnitTestVerifier
+from rlvr.verifiers.code._pytest import run_pytest
+from rlvr.verifiers.code.spec import as_test_spec
+from rlvr.verifiers.code.verifier import CodeConfig, _Clock, _SandboxFailure
 
 TRUNCATE = {"format": "assert", "entry_point": "truncate",
             "tests": "def check(candidate):\n    assert abs(candidate(1.33) - 0.33) < 1e-6\n"}
@@ -90,3 +95,25 @@ def test_timeout_is_not_stretched_by_the_cleanup():
     assert result.timed_out
     assert elapsed < 3.5, elapsed  # the 1 s limit plus reaping, not plus a 3 s kill loop (a contract, not a speed goal)
     assert after.stdout == b"1\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox runs as another uid only when the caller is root")
+def test_unreadable_python_path_is_a_clear_error_not_a_weaker_sandbox(tmp_path):
+    """A mount the sandbox uid cannot read used to make bubblewrap fail its probe and fall back silently."""
+    closed = tmp_path / "closed" / "site-packages"
+    closed.mkdir(parents=True)
+    os.chmod(closed.parent, 0o700)
+    with pytest.raises(SandboxError, match=r"python_path entry .* not readable by the sandbox uid"):
+        LocalSandbox(python_path=(str(closed),), pool_size=0)
+
+
+def test_pytest_missing_in_the_sandbox_is_an_error_verdict():
+    """`No module named pytest` is the grader's fault: error (reward None), never a 0 for the candidate."""
+    box = LocalSandbox(pool_size=0)  # no python_path: the sandbox's Python alone
+    if box.run([box.python, "-c", "import pytest"], timeout_s=30).ok:
+        pytest.skip(f"{box.python} has pytest itself")
+    config = CodeConfig()
+    spec = as_test_spec({"format": "pytest", "files": {"test_sq.py": "from solution import square\n\n"
+                                                                   "def test_sq():\n    assert square(3) == 9\n"}})
+    with pytest.raises(_SandboxFailure, match="pytest cannot be imported in the sandbox"):
+        run_pytest(spec, "def square(x):\n    return x * x\n", config, box, _Clock(30))

@@ -23,31 +23,52 @@ the sandbox) where reward hacking by the policy is a concern.
 from __future__ import annotations
 
 import ast
-import functools
 import secrets
+import weakref
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any
 
-from rlvr.core.errors import SandboxError
 from rlvr.verifiers.code.rewrite import HARDENED_MODULE, harden_pytest
 from rlvr.verifiers.code.spec import PytestTests
 
 __all__ = ["expected_test_ids", "pytest_python_path", "run_pytest"]
 
 
-@functools.lru_cache(maxsize=1)
-def pytest_python_path() -> tuple[str, ...]:
-    """The site-packages directory holding pytest (mounted read-only into the sandbox).
+def pytest_python_path(python: str | None = None) -> tuple[str, ...]:
+    """Directories holding pytest and its requirements, mounted read-only into the sandbox.
+
+    These are this environment's site directories when the sandbox uid can read them; when it
+    cannot (as root, with the virtual environment under a directory closed to other users, e.g.
+    a checkout in /root) a read-only copy of exactly pytest and its requirements, staged in the
+    temporary directory (`rlvr.sandbox.site_packages`).
+
+    Args:
+        python: the sandbox's interpreter setting (`SandboxConfig.python`; None: the default one).
 
     Raises:
-        SandboxError: pytest is not installed in this environment.
+        SandboxError: pytest is not installed here, the sandbox Python is another major.minor
+            version, or no directory the sandbox uid can read is available for the copy.
     """
-    try:
-        import pytest
-    except ImportError as exc:
-        raise SandboxError("the pytest test format needs pytest installed: pip install pytest") from exc
-    return (str(Path(pytest.__file__).resolve().parents[1]),)
+    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.site_packages import sandbox_site_path
+
+    return sandbox_site_path(("pytest",), sandbox_python(python))
+
+
+_PYTEST_WORKS: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+
+
+def _pytest_problem(box: Any) -> str | None:
+    """Why pytest cannot be imported inside `box` (None when it can); probed once per sandbox.
+
+    A test run cannot tell "pytest missing" from a failing candidate without trusting the
+    candidate's output, so this is checked with a trusted program before any candidate runs.
+    """
+    if box not in _PYTEST_WORKS:
+        result = box.run([box.python, "-c", "import pytest"], timeout_s=60.0)
+        why = result.error or result.stderr.decode(errors="replace").strip()[-300:] or f"exit {result.exit_code}"
+        _PYTEST_WORKS[box] = None if result.ok else f"pytest cannot be imported in the sandbox ({box.python}): {why}"
+    return _PYTEST_WORKS[box]
 
 
 def expected_test_ids(spec: PytestTests) -> tuple[list[str], list[str]]:
@@ -116,6 +137,9 @@ def run_pytest(spec: PytestTests, code: str, config: Any, box: Any, clock: Any) 
     names = [*exact, *(p + "[*]" for p in prefixes)]
     if budget <= 0:
         return [TestResult(n, "timeout", "overall time limit reached") for n in names]
+    problem = _pytest_problem(box)
+    if problem is not None:
+        raise _SandboxFailure(problem)
     nonce = secrets.token_hex(16)
     argv = [box.python, "-m", "pytest", "-p", "no:cacheprovider", "--noconftest", "-q", "--rootdir",
             "{grader}/tests", "-o", f"junit_suite_name={nonce}", "-o", "junit_family=xunit2",

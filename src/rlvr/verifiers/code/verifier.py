@@ -55,6 +55,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
+from rlvr.core.errors import SandboxError
 from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
 from rlvr.sandbox.pool import SUPERVISOR_DIED
@@ -356,7 +357,7 @@ def score_code(config: CodeConfig, response: str, reference: Any) -> Verdict:
         if isinstance(spec, PytestTests):
             from rlvr.verifiers.code._pytest import pytest_python_path, run_pytest
 
-            box = _sandbox(config, pytest_python_path())
+            box = _sandbox(config, pytest_python_path(config.sandbox.python))
             results = run_pytest(spec, code, config, box, clock)
         else:
             box = _sandbox(config)
@@ -364,7 +365,7 @@ def score_code(config: CodeConfig, response: str, reference: Any) -> Verdict:
                 "assert": _run_assert, "call": _run_call, "stdio": _run_stdio}
             runner = runners[spec.format]
             results = runner(spec, code, config, box, clock)
-    except _SandboxFailure as exc:
+    except (_SandboxFailure, SandboxError) as exc:  # SandboxError: the sandbox cannot be set up here
         return Verdict.error(f"sandbox failure: {exc}", elapsed_s=time.monotonic() - start, extracted=code[:2000])
     except SyntaxError as exc:
         return Verdict.error(f"the test code does not parse: {exc}", elapsed_s=time.monotonic() - start)

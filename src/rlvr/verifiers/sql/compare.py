@@ -22,6 +22,10 @@ __all__ = ["Comparison", "canonical", "compare_results"]
 
 MAX_PERMUTATIONS = 5_000
 """Column permutations tried at most (only permutations whose columns hold the same values are tried)."""
+MAX_SEARCH_STEPS = 200_000
+"""Candidate checks of the permutation search at most (bounds results with many look-alike columns)."""
+MAX_PAIR_CELLS = 20_000_000
+"""Values read at most by the column-pair checks that prune the permutation search."""
 
 Row = tuple[Any, ...]
 
@@ -59,7 +63,9 @@ def _number(value: float | int | Decimal, rules: CompareRules) -> Any:
         if math.isnan(value):
             return "NaN"
         if rules.float_digits is not None and math.isfinite(value):
-            value = float(f"{value:.{rules.float_digits}g}")
+            # significant digits, but never coarser than units: an integral float stays equal to its int
+            value = float(round(value)) if abs(value) >= 10**rules.float_digits else \
+                float(f"{value:.{rules.float_digits}g}")
         if value.is_integer() and abs(value) < 2**63:
             return int(value)
     return value
@@ -115,33 +121,104 @@ def _rows_equal(gold: Sequence[Row], pred: Sequence[Row], ordered: bool, duplica
 
 
 def _signature(column: list[Any], duplicates: str) -> Any:
+    if duplicates == "aligned":  # ordered multiset: a column must match value for value, row by row
+        return tuple(column)
     return frozenset(column) if duplicates == "set" else frozenset(Counter(column).items())
 
 
-def _permutations(gold_cols: list[list[Any]], pred_cols: list[list[Any]], duplicates: str) -> Iterator[list[int]]:
-    """Maps gold column i -> prediction column perm[i] whose values agree, identity first."""
+class _Pairs:
+    """Pruning of the permutation search by column pairs.
+
+    Gold columns (a, b) mapped to prediction columns (c, d) must hold the same (multi)set of value
+    pairs, a necessary condition of equal rows.
+    """
+
+    def __init__(self, gold_cols: list[list[Any]], pred_cols: list[list[Any]], duplicates: str) -> None:
+        self.cols = {"g": gold_cols, "p": pred_cols}
+        self.duplicates = duplicates
+        self.cache: dict[tuple[str, int, int], Any] = {}
+        self.cells = 0
+
+    def _sig(self, side: str, a: int, b: int) -> Any:
+        key = (side, a, b)
+        if key not in self.cache:
+            cols = self.cols[side]
+            self.cells += 2 * len(cols[a])
+            pairs = list(zip(cols[a], cols[b], strict=True))
+            self.cache[key] = frozenset(pairs) if self.duplicates == "set" else frozenset(Counter(pairs).items())
+        return self.cache[key]
+
+    def consistent(self, perm: list[int], level: int, j: int, ambiguous: list[bool]) -> bool | None:
+        """Whether mapping gold column `level` to `j` agrees with the earlier ambiguous choices (None: budget spent)."""
+        if self.duplicates == "aligned" or not ambiguous[level]:
+            return True
+        for earlier in range(level):
+            if ambiguous[earlier] and self._sig("g", earlier, level) != self._sig("p", perm[earlier], j):
+                return False
+        return None if self.cells > MAX_PAIR_CELLS else True
+
+
+def _permutations(gold_cols: list[list[Any]], pred_cols: list[list[Any]],
+                  duplicates: str) -> Iterator[list[int] | None]:
+    """Maps gold column i -> prediction column perm[i] whose values agree, identity first.
+
+    An iterative depth-first search (no recursion limit on wide results). Identical prediction
+    columns are interchangeable, so only the first unused one of a group is tried; among look-alike
+    columns a choice must agree pairwise with the earlier ones (`_Pairs`). The search stops after
+    `MAX_SEARCH_STEPS` candidate checks or `MAX_PAIR_CELLS` values read, and then yields None (undecided).
+    """
     pred_sigs = [_signature(c, duplicates) for c in pred_cols]
     candidates = []
-    for col in gold_cols:
+    for i, col in enumerate(gold_cols):
         sig = _signature(col, duplicates)
-        candidates.append([j for j, s in enumerate(pred_sigs) if s == sig])
+        matches = [j for j, s in enumerate(pred_sigs) if s == sig]
+        candidates.append(([i] if i in matches else []) + [j for j in matches if j != i])  # identity first
+    first_of: dict[tuple[Any, ...], list[int]] = {}
+    earlier: list[list[int]] = []  # identical prediction columns before each one
+    for j, col in enumerate(pred_cols):
+        group = first_of.setdefault(tuple(col), [])
+        earlier.append(list(group))
+        group.append(j)
     n = len(gold_cols)
-    chosen: list[int] = []
-    used: set[int] = set()
-
-    def search(i: int) -> Iterator[list[int]]:
-        if i == n:
-            yield list(chosen)
-            return
-        for j in sorted(candidates[i], key=lambda k: (k != i, k)):
-            if j not in used:
-                used.add(j)
-                chosen.append(j)
-                yield from search(i + 1)
-                chosen.pop()
-                used.discard(j)
-
-    yield from search(0)
+    pairs = _Pairs(gold_cols, pred_cols, duplicates)
+    ambiguous = [len(c) > 1 for c in candidates]
+    perm = [-1] * n
+    cursor = [0] * n
+    used = [False] * len(pred_cols)
+    level, steps = 0, 0
+    while level >= 0:
+        if level == n:
+            yield list(perm)
+            level -= 1
+            continue
+        if perm[level] >= 0:  # back at this level: release its previous choice
+            used[perm[level]] = False
+            perm[level] = -1
+        options = candidates[level]
+        chosen = -1
+        while cursor[level] < len(options):
+            j = options[cursor[level]]
+            cursor[level] += 1
+            steps += 1
+            if steps > MAX_SEARCH_STEPS:
+                yield None
+                return
+            if used[j] or not all(used[k] for k in earlier[j]):
+                continue
+            fits = pairs.consistent(perm, level, j, ambiguous)
+            if fits is None:
+                yield None
+                return
+            if fits:
+                chosen = j
+                break
+        if chosen < 0:
+            cursor[level] = 0
+            level -= 1
+            continue
+        perm[level] = chosen
+        used[chosen] = True
+        level += 1
 
 
 def compare_results(gold: Sequence[Row], pred: Sequence[Row], rules: CompareRules, ordered: bool) -> Comparison:
@@ -178,9 +255,11 @@ def compare_results(gold: Sequence[Row], pred: Sequence[Row], rules: CompareRule
         return Comparison(False, f"rows differ ({kind}, columns {rules.columns})")
     gold_cols = [list(c) for c in zip(*g, strict=True)]
     pred_cols = [list(c) for c in zip(*p, strict=True)]
-    for tried, perm in enumerate(_permutations(gold_cols, pred_cols, rules.duplicates)):
-        if tried >= MAX_PERMUTATIONS:
-            return Comparison(False, f"rows differ ({kind}; stopped after {MAX_PERMUTATIONS} column permutations)")
+    matching = "aligned" if ordered and rules.duplicates == "multiset" else rules.duplicates
+    for tried, perm in enumerate(_permutations(gold_cols, pred_cols, matching)):
+        if perm is None or tried >= MAX_PERMUTATIONS:
+            return Comparison(False, f"rows differ ({kind}; column permutation search stopped after "
+                                     f"{min(tried, MAX_PERMUTATIONS)} permutations)")
         if perm != list(range(gold_width)) and _rows_equal(g, [tuple(r[j] for j in perm) for r in p], ordered,
                                                           rules.duplicates):
             return Comparison(True, f"same rows with columns permuted {perm} ({kind})")

@@ -5,7 +5,12 @@ reported with:
 
 - Spider test-suite evaluation (taoyds/test-suite-sql-eval, `exec_eval.py: result_eq`): row order
   matters only when the gold query orders its result, rows are compared as multisets (duplicates
-  counted), and the prediction's columns may be a permutation of the gold's.
+  counted), and the prediction's columns may be a permutation of the gold's. Three deliberate
+  departures: test-suite decides order with `'order by' in g_str.lower()` (any ORDER BY, even in a
+  subquery or a window), rlvr with sqlglot from the gold's top-level ORDER BY only (the one that
+  orders the result); test-suite strips DISTINCT from both queries unless `--keep_distinct`,
+  rlvr runs both as written; and rlvr rounds floats to `float_digits` significant digits (both
+  evaluators compare them exactly).
 - BIRD (`evaluation.py: execute_sql`, `set(predicted_res) == set(ground_truth_res)`): set
   semantics and strict column order; select it with `duplicates="set", columns="strict"`.
 
@@ -15,6 +20,7 @@ In both, values are compared with Python equality, which is what `coerce="numeri
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -24,6 +30,7 @@ from rlvr.verifiers.base import VerifierConfig
 __all__ = ["CompareRules", "SQLConfig", "SQLReference"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+_SCHEMES = {"sqlite", "postgresql", "postgres", "duckdb"}
 
 
 class CompareRules(BaseModel):
@@ -38,7 +45,9 @@ class CompareRules(BaseModel):
     order: Literal["gold", "always", "never"] = Field(
         default="gold",
         description="'gold': row order is significant only when the gold's top-level query has ORDER BY "
-        "(test-suite-sql-eval); 'always': always significant; 'never': never (BIRD).",
+        "(test-suite-sql-eval looks for 'order by' anywhere in the gold text; an ORDER BY inside a subquery or "
+        "window does not order the result, so rlvr reads the top level with sqlglot); 'always': always "
+        "significant; 'never': never (BIRD).",
     )
     duplicates: Literal["multiset", "set"] = Field(
         default="multiset",
@@ -55,7 +64,9 @@ class CompareRules(BaseModel):
         ge=1,
         le=17,
         description="Floats are rounded to this many significant digits before comparing, so 3.3333333333333335 "
-        "== 3.333333333333333 (aggregation order); None compares floats exactly.",
+        "== 3.333333333333333 (aggregation order), but never coarser than units, so an integral float equals its "
+        "int (123456789012.0 == 123456789012) and integers are never rounded; None compares floats exactly. A "
+        "project choice (both evaluators compare floats exactly).",
     )
     nulls: Literal["match", "never_match"] = Field(
         default="match",
@@ -155,6 +166,15 @@ class SQLReference(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must be a non-empty string")
+        return value
+
+    @field_validator("db")
+    @classmethod
+    def _known_scheme(cls, value: str) -> str:
+        scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", value.strip())
+        if scheme and len(scheme.group(1)) > 1 and scheme.group(1).lower() not in _SCHEMES:  # `C:` is a drive
+            raise ValueError(f"unsupported database URL scheme {scheme.group(1)!r}; give a SQLite file path or "
+                             "sqlite:///PATH, a postgresql://user@host:port/db URL, or duckdb:///PATH")
         return value
 
     @field_validator("compare")

@@ -170,7 +170,8 @@ def _sqlite_connect(path: Path, limits: Limits) -> Iterator[sqlite3.Connection]:
 def _run_sqlite(db: str, sql: str, limits: Limits, deadline: float) -> Execution:
     path = sqlite_path(db)
     if not path.is_file():
-        return Execution("unavailable", message=f"SQLite database file {str(path)!r} does not exist")
+        what = "is not a file" if path.exists() else "does not exist"
+        return Execution("unavailable", message=f"SQLite database file {str(path)!r} {what}")
     try:
         with _sqlite_connect(path, limits) as conn:
             conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_OPS)

@@ -5,11 +5,14 @@ Extraction order (the first that yields a query wins):
 1. the last `<solution>...</solution>` or `<answer>...</answer>` tag (SkyRL-SQL and R1-style
    prompts); inside it, a ```sql fence or a query within prose is taken, else its whole text;
 2. the last ```sql (or ```sqlite, ```postgresql, ...) fenced block, else the last plain ``` block
-   that sqlglot parses as a query;
+   that sqlglot parses as a query (CRLF line ends and one-line fences included);
 3. the whole response, when sqlglot reads all of it as SQL statements (so a bare `DELETE FROM t`
    is judged, not ignored);
 4. the last statement starting with SELECT or WITH (located with sqlglot's tokenizer, cut at a
-   `;` token or a blank line) that sqlglot parses as a query.
+   `;` token or a blank line) that sqlglot parses as a query;
+5. the last Markdown inline code span (`` `SELECT ...` ``) that sqlglot parses as a query.
+
+Trailing `;` tokens, and a comment after them, are dropped (`SELECT 1; -- done`).
 
 Classification (`classify`) parses the query with sqlglot in the backend's dialect; no
 home-made regular expressions decide what a statement is. A query is accepted only if it is a
@@ -32,7 +35,8 @@ __all__ = ["Classified", "Extracted", "classify", "extract_sql", "normalize_sql"
 
 # Markup around the answer (not SQL): tags and Markdown fences.
 _TAG = re.compile(r"<(solution|answer)>(.*?)</\1>", re.S | re.I)
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)(?:[ \t]*\r?\n|[ \t]+)(.*?)```", re.S)  # CRLF, one-line fences
+_INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")  # Markdown inline code: `SELECT ...`
 _SQL_LANGS = {"sql", "sqlite", "sqlite3", "postgres", "postgresql", "psql", "pgsql", "duckdb", "mysql", "tsql"}
 
 _FORBIDDEN: tuple[type[exp.Expression], ...] = (
@@ -75,14 +79,25 @@ class Classified:
     normalized: str | None = None
 
 
-def _strip(sql: str) -> str:
-    return sql.strip().rstrip(";").strip()
+def _strip(sql: str, dialect: str) -> str:
+    """`sql` without surrounding space and trailing `;` tokens (with any comment after them: `SELECT 1; -- done`)."""
+    text = sql.strip().rstrip(";").strip()
+    if ";" not in text:
+        return text
+    try:
+        tokens = sqlglot.tokenize(text, read=dialect)
+    except SqlglotError:
+        return text
+    while tokens and tokens[-1].token_type.name == "SEMICOLON":
+        text = text[: tokens.pop().start]
+    return text.strip()
 
 
 def _parse(sql: str, dialect: str) -> list[exp.Expression] | None:
-    """The statements sqlglot reads in `sql` (empty ones dropped), or None when it cannot parse it."""
+    """The statements sqlglot reads in `sql` (empty and comment-only ones dropped), or None when it cannot parse it."""
     try:
-        return [e for e in sqlglot.parse(sql, read=dialect) if isinstance(e, exp.Expression)]
+        return [e for e in sqlglot.parse(sql, read=dialect)
+                if isinstance(e, exp.Expression) and not isinstance(e, exp.Semicolon)]
     except SqlglotError:
         return None
     except (RecursionError, ValueError, TypeError, IndexError):  # pathological input: treat as unparsed
@@ -112,11 +127,20 @@ def _unwrap(node: exp.Expression) -> exp.Expression:
 def _from_fences(text: str, dialect: str) -> str | None:
     fences = list(_FENCE.finditer(text))
     for match in reversed(fences):
-        if match.group(1).lower() in _SQL_LANGS and _strip(match.group(2)):
-            return _strip(match.group(2))
+        if match.group(1).lower() in _SQL_LANGS and _strip(match.group(2), dialect):
+            return _strip(match.group(2), dialect)
     for match in reversed(fences):
-        if not match.group(1) and _is_query(_strip(match.group(2)), dialect):
-            return _strip(match.group(2))
+        if not match.group(1) and _is_query(_strip(match.group(2), dialect), dialect):
+            return _strip(match.group(2), dialect)
+    return None
+
+
+def _from_inline_code(text: str, dialect: str) -> str | None:
+    """The last Markdown inline code span (`` `SELECT ...` ``) that sqlglot parses as a query."""
+    for match in reversed(list(_INLINE.finditer(text))):
+        candidate = _strip(match.group(1), dialect)
+        if _is_query(candidate, dialect):
+            return candidate
     return None
 
 
@@ -140,11 +164,11 @@ def _from_statements(text: str, dialect: str) -> str | None:
     for index in range(len(starts) - 1, -1, -1):
         start = starts[index]
         end = _statement_end(text, start, dialect)
-        candidate = _strip(text[start:end])
+        candidate = _strip(text[start:end], dialect)
         if _is_query(candidate, dialect):
             # widen to the earliest keyword of the same statement (`SELECT a UNION SELECT b`, subqueries)
             for earlier in starts[:index]:
-                widened = _strip(text[earlier:end])
+                widened = _strip(text[earlier:end], dialect)
                 if _statement_end(text, earlier, dialect) == end and _is_query(widened, dialect):
                     return widened
             return candidate
@@ -164,7 +188,7 @@ def _longest_query_prefix(candidate: str, dialect: str) -> str | None:
     except SqlglotError:
         return None
     for k in range(len(tokens) - 1, max(0, len(tokens) - 1 - _TRIM_TRIES), -1):
-        prefix = _strip(candidate[: tokens[k - 1].end + 1])
+        prefix = _strip(candidate[: tokens[k - 1].end + 1], dialect)
         if _is_query(prefix, dialect):
             return prefix
     return None
@@ -182,7 +206,7 @@ def extract_sql(response: str, dialect: str = "sqlite") -> Extracted | None:
     """
     tags = list(_TAG.finditer(response))
     if tags:
-        inner = _strip(tags[-1].group(2))
+        inner = _strip(tags[-1].group(2), dialect)
         sql = _from_fences(inner, dialect)
         if sql is None and not _is_statement(inner, dialect):
             sql = _from_statements(inner, dialect)  # prose around the query inside the tag
@@ -191,10 +215,12 @@ def extract_sql(response: str, dialect: str = "sqlite") -> Extracted | None:
     fenced = _from_fences(response, dialect)
     if fenced is not None:
         return Extracted(fenced, "fence")
-    whole = _strip(response)
+    whole = _strip(response, dialect)
     if _is_statement(whole, dialect):
         return Extracted(whole, "statement")
     statement = _from_statements(response, dialect)
+    if statement is None:
+        statement = _from_inline_code(response, dialect)  # `SELECT ...` in prose: the backticks hide it above
     return Extracted(statement, "statement") if statement is not None else None
 
 
@@ -254,8 +280,8 @@ def normalize_sql(sql: str, dialect: str = "sqlite") -> str:
     """A canonical form of `sql` (sqlglot re-generation: case, spacing, quoting); the stripped text if unparsable."""
     statements = _parse(sql, dialect)
     if not statements or len(statements) != 1:
-        return _strip(sql)
+        return _strip(sql, dialect)
     try:
         return statements[0].sql(dialect=dialect, normalize=True)
     except SqlglotError:
-        return _strip(sql)
+        return _strip(sql, dialect)
