@@ -123,7 +123,7 @@ def verify(
     input: Annotated[Path, typer.Argument(help="Input JSONL: one object per line with a response and a reference "
                                           "(or Parquet, a dataset folder or id: see above).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL, or .parquet (resumed if it exists).")],
-    verifier: Annotated[str, typer.Option(help="Verifier name (math, reasoning_gym, ...) or module:Class.")] = "math",
+    verifier: Annotated[str, typer.Option(help="Verifier name (math, sql, code, ...) or module:Class.")] = "math",
     verifier_arg: Annotated[
         list[str] | None, typer.Option("--verifier-arg", help="Verifier option KEY=VALUE, e.g. timeout_s=5.")
     ] = None,
@@ -200,6 +200,10 @@ def verify(
     hint = stats.key_hint(response_key, reference_key)
     if hint:
         err_console.print(f"[yellow]hint:[/yellow] {escape(hint)}", highlight=False, soft_wrap=True)
+    total_rows, errors = sum(stats.statuses.values()), stats.statuses.get("error", 0)  # bad rows count as error
+    if not hint and total_rows > stats.bad_rows and errors == total_rows:
+        _warn(f"every verified row is `error` (the grader failed, not the responses): read `verdict.detail` in "
+              f"{output}; is --verifier {verifier!r} the right one for these references, with its extra installed?")
     if strict and stats.bad_rows:
         raise typer.Exit(1)
 
@@ -428,6 +432,8 @@ def eval_(
     """Roll a policy through an environment and report pass@k (help text: `_EVAL_HELP`)."""
     from rlvr.runners.eval import run_eval
 
+    if policy is not None and (model is not None or base_url is not None):
+        _warn(f"--policy {policy} is a scripted policy: --model and --base-url are ignored")
     try:
         run_eval(
             env=env, env_args=parse_env_args(env_arg), output=output, model=model, base_url=base_url, policy=policy,
