@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -114,9 +115,25 @@ class Registry:
             raise ConfigError(self._unknown_message(id))
 
     def make(self, id: str, **kwargs: Any) -> Any:
-        """Build environment `id`; `kwargs` override the registered defaults."""
+        """Build environment `id`; `kwargs` override the registered defaults.
+
+        Raises:
+            ConfigError: unknown id, or arguments the factory does not take / a required one missing
+                (named, with the `--env-arg KEY=VALUE` spelling of the fix).
+        """
         reg = self.spec(id)
-        return reg.load()(**{**reg.kwargs, **kwargs})
+        factory = reg.load()
+        merged = {**reg.kwargs, **kwargs}
+        try:
+            inspect.signature(factory).bind(**merged)
+        except TypeError as exc:
+            raise ConfigError(
+                f"environment {id!r}: {exc} (pass factory arguments as keywords, on the command line "
+                f"--env-arg KEY=VALUE; the README's environment table lists each one's arguments)"
+            ) from None
+        except ValueError:  # no signature (a builtin or C callable): let the call report
+            pass
+        return factory(**merged)
 
     def ids(self) -> list[str]:
         """All registered ids (plugins included), sorted."""

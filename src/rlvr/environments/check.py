@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlvr.core.errors import ConfigError
 from rlvr.core.types import Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment
 
@@ -226,7 +227,13 @@ def check(
         tasks = [env.tasks[i * total // count] for i in range(count)] if count else []
         if tasks:  # warm-up: start the worker processes outside the time budget
             env.score(tasks[0], "")
-        results = _check_tasks(env, tasks, time_budget_s)
+        try:
+            results = _check_tasks(env, tasks, time_budget_s)
+        except (ValueError, KeyError) as exc:  # the verifier cannot build a reference response
+            raise ConfigError(
+                f"{env.spec.id}: `rlvr check` replays each task's reference solution, but {exc}; add one to the "
+                "rows (e.g. a 'solution' field for code tasks) or check a dataset that has them"
+            ) from exc
         if total:
             results += [_check_reset(env, seed), _check_episode(env, seed)]
             if env.spec.max_turns > 1:

