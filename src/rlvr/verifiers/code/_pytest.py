@@ -28,6 +28,7 @@ import weakref
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from rlvr.verifiers.code import _ast
 from rlvr.verifiers.code.rewrite import HARDENED_MODULE, harden_pytest
 from rlvr.verifiers.code.spec import PytestTests
 
@@ -78,9 +79,9 @@ def expected_test_ids(spec: PytestTests) -> tuple[list[str], list[str]]:
     exact: list[str] = []
     prefixes: list[str] = []
     for name, source in spec.files.items():
-        for node, owner in _test_functions(ast.parse(source)):
+        for node, owner in _test_functions(_ast.parse(source)):
             node_id = f"{name}::{owner + '::' if owner else ''}{node.name}"
-            parametrized = any("parametrize" in ast.unparse(d) for d in node.decorator_list)
+            parametrized = any("parametrize" in _ast.unparse(d) for d in node.decorator_list)
             (prefixes if parametrized else exact).append(node_id)
     return exact, prefixes
 

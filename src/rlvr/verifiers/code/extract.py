@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from rlvr.verifiers.code import _ast
+
 __all__ = ["extract_code"]
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
@@ -40,7 +42,7 @@ def extract_code(response: str, language: str = "python") -> str | None:
     if language != "python":
         return text
     try:
-        tree = ast.parse(text)
+        tree = _ast.parse(text)
     except (SyntaxError, ValueError):
         return None
     calls = any(isinstance(node, ast.Call) for node in ast.walk(tree))

