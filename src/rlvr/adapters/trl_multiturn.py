@@ -38,10 +38,8 @@ ChatML tokenizer (SmolLM2 shares `<|im_start|>`/`<|im_end|>` with Qwen) TRL's ow
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import json
-import random
 import re
 import time
 import typing
@@ -170,7 +168,7 @@ class _RlvrEnvironment:
     _rlvr_prototype: Environment
 
     def __init__(self) -> None:
-        self.env: Environment = _episode_copy(type(self)._rlvr_prototype)
+        self.env: Environment = type(self)._rlvr_prototype.episode_copy()
         self.verdict: Verdict | None = None
         self.task: Task | None = None
         self._final: StepResult | None = None
@@ -248,24 +246,6 @@ class _RlvrEnvironment:
         self.verdict = verdict
         return verdict
 
-
-
-_SHARED = frozenset({"tasks", "verifier", "spec", "tools", "text_tags"})
-
-
-def _episode_copy(env: Environment) -> Environment:
-    """A shallow copy of `env` sharing its tasks, verifier and tools, with its own episode containers and RNG.
-
-    Tools that are bound methods of `env` are re-bound to the copy (`ToolEnv.__copy__`). Sharing the
-    verifier matters: TRL keeps one instance per concurrent rollout for the whole run, and an env
-    built per instance would start a verifier worker process (and load the dataset) per instance.
-    """
-    clone = copy.copy(env)
-    for key, value in vars(clone).items():
-        if key not in _SHARED and isinstance(value, list | dict | set):
-            setattr(clone, key, copy.copy(value))
-    clone._rng = random.Random()
-    return clone
 
 
 def _observation_suffix(task: Task, messages: list[Message]) -> str | None:

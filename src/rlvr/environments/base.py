@@ -8,10 +8,11 @@ tokens belong to the adapters (see DESIGN.md).
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
@@ -51,6 +52,8 @@ class Environment(ABC):
     spec: EnvSpec
     verifier: Verifier
     tasks: Sequence[Task]
+    episode_shared: ClassVar[frozenset[str]] = frozenset({"tasks", "verifier", "spec"})
+    """Attributes an `episode_copy` shares with its original (configuration, not episode state)."""
 
     def __init__(self) -> None:
         self.task: Task | None = None
@@ -84,6 +87,22 @@ class Environment(ABC):
     @abstractmethod
     async def step(self, action: Message | str) -> StepResult:
         """Apply the policy's action (an assistant message) and return the result."""
+
+    def episode_copy(self) -> Environment:
+        """A cheap copy for one concurrent episode, sharing tasks, verifier and spec (`episode_shared`).
+
+        A shallow copy (`copy.copy`, so subclasses' `__copy__` applies) whose other list/dict/set
+        attributes are copied too, so episode state never leaks between concurrent episodes, and
+        whose random generator is fresh. Used by the rollout driver and the TRL adapter: building
+        an environment per episode with `make()` would reload the dataset and start a verifier
+        worker pool per episode.
+        """
+        clone = copy.copy(self)
+        for key, value in vars(clone).items():
+            if key not in self.episode_shared and isinstance(value, list | dict | set):
+                setattr(clone, key, copy.copy(value))
+        clone._rng = random.Random()
+        return clone
 
     def reference_actions(self, task: Task) -> list[Message] | None:
         """Assistant messages that solve `task` when replayed in order (the `oracle` policy).

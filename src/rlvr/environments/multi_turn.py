@@ -30,7 +30,7 @@ import math
 import time
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, ToolCall, Verdict
@@ -318,11 +318,13 @@ class ToolEnv(MultiTurnEnv):
         """`tool_calls` and `tool_errors` of this step (0 for the final answer)."""
         return {"tool_calls": float(self._last_calls), "tool_errors": float(self._last_errors)}
 
+    episode_shared: ClassVar[frozenset[str]] = Environment.episode_shared | {"tools", "text_tags"}
+
     def __copy__(self) -> ToolEnv:
         """A shallow copy whose tools that are bound methods of this env are bound to the copy.
 
-        The rollout driver (`rlvr.runners.rollout.clone_factory`) and the TRL adapter run each episode
-        in a shallow copy sharing tasks and verifier; a tool such as `Tool(self.execute_sql)` must
+        The rollout driver and the TRL adapter run each episode in a shallow copy
+        (`Environment.episode_copy`) sharing tasks and verifier; a tool such as `Tool(self.execute_sql)` must
         read the copy's episode (`self.task`), not the original's.
         """
         clone = type(self).__new__(type(self))

@@ -18,8 +18,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import copy
-import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -32,27 +30,11 @@ from rlvr.runners.policies import Episode, Policy, aclose_policy
 __all__ = ["clone_factory", "rollout", "rollout_episode", "rollout_sync", "token_batch"]
 
 EnvFactory = Callable[[], Environment]
-_SHARED = frozenset({"tasks", "verifier", "spec"})
 
 
 def clone_factory(env: Environment) -> EnvFactory:
-    """A factory of cheap per-episode copies of `env` that share its tasks, verifier and spec.
-
-    Each copy is a shallow copy whose other list/dict/set attributes are copied too (so episode
-    state never leaks between concurrent episodes) and whose random generator is fresh. Building a
-    new environment per episode with `make()` would reload the dataset and start a verifier
-    worker pool per episode.
-    """
-
-    def factory() -> Environment:
-        clone = copy.copy(env)
-        for key, value in vars(clone).items():
-            if key not in _SHARED and isinstance(value, list | dict | set):
-                setattr(clone, key, copy.copy(value))
-        clone._rng = random.Random()
-        return clone
-
-    return factory
+    """A factory of per-episode copies of `env` (`Environment.episode_copy`: shared tasks, verifier, spec)."""
+    return env.episode_copy
 
 
 def _error_trajectory(task: Task, messages: list[Message], rewards: list[float], exc: BaseException,
