@@ -263,8 +263,9 @@ class LocalSandbox:
 
         Each run is a new child forked from a warm sandboxed interpreter (no interpreter start
         per run), with its own job directory (its cwd, on `sys.path`), rlimits and a deadline.
-        With `pool_size=0` every run starts a fresh sandbox instead. `prelude` is Python source run
-        before `program` in the same namespace; a worker compiles each distinct prelude once.
+        With `pool_size=0` every run starts a fresh sandbox instead. `prelude` is trusted Python
+        source (the grader's, never the candidate's) that a worker runs once, before forking; each
+        run's `program` starts in a private copy of the prelude's namespace.
         """
         timeout = timeout_s or self.config.timeout_s
         job = {

@@ -16,6 +16,7 @@ import atexit
 import base64
 import collections
 import contextlib
+import hashlib
 import json
 import os
 import queue
@@ -91,6 +92,7 @@ class _Worker:
         finally:
             os.close(info_w)
         self._info_r = info_r
+        self._preludes: set[str] = set()  # keys of the preludes this supervisor has already received
         self.child_pid: int | None = None
         assert self.proc.stdout is not None and self.proc.stdin is not None
         self._buf = b""
@@ -124,6 +126,13 @@ class _Worker:
         assert self.proc.stdin is not None
         start = time.monotonic()
         self.jobs += 1
+        prelude = job.get("prelude")
+        if prelude:  # sent once per worker; later jobs name it by key (the verifier's is ~12 KB per job)
+            key = hashlib.sha256(prelude.encode()).hexdigest()
+            job = {**job, "prelude_key": key}
+            if key in self._preludes:
+                job["prelude"] = ""
+            self._preludes.add(key)
         try:
             self.proc.stdin.write(json.dumps(job).encode() + b"\n")
             self.proc.stdin.flush()

@@ -326,5 +326,7 @@ class WorkerPool:
         self.close()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # interpreter shutdown: best effort only
+        try:  # noqa: SIM105 - at interpreter shutdown `contextlib` itself may already be None
             self.close()
+        except Exception:  # best effort only
+            pass

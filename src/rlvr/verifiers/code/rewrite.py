@@ -18,13 +18,17 @@ optional; every other site must report at least once. The assert message is drop
 from __future__ import annotations
 
 import ast
+import functools
 import operator
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from rlvr.verifiers.code import _ast
 
-__all__ = ["HARDENED_MODULE", "Site", "evaluate_site", "harden_pytest", "instrument"]
+__all__ = [
+    "HARDENED_MODULE", "Instrumented", "Site", "evaluate_site", "harden_pytest", "instrument", "instrument_cached",
+]
 
 HARDENED_MODULE = "_rlvr_strict"
 """Module (the `_child` source, mounted read-only next to the tests) that hardened pytest files import."""
@@ -79,11 +83,37 @@ def _literal(node: ast.expr) -> Any:
         return _MISSING
 
 
+def _split_lines(source: str) -> list[bytes]:
+    """Source lines as UTF-8 bytes (AST column offsets count bytes), split at CR/LF only, as the parser does."""
+    return [line.encode() for line in re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)]
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, source: str) -> None:
-        self.source = source
+        self.lines = _split_lines(source)  # split once: `ast.get_source_segment` re-splits per call
         self.sites: list[Site] = []
+        self.imports: set[str] = set()
         self._optional = 0
+
+    def segment(self, node: ast.AST) -> str:
+        """The source text of `node` (as `ast.get_source_segment`, from the lines split once)."""
+        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if start is None or end is None or col is None or end_col is None or end > len(self.lines):
+            return ""
+        if start == end:
+            return str(self.lines[start - 1][col:end_col].decode(errors="replace"))
+        parts = [self.lines[start - 1][col:], *self.lines[start:end - 1], self.lines[end - 1][:end_col]]
+        return b"".join(parts).decode(errors="replace")
+
+    def visit_Import(self, node: ast.Import) -> ast.AST:
+        self.imports.update(alias.name for alias in node.names)
+        return node
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        if node.module and not node.level:
+            self.imports.add(node.module)
+        return node
 
     def _block(self, node: ast.AST, optional: bool) -> ast.AST:
         self._optional += optional
@@ -133,12 +163,28 @@ class _Rewriter(ast.NodeTransformer):
                 literals[i] = value
                 elts.append(ast.Name(id="__rlvr_hole__", ctx=ast.Load()))
         index = len(self.sites)
-        text = ast.get_source_segment(self.source, node) or ""
+        text = self.segment(node)
         self.sites.append(Site(index, kind, negate, ops, literals, len(operands), self._optional == 0, node.lineno,
                                text if len(text) <= 200 else text[:197] + "..."))
         call = ast.Call(func=ast.Name(id="__rlvr_probe__", ctx=ast.Load()),
                         args=[ast.Constant(index), ast.Tuple(elts=elts, ctx=ast.Load())], keywords=[])
         return ast.copy_location(ast.Expr(value=call), node)
+
+
+@dataclass(frozen=True)
+class Instrumented:
+    """Assert-style tests rewritten for the child, with what the parent needs to judge them.
+
+    Attributes:
+        code: the child's test code (asserts replaced by probes; expected literals replaced by holes).
+        sites: one `Site` per rewritten assert, in source order.
+        imports: absolute module names the tests import (the child imports and snapshots them
+            before the candidate runs), sorted.
+    """
+
+    code: str
+    sites: tuple[Site, ...]
+    imports: tuple[str, ...]
 
 
 def instrument(tests: str) -> tuple[str, list[Site]]:
@@ -147,11 +193,24 @@ def instrument(tests: str) -> tuple[str, list[Site]]:
     Raises:
         SyntaxError: the test code does not parse.
     """
+    done = instrument_cached(tests)
+    return done.code, list(done.sites)
+
+
+@functools.lru_cache(maxsize=2048)
+def instrument_cached(tests: str) -> Instrumented:
+    """`instrument` plus the tests' imports, parsed once per distinct test source.
+
+    Cached (2,048 sources): under GRPO every sample of a group is checked against the same tests,
+    so the parse, rewrite and unparse (about 2-6 ms for a HumanEval test) run once per task.
+
+    Raises:
+        SyntaxError: the test code does not parse (not cached: raised again on each call).
+    """
     tree = _ast.parse(tests)
     rewriter = _Rewriter(tests)
-    tree = rewriter.visit(tree)
-    ast.fix_missing_locations(tree)
-    return _ast.unparse(tree), rewriter.sites
+    tree = rewriter.visit(tree)  # no fix_missing_locations: the tree is unparsed, never compiled
+    return Instrumented(_ast.unparse(tree), tuple(rewriter.sites), tuple(sorted(rewriter.imports)))
 
 
 def evaluate_site(site: Site, values: list[Any]) -> bool:

@@ -65,7 +65,7 @@ from rlvr.verifiers.base import Verifier, VerifierConfig
 from rlvr.verifiers.code import _ast, _child
 from rlvr.verifiers.code.compare import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
-from rlvr.verifiers.code.rewrite import Site, evaluate_site, instrument
+from rlvr.verifiers.code.rewrite import Site, evaluate_site, instrument_cached
 from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioTests, as_test_spec
 
 __all__ = ["CodeConfig", "TestResult", "UnitTestVerifier", "score_code"]
@@ -179,10 +179,12 @@ class _Clock:
 
 
 def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
-    tests, sites = instrument(spec.tests)
+    done = instrument_cached(spec.tests)
+    sites = list(done.sites)
+    imports = sorted(set(done.imports) | set(_imports(spec.setup))) if spec.setup.strip() else list(done.imports)
     nonce = secrets.token_hex(16)
-    job = {"kind": "assert", "code": code, "setup": spec.setup, "tests": tests, "entry_point": spec.entry_point,
-           "nonce": nonce, "imports": _imports(spec.setup + "\n" + spec.tests)}
+    job = {"kind": "assert", "code": code, "setup": spec.setup, "tests": done.code, "entry_point": spec.entry_point,
+           "nonce": nonce, "imports": imports}
     budget = clock.budget((spec.timeout_s or config.test_timeout_s) * max(1, len(sites)))
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
