@@ -45,7 +45,7 @@ def extract_code(response: str, language: str = "python") -> str | None:
         tree = _ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    calls = any(isinstance(node, ast.Call) for node in ast.walk(tree))
-    if all(isinstance(stmt, ast.Expr) for stmt in tree.body) and not calls:
+    if all(isinstance(stmt, ast.Expr) for stmt in tree.body) and \
+            not any(isinstance(node, ast.Call) for node in ast.walk(tree)):
         return None  # bare names or values only ("sorry", "42"): prose or an answer, not a program
     return text
