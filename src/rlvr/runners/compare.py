@@ -1,0 +1,475 @@
+"""`rlvr compare`: one environment, several trainer backends, one report.
+
+For each backend (`trl`, `verl`, `openrlhf`), in that backend's own interpreter (`--<backend>-python`,
+else `$RLVR_<BACKEND>_PYTHON`, else this Python; their transformers pins conflict, so each usually
+has its own virtual environment):
+
+1. **probe** it: do rlvr and the backend import, how many CUDA devices does it see. A backend that
+   cannot run there is reported as `unavailable: <why>` and skipped, not an error.
+2. **parity**: replay parity records built for *this* environment (`rlvr.runners.parity.build_records`:
+   rlvr's own verdicts and episode-layout token fields) through the backend's replay function
+   (`python -m rlvr.runners.parity replay` in that interpreter) and compare rewards and loss masks.
+3. **train**: TRL trains on CPU or GPU (`rlvr train --backend trl` in its interpreter); veRL and
+   OpenRLHF train only where the interpreter sees a CUDA GPU (`rlvr train --backend verl|openrlhf`),
+   otherwise their export and command are written as a dry run (`rlvr.runners.backends.run_backend`).
+
+Then `report.html` (self-contained, plots embedded; `rlvr.runners.report`) and `summary.json`.
+
+Output folder:
+
+```
+parity/records.json      the records replayed (with rlvr's expected results)
+parity/<backend>.json    each backend's replay results
+<backend>/               its training run (TRL: reward_curve.csv, model/; veRL/OpenRLHF: export/, command.sh, train.log)
+<backend>.log            the training subprocess's output
+summary.json             everything in the report, machine-readable (schema: `BackendResult`)
+report.html              the report
+```
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from rlvr.core.errors import BackendError, ConfigError, MissingExtraError, RlvrError
+from rlvr.runners.backends import (
+    EXTERNAL_BACKENDS,
+    TIMEOUT_EXIT_CODE,
+    Probe,
+    backend_python,
+    probe,
+    run_backend,
+    run_streaming,
+)
+
+__all__ = ["COMPARE_BACKENDS", "BackendResult", "CompareSummary", "compare_command", "parse_backends",
+           "read_trl_curve", "read_verl_curve"]
+
+COMPARE_BACKENDS: tuple[str, ...] = ("trl", "verl", "openrlhf")
+
+TRL_COMPARE_ARGS: dict[str, str] = {"max_completion_length": "64", "num_generations": "4",
+                                    "per_device_train_batch_size": "8"}
+"""TRL options `rlvr compare` uses unless `--trl-arg` overrides them (2 prompts x 4 samples per step)."""
+
+
+@dataclass
+class BackendResult:
+    """One backend's part of the comparison (a `summary.json` entry).
+
+    Attributes:
+        backend: 'trl', 'verl' or 'openrlhf'.
+        python: the interpreter used (None when it could not be chosen).
+        status: 'trained', 'dry-run' (files and command only: no GPU), 'failed' (training exited
+            non-zero) or 'unavailable' (the interpreter lacks rlvr or the backend).
+        reason: why it is not 'trained' ('' when it is).
+        probe: the interpreter's report (versions, `cuda_devices`).
+        parity: {"records", "agree", "wall_s", "mismatches": [{"id", "problems"}], "results": [...]}, or
+            None when not run; `error` instead when the replay could not run at all.
+        train: {"steps", "wall_s", "tokens_per_s", "final_reward", "exit_code", "curve": [rows], "output"}
+            for a training run, None otherwise. Curve rows have `step`, `reward` and where the backend
+            logs them `correct`/`incorrect`/`no_answer`/`timeout`/`error` fractions.
+        command: the training command (also for a dry run).
+        export_dir: the export folder (veRL/OpenRLHF).
+    """
+
+    backend: str
+    python: str | None = None
+    status: str = "unavailable"
+    reason: str = ""
+    probe: dict[str, Any] = field(default_factory=dict)
+    parity: dict[str, Any] | None = None
+    train: dict[str, Any] | None = None
+    command: list[str] | None = None
+    export_dir: str | None = None
+
+
+@dataclass
+class CompareSummary:
+    """`summary.json`: the configuration, the parity records' expected results, and one entry per backend."""
+
+    env_id: str
+    env_args: dict[str, Any]
+    model: str
+    steps: int
+    output: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    backends: list[BackendResult] = field(default_factory=list)
+    created: str = ""
+    report: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as a JSON-serialisable dict."""
+        return asdict(self)
+
+
+def parse_backends(text: str) -> list[str]:
+    """`"trl,verl"` -> ['trl', 'verl'] (order kept, duplicates dropped).
+
+    Raises:
+        ConfigError: empty, or a name not in `COMPARE_BACKENDS`.
+    """
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in COMPARE_BACKENDS]
+    if not names or unknown:
+        raise ConfigError(f"--backends must list some of {', '.join(COMPARE_BACKENDS)} (comma-separated), got "
+                          f"{text!r}" + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+    return list(dict.fromkeys(names))
+
+
+def require_matplotlib() -> None:
+    """Raise `MissingExtraError` (naming `pip install 'rlvr[trl]'`) unless matplotlib imports."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise MissingExtraError("matplotlib", "trl") from exc
+
+
+# -- curves ---------------------------------------------------------------------------------------
+def _float(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def read_trl_curve(path: Path) -> list[dict[str, Any]]:
+    """Rows of `rlvr train`'s `reward_curve.csv` with numbers as floats (missing values None)."""
+    if not path.is_file():
+        return []
+    with path.open(newline="") as fh:
+        return [{k: _float(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+_VERL_STEP = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
+
+
+def read_verl_curve(log: Path) -> list[dict[str, Any]]:
+    """Per-step metrics from veRL's console logger lines (`step:N - key:value - ...`, `verl/utils/logger`).
+
+    Returns:
+        Rows with `step`, `reward` (`critic/score/mean`: the verifier's score), `elapsed_s` (running sum
+        of `timing_s/step`), `num_tokens` (running sum of `perf/total_num_tokens`) and `tokens_per_s`.
+    """
+    if not log.is_file():
+        return []
+    rows: list[dict[str, Any]] = []
+    elapsed = tokens = 0.0
+    for line in log.read_text(errors="replace").splitlines():
+        match = _VERL_STEP.search(line)
+        if match is None:
+            continue
+        metrics: dict[str, float] = {}
+        for part in match.group(2).split(" - "):
+            key, _, value = part.rpartition(":")
+            number = _float(value)
+            if key and number is not None:
+                metrics[key.strip()] = number
+        if "critic/score/mean" not in metrics:
+            continue
+        elapsed += metrics.get("timing_s/step", 0.0)
+        tokens += metrics.get("perf/total_num_tokens", 0.0)
+        rows.append({"step": float(match.group(1)), "reward": metrics["critic/score/mean"], "elapsed_s": elapsed,
+                     "num_tokens": tokens or None, "tokens_per_s": metrics.get("perf/throughput")})
+    return rows
+
+
+OPENRLHF_CURVE_SOURCE = """
+import json, sys, pathlib
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+rows = {}
+for path in sorted(pathlib.Path(sys.argv[1]).rglob("events.out.tfevents.*")):
+    acc = EventAccumulator(str(path)); acc.Reload()
+    for tag in acc.Tags().get("scalars", []):
+        for event in acc.Scalars(tag):
+            rows.setdefault(event.step, {})[tag] = event.value
+print("RLVR_CURVE " + json.dumps([{"step": step, **values} for step, values in sorted(rows.items())]))
+"""
+"""Run in OpenRLHF's interpreter (which has tensorboard): its TensorBoard scalars per step as JSON."""
+
+
+def read_openrlhf_curve(python: str, tensorboard_dir: Path) -> list[dict[str, Any]]:
+    """Per-step `train/reward` and `train/timing/step_total` from OpenRLHF's TensorBoard log (`logger.tensorboard_dir`).
+
+    Returns:
+        Rows with `step`, `reward`, `elapsed_s` (running sum of step times) and `num_tokens` (None:
+        OpenRLHF logs mean lengths, not token counts, so no tokens/s); [] when there is no log.
+    """
+    if not tensorboard_dir.is_dir():
+        return []
+    done = subprocess.run([python, "-c", OPENRLHF_CURVE_SOURCE, str(tensorboard_dir)], capture_output=True,
+                          text=True, check=False)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("RLVR_CURVE ")), None)
+    if line is None:
+        return []
+    rows, elapsed = [], 0.0
+    for raw in json.loads(line[len("RLVR_CURVE "):]):
+        if "train/reward" not in raw:
+            continue
+        elapsed += float(raw.get("train/timing/step_total", 0.0))
+        rows.append({"step": float(raw["step"]), "reward": float(raw["train/reward"]), "elapsed_s": elapsed,
+                     "num_tokens": None})
+    return rows
+
+
+def _train_summary(rows: list[dict[str, Any]], wall_s: float, exit_code: int, output: Path) -> dict[str, Any]:
+    last = rows[-1] if rows else {}
+    tokens, elapsed = last.get("num_tokens"), last.get("elapsed_s")
+    rate = tokens / elapsed if tokens and elapsed else None
+    if rate is None and rows and rows[-1].get("tokens_per_s") is not None:
+        rate = rows[-1]["tokens_per_s"]
+    return {"steps": int(last["step"]) if last.get("step") is not None else 0, "wall_s": round(wall_s, 2),
+            "train_s": elapsed, "tokens_per_s": rate, "final_reward": last.get("reward"), "exit_code": exit_code,
+            "curve": rows, "output": str(output)}
+
+
+# -- the steps per backend ----------------------------------------------------------------------------
+def _env_flags(env_args: dict[str, Any]) -> list[str]:
+    flags: list[str] = []
+    for key, value in env_args.items():
+        flags += ["--env-arg", f"{key}={json.dumps(value)}"]
+    return flags
+
+
+def _finish(result: BackendResult, code: int, timeout_s: float | None) -> None:
+    if code == 0:
+        result.status, result.reason = "trained", ""
+    elif code == TIMEOUT_EXIT_CODE and timeout_s is not None:
+        result.status, result.reason = "failed", f"stopped at the time limit ({timeout_s:g} s)"
+    else:
+        result.status, result.reason = "failed", f"rlvr train exited with {code}"
+
+
+def _train_trl(result: BackendResult, python: str, env: str, env_args: dict[str, Any], model: str, steps: int,
+               output: Path, trainer_args: dict[str, str], echo: IO[str], timeout_s: float | None) -> None:
+    run_dir = output / "trl"
+    args = {**TRL_COMPARE_ARGS, **trainer_args}
+    command = [python, "-m", "rlvr.runners.cli", "train", "--backend", "trl", "--env", env, *_env_flags(env_args),
+               "--model", model, "--steps", str(steps), "-o", str(run_dir)]
+    for key, value in args.items():
+        command += ["--trainer-arg", f"{key}={value}"]
+    result.command = command
+    start = time.monotonic()
+    code = run_streaming(command, log_path=output / "trl.log", echo=echo, timeout_s=timeout_s)
+    rows = read_trl_curve(run_dir / "reward_curve.csv")
+    result.train = _train_summary(rows, time.monotonic() - start, code, run_dir)
+    _finish(result, code, timeout_s)
+
+
+def _train_external(result: BackendResult, found: Probe, env: str, env_args: dict[str, Any], model: str,
+                    steps: int, output: Path, trainer_args: dict[str, str], echo: IO[str],
+                    timeout_s: float | None) -> None:
+    backend, python = result.backend, found.python
+    run_dir = output / backend
+    if found.cuda_devices < 1:
+        run = run_backend(backend, env, env_args, model, steps, run_dir, trainer_args, backend_python_path=python,
+                          dry_run=True)
+        result.status = "dry-run"
+        result.reason = f"no CUDA GPU visible to {python}: export and command only"
+        result.command, result.export_dir = run.command, str(run.export_dir)
+        return
+    command = [python, "-m", "rlvr.runners.cli", "train", "--backend", backend, "--env", env, *_env_flags(env_args),
+               "--model", model, "--steps", str(steps), "-o", str(run_dir), "--backend-python", python]
+    for key, value in trainer_args.items():
+        command += ["--trainer-arg", f"{key}={value}"]
+    start = time.monotonic()
+    code = run_streaming(command, log_path=output / f"{backend}.log", echo=echo, timeout_s=timeout_s)
+    wall = time.monotonic() - start
+    run_info = run_dir / "run.json"
+    if run_info.is_file():
+        info = json.loads(run_info.read_text())
+        result.command, result.export_dir = info.get("command"), info.get("export_dir")
+    if backend == "verl":
+        rows = read_verl_curve(run_dir / "train.log")
+    else:
+        rows = read_openrlhf_curve(python, run_dir / "export" / "openrlhf" / "tensorboard")
+    result.train = _train_summary(rows, wall, code, run_dir)
+    _finish(result, code, timeout_s)
+
+
+def _tail(text: str, lines: int = 4) -> str:
+    return " | ".join(text.strip().splitlines()[-lines:])
+
+
+def _parity(result: BackendResult, python: str, records_path: Path, records: list[dict[str, Any]],
+            tokenizer: str, output: Path) -> None:
+    from rlvr.runners.parity import compare_replay
+
+    out_path = output / "parity" / f"{result.backend}.json"
+    command = [python, "-m", "rlvr.runners.parity", "replay", "--backend", result.backend, "--records",
+               str(records_path), "--tokenizer", tokenizer, "--output", str(out_path)]
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = round(time.monotonic() - start, 2)
+    if done.returncode != 0 or not out_path.is_file():
+        result.parity = {"error": f"replay exited with {done.returncode}: {_tail(done.stderr or done.stdout)}",
+                         "wall_s": wall, "records": len(records), "agree": 0}
+        return
+    results = json.loads(out_path.read_text())
+    by_id = {r["id"]: r for r in results}
+    mismatches = []
+    for record in records:
+        problems = compare_replay(record, by_id.get(record["id"], {"error": "no result"}))
+        if problems:
+            mismatches.append({"id": record["id"], "problems": problems})
+    result.parity = {"records": len(records), "agree": len(records) - len(mismatches), "wall_s": wall,
+                     "mismatches": mismatches,
+                     "results": [{"id": r["id"], "reward": r.get("reward"), "status": r.get("status"),
+                                  "error": r.get("error")} for r in results]}
+
+
+def _build_records(env: str, env_args: dict[str, Any], tokenizer: str, n_tasks: int,
+                   pythons: Sequence[str]) -> list[dict[str, Any]]:
+    """Parity records for `env`, built here if transformers imports, else in the first interpreter that can."""
+    from rlvr.runners.parity import build_records, load_tokenizer_for
+
+    try:
+        return build_records(env, env_args, load_tokenizer_for(tokenizer), n_tasks=n_tasks)
+    except BackendError:  # transformers or the SmolLM2 package missing here: try the backends' interpreters
+        pass
+    errors = []
+    for python in pythons:
+        command = [python, "-m", "rlvr.runners.parity", "record", "--env", env, "--env-args", json.dumps(env_args),
+                   "--tokenizer", tokenizer, "--n-tasks", str(n_tasks)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        lines = [x for x in done.stdout.splitlines() if x.startswith('{"')]
+        if done.returncode == 0 and lines:
+            records: list[dict[str, Any]] = json.loads(lines[-1])["records"]
+            return records
+        errors.append(f"{python}: {_tail(done.stderr)}")
+    raise MissingExtraError("transformers", "trl") if not errors else ConfigError(
+        "could not build parity records (needs transformers and the tokenizer): " + "; ".join(errors))
+
+
+def _tokenizer_name(model: str) -> str:
+    from rlvr.runners.models import SMOLLM2_ALIASES
+
+    return "smollm2" if model.lower() in SMOLLM2_ALIASES else model
+
+
+def _probe_all(backends: Sequence[str], pythons: dict[str, str | None]) -> list[tuple[BackendResult, Probe | None]]:
+    out: list[tuple[BackendResult, Probe | None]] = []
+    for backend in backends:
+        result = BackendResult(backend=backend)
+        try:
+            python = backend_python(backend, pythons.get(backend))
+        except ConfigError as exc:
+            result.reason = f"unavailable: {exc}"
+            out.append((result, None))
+            continue
+        found = probe(backend, python)
+        result.python, result.probe = python, found.info
+        problem = found.problem()
+        if problem is not None:
+            result.reason = f"unavailable: {problem}"
+            out.append((result, None))
+        else:
+            out.append((result, found))
+    return out
+
+
+def compare_command(
+    env: str,
+    env_args: dict[str, Any] | None,
+    backends: Sequence[str],
+    output: Path,
+    *,
+    steps: int = 2,
+    model: str = "smollm2",
+    pythons: dict[str, str | None] | None = None,
+    trainer_args: dict[str, dict[str, str]] | None = None,
+    n_tasks: int = 2,
+    train: bool = True,
+    train_timeout_s: float | None = None,
+    echo: IO[str] | None = None,
+) -> CompareSummary:
+    """Compare `backends` on environment `env`; write `summary.json` and `report.html` into `output`.
+
+    Args:
+        env: environment id.
+        env_args: its factory arguments.
+        backends: names from `COMPARE_BACKENDS`.
+        output: the output folder (created; files in it are replaced).
+        steps: training steps per backend.
+        model: model folder or Hub id, or 'smollm2' (the embedded SmolLM2-135M-Instruct); its tokenizer
+            builds the parity records.
+        pythons: backend -> interpreter (None: `$RLVR_<BACKEND>_PYTHON`, else this Python).
+        trainer_args: backend -> options passed to its `rlvr train --trainer-arg` (TRL defaults:
+            `TRL_COMPARE_ARGS`).
+        n_tasks: tasks the parity records are built from.
+        train: False skips training (parity and dry-run commands only).
+        train_timeout_s: time limit of each backend's training run, seconds (None: none); a run
+            stopped at it is reported as failed, with its curve so far.
+        echo: where training output is copied live (default stderr).
+
+    Returns:
+        The summary (also written to `output/summary.json`).
+
+    Raises:
+        ConfigError: unknown backend or env, bad steps.
+        MissingExtraError: matplotlib is missing (the report's plots). Parity records that cannot be
+            built (no interpreter with transformers) are reported per backend, not raised.
+    """
+    if steps < 1:
+        raise ConfigError(f"steps must be >= 1, got {steps}")
+    names = parse_backends(",".join(backends))
+    require_matplotlib()
+    from rlvr.environments.registry import make
+    from rlvr.runners.report import write_report
+
+    args = dict(env_args or {})
+    make(env, **args).close()  # an unknown env or bad argument fails before anything is written
+    output = Path(output).resolve()
+    (output / "parity").mkdir(parents=True, exist_ok=True)
+    stream = echo if echo is not None else sys.stderr
+    summary = CompareSummary(env_id=env, env_args=args, model=model, steps=steps, output=str(output),
+                             created=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    probed = _probe_all(names, pythons or {})
+    tokenizer = _tokenizer_name(model)
+    usable = [found.python for _, found in probed if found is not None]
+    records: list[dict[str, Any]] = []
+    records_error = None
+    if usable:
+        try:
+            records = _build_records(env, args, tokenizer, n_tasks, usable)
+        except RlvrError as exc:  # reported per backend; training and dry runs still go ahead
+            records_error = f"parity records could not be built: {exc}"
+    records_path = output / "parity" / "records.json"
+    records_path.write_text(json.dumps({"tokenizer": tokenizer, "records": records}))
+    summary.records = [{"id": r["id"], "kind": r["kind"], "multi_turn": r["multi_turn"],
+                        "status": r["expected"]["status"], "reward": r["expected"]["reward"]} for r in records]
+    for result, found in probed:
+        summary.backends.append(result)
+        if found is None:
+            result.status = "unavailable"
+            continue
+        if records_error is not None:
+            result.parity = {"error": records_error, "records": 0, "agree": 0, "wall_s": 0.0}
+        else:
+            print(f"rlvr compare: {result.backend}: parity replay of {len(records)} records", file=stream)
+            _parity(result, found.python, records_path, records, tokenizer, output)
+        own_args = (trainer_args or {}).get(result.backend, {})
+        if not train:
+            result.status, result.reason = "dry-run", "training skipped (--no-train)"
+            if result.backend in EXTERNAL_BACKENDS:
+                run = run_backend(result.backend, env, args, model, steps, output / result.backend, own_args,
+                                  backend_python_path=found.python, dry_run=True)
+                result.command, result.export_dir = run.command, str(run.export_dir)
+        elif result.backend == "trl":
+            print(f"rlvr compare: trl: training {steps} steps", file=stream)
+            _train_trl(result, found.python, env, args, model, steps, output, own_args, stream, train_timeout_s)
+        else:
+            _train_external(result, found, env, args, model, steps, output, own_args, stream, train_timeout_s)
+    summary.report = str(write_report(summary.to_json(), output / "report.html"))
+    (output / "summary.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n")
+    return summary

@@ -1,0 +1,509 @@
+r"""Recorded rollouts that every backend must score alike: build them, derive rlvr's answer, replay through TRL.
+
+A *parity record* is one recorded rollout of an rlvr environment with fixed token ids: the model
+turns are the token ids of given texts followed by the end-of-turn token (`<|im_end|>` for
+ChatML), exactly as if a policy had sampled them, and environment turns come from `env.step`. The
+same records are replayed through each trainer adapter (TRL here, `rlvr.adapters.verl.verl_replay`,
+`rlvr.adapters.openrlhf.openrlhf_replay`); parity means identical rewards and identical loss masks.
+
+Record schema (JSON; `tests/data/parity/rollouts.json` holds `{"tokenizer": "smollm2", "records": [...]}`):
+
+```
+id           str   unique record id, e.g. "st-rg-basic_arithmetic-0-0-reference"
+env_id       str   registered environment id;  env_args: dict, its factory arguments
+task_id      str   the task's id;  prompt: list of OpenAI messages (the task prompt)
+reference    str   the task reference as `rlvr.adapters.export.encode_reference` writes it (JSON);
+                   may be deliberately broken (the `error` case)
+tools        list  OpenAI tool schemas given to the chat template (env.spec.tools), [] when none
+multi_turn   bool  True when replayed through the backend's agent path
+kind         str   what the record covers: reference, off_by_one, empty, no_answer, error_reference,
+                   oracle, wrong_final, direct_answer, tool_error, two_calls
+turns        list  {"role": "assistant", "text": str, "ids": [int]}  (ids end with the end-of-turn id)
+                   | {"role": "env", "messages": [OpenAI messages]}     (the observation env.step gave)
+expected     dict  rlvr's own result: status, reward (None for error), prompt_ids, response_ids,
+                   loss_mask (episode layout of `rlvr.adapters.tokens.EpisodeTokens`: 1 on model
+                   tokens, 0 on environment tokens)
+```
+
+A replay function has the signature `replay(record, tokenizer) -> {"reward": float | None,
+"prompt_ids": [int], "response_ids": [int], "response_mask": [int]}` (plus optional extra keys).
+
+`python -m rlvr.runners.parity replay --backend B --records FILE --tokenizer DIR [--output OUT]` replays a
+records file in the current interpreter and writes one JSON object per record (used by `rlvr compare` to run
+each backend in its own virtual environment: their transformers pins conflict).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rlvr.adapters.export import cached_env, decode_reference, encode_reference
+from rlvr.adapters.tokens import ChatTokenizer, EpisodeTokens, render_prompt_ids
+from rlvr.core.errors import ConfigError, DataError, MissingExtraError
+from rlvr.core.types import Message, Task, Verdict
+from rlvr.environments.base import Environment
+from rlvr.runners.policies import Episode, Generation
+from rlvr.runners.verify import sample_rows
+
+__all__ = [
+    "REPLAY_BACKENDS",
+    "ReplayPolicy",
+    "action_message",
+    "build_records",
+    "compare_replay",
+    "expected_for",
+    "load_tokenizer_for",
+    "model_turn_ids",
+    "record_task",
+    "replay_records",
+    "trl_replay",
+]
+
+REPLAY_BACKENDS: dict[str, tuple[str, ...]] = {
+    "trl": ("rlvr.runners.parity:trl_replay",),
+    "verl": ("rlvr.adapters.verl:verl_replay", "rlvr.adapters.verl_agent:verl_replay"),
+    "openrlhf": ("rlvr.adapters.openrlhf:openrlhf_replay",),
+}
+"""Backend name -> `module:function` candidates of its replay function (the first that exists is used)."""
+
+
+# -- building records ---------------------------------------------------------------------------
+def load_tokenizer_for(name_or_path: str) -> Any:
+    """A transformers tokenizer: `smollm2` (the embedded SmolLM2 tokenizer) or a local folder.
+
+    Raises:
+        MissingExtraError: transformers is not installed.
+    """
+    try:
+        from transformers import AutoTokenizer
+    except ImportError as exc:
+        raise MissingExtraError("transformers", "trl") from exc
+    from rlvr.runners.models import SMOLLM2_ALIASES, smollm2_tokenizer
+
+    path = smollm2_tokenizer() if name_or_path in SMOLLM2_ALIASES else Path(name_or_path)
+    return AutoTokenizer.from_pretrained(str(path))
+
+
+def _end_id(tokenizer: Any) -> int:
+    """The id a chat model samples to end its turn: `<|im_end|>` for ChatML templates, else EOS."""
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    if isinstance(end, int) and end != getattr(tokenizer, "unk_token_id", None):
+        return end
+    eos = tokenizer.eos_token_id
+    if not isinstance(eos, int):
+        raise ConfigError("the tokenizer has neither <|im_end|> nor an eos_token_id to end a model turn")
+    return eos
+
+
+def model_turn_ids(tokenizer: Any, text: str) -> list[int]:
+    """Ids of a model turn that says `text` and stops: `encode(text)` + the end-of-turn id.
+
+    Raises:
+        ConfigError: decoding the ids (special tokens skipped) does not give `text` back, so the
+            backends would score another string than rlvr.
+    """
+    ids = [*tokenizer.encode(text, add_special_tokens=False), _end_id(tokenizer)]
+    back = tokenizer.decode(ids, skip_special_tokens=True)
+    if back != text:
+        raise ConfigError(f"model turn {text[:60]!r} does not survive encode/decode (got {back[:60]!r})")
+    return ids
+
+
+def action_message(env: Environment, text: str) -> Message:
+    """The assistant message an environment receives for a model turn `text` (as TRL's rollout path builds it)."""
+    from rlvr.runners.trl_rollout import _tool_message
+
+    return _tool_message(text, env)
+
+
+def _hermes_text(message: Message) -> str:
+    """An assistant message with native tool calls written as Hermes `<tool_call>` text (what the model samples)."""
+    parts = [message.content] if message.content else []
+    for call in message.tool_calls or ():
+        body = json.dumps({"name": call.name, "arguments": json.loads(call.arguments or "{}")})
+        parts.append(f"<tool_call>\n{body}\n</tool_call>")
+    return "\n".join(parts)
+
+
+def _wrong_answer(env: Environment, task: Task) -> str:
+    """A final answer that is wrong: the reference answer + 1 when numeric, else a fixed non-answer."""
+    for row in sample_rows(_OneTask(env, task), 1):
+        if row["kind"] == "off_by_one":
+            return str(row["response"])
+    return "The final answer is \\boxed{not the answer}."
+
+
+class _OneTask:
+    """An env view with one task (for `sample_rows`)."""
+
+    def __init__(self, env: Environment, task: Task) -> None:
+        self.tasks = [task]
+        self.verifier = env.verifier
+
+
+def _base(env_id: str, env_args: dict[str, Any], env: Environment, task: Task, kind: str,
+          multi_turn: bool) -> dict[str, Any]:
+    return {"id": f"{'mt' if multi_turn else 'st'}-{task.id}-{kind}", "env_id": env_id, "env_args": env_args,
+            "task_id": task.id, "prompt": [m.to_openai() for m in task.prompt], "reference": encode_reference(task),
+            "tools": list(env.spec.tools) if multi_turn else [], "multi_turn": multi_turn, "kind": kind}
+
+
+def _single_turn_records(env_id: str, env_args: dict[str, Any], env: Environment, tokenizer: Any,
+                         n_tasks: int) -> list[dict[str, Any]]:
+    records = []
+    for row in sample_rows(env, n_tasks):
+        task = next(t for t in (env.tasks[i] for i in range(min(n_tasks, len(env.tasks)))) if t.id == row["task_id"])
+        text = str(row["response"])
+        records.append({**_base(env_id, env_args, env, task, row["kind"], False),
+                        "turns": [{"role": "assistant", "text": text, "ids": model_turn_ids(tokenizer, text)}]})
+    task = env.tasks[0]
+    text = env.verifier.reference_response(task.reference)
+    broken = {**_base(env_id, env_args, env, task, "error_reference", False), "reference": json.dumps(""),
+              "turns": [{"role": "assistant", "text": text, "ids": model_turn_ids(tokenizer, text)}]}
+    records.append(broken)
+    return records
+
+
+def _scripts(env: Environment, task: Task) -> dict[str, list[str]]:
+    """Model turn texts of the multi-turn record kinds for one task (empty when the env has no oracle)."""
+    actions = env.reference_actions(task)
+    if not actions:
+        return {}
+    oracle = [_hermes_text(m) if m.tool_calls else m.content for m in actions]
+    scripts = {"oracle": oracle, "wrong_final": [*oracle[:-1], _wrong_answer(env, task)]}
+    if env.spec.tools:
+        first_tool = env.spec.tools[0]["function"]["name"]
+        bad = json.dumps({"name": first_tool, "arguments": {"expression": "1 +"}})
+        scripts["tool_error"] = [f"<tool_call>\n{bad}\n</tool_call>", *oracle]
+        scripts["two_calls"] = [oracle[0], *oracle]
+        scripts["direct_answer"] = [oracle[-1]]
+    return scripts
+
+
+def build_records(env_id: str, env_args: dict[str, Any], tokenizer: Any, *, n_tasks: int = 2) -> list[dict[str, Any]]:
+    """Parity records for an environment, with `expected` filled by `expected_for`.
+
+    Single-turn envs: per task the `rlvr sample` rows (reference, off-by-one, empty, no answer), plus
+    one record whose reference is broken (an empty reference: the verifier's `error` verdict). Multi-turn
+    envs with an oracle (`env.reference_actions`): the oracle episode, the oracle with a wrong final
+    answer, and for tool envs a direct answer, a malformed tool call first, and two calls; tool calls are
+    written as Hermes `<tool_call>` text (what SmolLM2/Qwen-style models sample).
+
+    Args:
+        env_id: registered id.
+        env_args: its factory arguments (JSON-serialisable).
+        tokenizer: a transformers tokenizer with a chat template.
+        n_tasks: tasks used (records per task: 4-5 single-turn, 2-5 multi-turn).
+
+    Raises:
+        ConfigError: unknown env or arguments; a multi-turn env without reference actions.
+    """
+    env = cached_env(env_id, env_args)
+    multi = env.spec.max_turns > 1 or bool(env.spec.tools)
+    if not multi:
+        records = _single_turn_records(env_id, env_args, env, tokenizer, n_tasks)
+    else:
+        records = []
+        for i in range(min(n_tasks, len(env.tasks))):
+            task = env.tasks[i]
+            for kind, texts in _scripts(env, task).items():
+                turns = [{"role": "assistant", "text": t, "ids": model_turn_ids(tokenizer, t)} for t in texts]
+                records.append({**_base(env_id, env_args, env, task, kind, True), "turns": turns})
+        if not records:
+            raise ConfigError(f"environment {env_id!r} has no reference actions, so no multi-turn parity records")
+    out = []
+    for record in records:
+        expected, observed = _expected(record, tokenizer)
+        turns = _with_env_turns(record["turns"], observed)
+        out.append({**record, "turns": turns, "expected": expected})
+    return out
+
+
+def _with_env_turns(turns: list[dict[str, Any]], observed: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    model = [t for t in turns if t["role"] == "assistant"]
+    out: list[dict[str, Any]] = []
+    for i, turn in enumerate(model):
+        out.append(turn)
+        if i < len(observed):
+            out.append({"role": "env", "messages": observed[i]})
+    return out
+
+
+# -- rlvr's own answer ----------------------------------------------------------------------------
+def record_task(record: dict[str, Any]) -> Task:
+    """The `Task` a record replays: its id, prompt and (decoded) reference.
+
+    Raises:
+        DataError: a field is missing or the prompt is not a list of messages.
+    """
+    try:
+        prompt = tuple(Message.model_validate(m) for m in record["prompt"])
+        return Task(id=record["task_id"], prompt=prompt, reference=decode_reference(record["reference"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"parity record {record.get('id')!r}: needs task_id, prompt and reference ({exc})") from exc
+
+
+def _model_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in record["turns"] if t["role"] == "assistant"]
+
+
+def _expected(record: dict[str, Any], tokenizer: ChatTokenizer) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    env = cached_env(record["env_id"], record["env_args"])
+    task = record_task(record)
+    turns = _model_turns(record)
+    if not record["multi_turn"]:
+        verdict = env.verifier.verify(turns[0]["text"], task.reference)
+        ids = list(turns[0]["ids"])
+        prompt_ids = render_prompt_ids(tokenizer, task.prompt)
+        return _fields(verdict, prompt_ids, ids, [1] * len(ids)), []
+    return asyncio.run(_expected_episode(record, env.episode_copy(), task, turns, tokenizer))
+
+
+async def _expected_episode(record: dict[str, Any], env: Environment, task: Task, turns: list[dict[str, Any]],
+                            tokenizer: ChatTokenizer) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """Drive `env` directly (reset, step) and build the episode tokens with `EpisodeTokens`."""
+    messages, _ = await env.reset(task)
+    tokens = EpisodeTokens(tokenizer, messages, tools=list(env.spec.tools) or None)
+    observed: list[list[dict[str, Any]]] = []
+    for i, turn in enumerate(turns):
+        action = action_message(env, turn["text"])
+        tokens.add_model_turn(action, turn["ids"])
+        result = await env.step(action)
+        if result.terminated or result.truncated:
+            if i != len(turns) - 1:
+                raise ConfigError(f"record {record['id']!r}: the episode ended at model turn {i + 1} of {len(turns)}")
+            verdict = result.verdict or Verdict.error("the episode ended without a verdict")
+            sample = tokens.episode_sample()
+            return _fields(verdict, sample.prompt_ids, sample.completion_ids, sample.loss_mask), observed
+        tokens.add_env_turn(result.messages)
+        observed.append([m.to_openai() for m in result.messages])
+    raise ConfigError(f"record {record['id']!r}: the episode did not end after its {len(turns)} model turns")
+
+
+def _fields(verdict: Verdict, prompt_ids: Sequence[int], response_ids: Sequence[int],
+            mask: Sequence[int]) -> dict[str, Any]:
+    return {"status": verdict.status, "reward": verdict.reward, "prompt_ids": list(prompt_ids),
+            "response_ids": list(response_ids), "loss_mask": list(mask)}
+
+
+def expected_for(record: dict[str, Any], tokenizer: ChatTokenizer) -> dict[str, Any]:
+    """The result rlvr itself gives for a record: the verdict (status, reward) and episode-layout token fields.
+
+    Single-turn: `env.verifier.verify(text, reference)`, the rendered prompt ids, the turn's ids, mask
+    all 1. Multi-turn: the env driven directly (`reset`, `step`) with `EpisodeTokens` (layout
+    "episode": environment turns rendered as chat-template suffixes, masked 0).
+    """
+    return _expected(record, tokenizer)[0]
+
+
+# -- TRL replay ------------------------------------------------------------------------------------
+class ReplayPolicy:
+    """A token-in `Policy` that returns a record's model turns (text + ids) in order, like a sampler would.
+
+    Attributes:
+        tokenizer: the tokenizer (so the rollout driver builds token fields).
+    """
+
+    name = "replay"
+    accepts_prompt_ids = True
+
+    def __init__(self, tokenizer: ChatTokenizer, turns: Sequence[dict[str, Any]]) -> None:
+        self.tokenizer: ChatTokenizer | None = tokenizer
+        self.turns = list(turns)
+
+    def _tok(self) -> ChatTokenizer:
+        if self.tokenizer is None:
+            raise ConfigError("the replay policy needs a tokenizer")
+        return self.tokenizer
+
+    async def generate(self, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None,
+                       prompt_ids: Sequence[int] | None = None, episode: Episode | None = None) -> Generation:
+        """The next recorded turn; `prompt_ids` are reported back as conditioned on (token-in)."""
+        turn_index = episode.turn if episode is not None else 0
+        if turn_index >= len(self.turns):
+            raise ConfigError(f"replay policy has {len(self.turns)} turns; the env asked for turn {turn_index + 1}")
+        turn = self.turns[turn_index]
+        ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self._tok(), messages, tools=tools)
+        env = episode.env if episode is not None else None
+        message = action_message(env, turn["text"]) if env is not None else Message(role="assistant",
+                                                                                    content=turn["text"])
+        return Generation(message=message, prompt_ids=ids, completion_ids=list(turn["ids"]),
+                          logprobs=[0.0] * len(turn["ids"]), finish_reason="stop")
+
+
+def _trl_completion_mask(ids: Sequence[int], eos: set[int]) -> list[int]:
+    """TRL GRPO's completion mask: 1 up to and including the first EOS, 0 after (grpo_trainer.py)."""
+    first = next((i for i, t in enumerate(ids) if t in eos), len(ids) - 1)
+    return [1 if i <= first else 0 for i in range(len(ids))]
+
+
+def _chat_prompt_ids(tokenizer: Any, prompt: list[dict[str, Any]]) -> list[int]:
+    out = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
+    ids = out["input_ids"] if hasattr(out, "keys") else out
+    return list(ids)
+
+
+def trl_replay(record: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """Replay one record through rlvr's TRL adapters (TRL 1.16 calling conventions).
+
+    Single-turn: `VerifierReward` called as `GRPOTrainer._calculate_rewards` calls it (the decoded
+    completion, special tokens skipped, and the `rlvr_reference` column); prompt ids from the
+    tokenizer's own `apply_chat_template(tokenize=True)`; the mask is TRL's completion mask.
+    Multi-turn: the `rollout_func` path (`rlvr.runners.trl_rollout`: the rollout driver with a replay
+    policy, then the per-sample `env_mask` and `RolloutReward`), and for tool envs also the
+    `environment_factory` class driven tool call by tool call, scored by `EpisodeReward`
+    (`reward_environment_factory`).
+
+    Returns:
+        {"reward", "prompt_ids", "response_ids", "response_mask", "status"[, "reward_environment_factory"]}.
+    """
+    from rlvr.adapters.trl import REFERENCE_COLUMN, TASK_ID_COLUMN, VerifierReward
+
+    env = cached_env(record["env_id"], record["env_args"])
+    turns = _model_turns(record)
+    if not record["multi_turn"]:
+        ids = list(turns[0]["ids"])
+        text = tokenizer.decode(ids, skip_special_tokens=True)
+        reward = VerifierReward(env, workers=1)
+        rewards = reward(prompts=[record["prompt"]], completions=[[{"role": "assistant", "content": text}]],
+                         **{REFERENCE_COLUMN: [record["reference"]], TASK_ID_COLUMN: [record["task_id"]]})
+        return {"reward": rewards[0], "status": reward.last_verdicts[0].status,
+                "prompt_ids": _chat_prompt_ids(tokenizer, record["prompt"]), "response_ids": ids,
+                "response_mask": _trl_completion_mask(ids, {_end_id(tokenizer)})}
+    out = _trl_rollout_func_replay(record, env, turns, tokenizer)
+    if env.spec.tools:
+        out["reward_environment_factory"] = _trl_environment_factory_replay(record, env, turns)
+    return out
+
+
+def _trl_rollout_func_replay(record: dict[str, Any], env: Environment, turns: list[dict[str, Any]],
+                             tokenizer: Any) -> dict[str, Any]:
+    from rlvr.adapters.trl_multiturn import VERDICT_FIELD, RolloutReward
+    from rlvr.runners.rollout import rollout_episode
+    from rlvr.runners.trl_rollout import _sample_of
+
+    task = record_task(record)
+    traj = asyncio.run(rollout_episode(env.episode_copy(), task, ReplayPolicy(tokenizer, turns), layout="auto",
+                                       seed=None))
+    fields, verdict = _sample_of(traj, task, env, tokenizer)
+    reward = RolloutReward("rlvr_parity")
+    rewards = reward(prompts=[record["prompt"]], completions=[[]], **{VERDICT_FIELD: [verdict.model_dump()]})
+    return {"reward": rewards[0], "status": verdict.status, "prompt_ids": fields["prompt_ids"],
+            "response_ids": fields["completion_ids"], "response_mask": fields["env_mask"]}
+
+
+def _trl_environment_factory_replay(record: dict[str, Any], env: Environment, turns: list[dict[str, Any]]) -> Any:
+    """Reward of the record through TRL's environment_factory path: tool methods, then `EpisodeReward`."""
+    from rlvr.adapters.trl import task_row
+    from rlvr.adapters.trl_multiturn import EpisodeReward, environment_factory
+    from rlvr.environments.actions import TextTag, parse_actions
+
+    cls = environment_factory(env)
+    instance = cls()
+    row = {**task_row(record_task(record)), "rlvr_reference": record["reference"]}
+    instance.reset(**row)
+    completion: list[dict[str, Any]] = []
+    for turn in turns[:-1]:
+        calls = parse_actions(Message(role="assistant", content=turn["text"]), [TextTag.hermes()], native=False)
+        completion.append({"role": "assistant", "content": turn["text"]})
+        for call in calls:
+            # TRL answers an unparsable call with an error message, as rlvr does
+            answer = getattr(instance, call.name)(**call.arguments) if call.ok else f"Error: {call.error}"
+            completion.append({"role": "tool", "content": answer})
+    completion.append({"role": "assistant", "content": turns[-1]["text"]})
+    return EpisodeReward("rlvr_parity")(prompts=[record["prompt"]], completions=[completion],
+                                        environments=[instance])[0]
+
+
+# -- running replays -------------------------------------------------------------------------------
+def _replay_function(backend: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    import importlib
+
+    if backend not in REPLAY_BACKENDS:
+        raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(REPLAY_BACKENDS)}")
+    for target in REPLAY_BACKENDS[backend]:
+        module, _, name = target.partition(":")
+        fn: Callable[[dict[str, Any], Any], dict[str, Any]] | None = getattr(importlib.import_module(module), name,
+                                                                            None)
+        if fn is not None:
+            return fn
+    raise ConfigError(f"no replay function for {backend!r} (looked for {', '.join(REPLAY_BACKENDS[backend])})")
+
+
+def replay_records(backend: str, records: Sequence[dict[str, Any]], tokenizer: Any) -> list[dict[str, Any]]:
+    """Replay every record through `backend`'s replay function in this process.
+
+    Returns:
+        One dict per record: the replay's fields plus `id`; a record whose replay raised gets
+        `{"id", "error": "<type>: <message>"}` instead (the others still run).
+    """
+    fn = _replay_function(backend)
+    out = []
+    for record in records:
+        try:
+            result = dict(fn(record, tokenizer))
+        except Exception as exc:  # one broken record must not hide the others' results
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+        out.append({"id": record["id"], **result})
+    return out
+
+
+def compare_replay(record: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    """Differences between a replay result and the record's `expected` (empty when they agree).
+
+    Rewards must be equal (None for None); for multi-turn records the mask over the response must
+    equal `expected.loss_mask` and the response ids `expected.response_ids`.
+    """
+    if "error" in result:
+        return [f"replay failed: {result['error']}"]
+    expected = record["expected"]
+    problems = []
+    if result.get("reward") != expected["reward"]:
+        problems.append(f"reward {result.get('reward')!r} != expected {expected['reward']!r}")
+    if result.get("response_ids") != expected["response_ids"]:
+        problems.append("response ids differ")
+    if result.get("response_mask") != expected["loss_mask"]:
+        problems.append("loss mask differs")
+    if result.get("prompt_ids") != expected["prompt_ids"]:
+        problems.append("prompt ids differ")
+    return problems
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rlvr.runners.parity",
+                                     description="Build parity records or replay them through one backend.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("replay", help="replay a records file; print one JSON line per record")
+    rep.add_argument("--backend", required=True, choices=sorted(REPLAY_BACKENDS))
+    rep.add_argument("--records", required=True, type=Path)
+    rep.add_argument("--tokenizer", default="smollm2")
+    rep.add_argument("--output", type=Path, help="write the results as one JSON list here (default: stdout lines)")
+    rec = sub.add_parser("record", help="build records for an env; print them as JSON")
+    rec.add_argument("--env", required=True)
+    rec.add_argument("--env-args", default="{}", help="JSON object of factory arguments")
+    rec.add_argument("--tokenizer", default="smollm2")
+    rec.add_argument("--n-tasks", type=int, default=2)
+    args = parser.parse_args(argv)
+    tokenizer = load_tokenizer_for(args.tokenizer)
+    if args.command == "record":
+        records = build_records(args.env, json.loads(args.env_args), tokenizer, n_tasks=args.n_tasks)
+        print(json.dumps({"tokenizer": args.tokenizer, "records": records}))
+        return 0
+    data = json.loads(args.records.read_text())
+    results = replay_records(args.backend, data["records"], tokenizer)
+    if args.output is not None:
+        args.output.write_text(json.dumps(results))
+    else:
+        for line in results:
+            print(json.dumps(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

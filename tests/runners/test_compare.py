@@ -1,0 +1,121 @@
+"""`rlvr compare` without a trainer: backend parsing, curve readers, the HTML report, unavailable backends.
+
+Core venv. The report needs matplotlib (the trl/demo extras): those tests skip without it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rlvr.core.errors import ConfigError, MissingExtraError
+from rlvr.runners.cli import app
+from rlvr.runners.compare import parse_backends, read_trl_curve, read_verl_curve, require_matplotlib
+
+runner = CliRunner()
+
+
+def test_parse_backends() -> None:
+    assert parse_backends("trl, verl,trl") == ["trl", "verl"]
+    with pytest.raises(ConfigError, match="unknown: jax"):
+        parse_backends("trl,jax")
+    with pytest.raises(ConfigError, match="must list some of trl, verl, openrlhf"):
+        parse_backends(" , ")
+
+
+def test_missing_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what `import matplotlib` sees when it is not installed
+    with pytest.raises(MissingExtraError, match=r"pip install 'rlvr\[trl\]'"):
+        require_matplotlib()
+
+
+def test_curve_readers(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    # two lines as veRL's console logger prints them (verl/utils/logger/aggregate_logger.py), between other output
+    log.write_text("(TaskRunner pid=1) loading\n"
+                   "step:1 - critic/score/mean:0.25 - timing_s/step:10.0 - perf/total_num_tokens:4000 - "
+                   "perf/throughput:400.0\n"
+                   "(WorkerDict pid=2) something - else:1\n"
+                   "(TaskRunner pid=1) step:2 - critic/score/mean:0.5 - timing_s/step:8.0 - "
+                   "perf/total_num_tokens:2000 - perf/throughput:250.0\n")
+    rows = read_verl_curve(log)
+    assert [(r["step"], r["reward"], r["elapsed_s"], r["num_tokens"]) for r in rows] == [
+        (1.0, 0.25, 10.0, 4000.0), (2.0, 0.5, 18.0, 6000.0)]
+    assert read_verl_curve(tmp_path / "missing.log") == []
+    csv_path = tmp_path / "reward_curve.csv"
+    csv_path.write_text("step,reward,correct,num_tokens,elapsed_s\n1,0.5,0.5,100,2.0\n2,,nan,250,4.0\n")
+    assert read_trl_curve(csv_path) == [{"step": 1.0, "reward": 0.5, "correct": 0.5, "num_tokens": 100.0,
+                                         "elapsed_s": 2.0},
+                                        {"step": 2.0, "reward": None, "correct": None, "num_tokens": 250.0,
+                                         "elapsed_s": 4.0}]
+
+
+def _summary() -> dict[str, Any]:
+    records = [{"id": "a", "kind": "reference", "multi_turn": False, "status": "correct", "reward": 1.0},
+               {"id": "b", "kind": "error_reference", "multi_turn": False, "status": "error", "reward": None}]
+    trl = {"backend": "trl", "python": "/t/python", "status": "trained", "reason": "", "probe": {"cuda_devices": 0},
+           "parity": {"records": 2, "agree": 2, "wall_s": 3.0, "mismatches": [],
+                      "results": [{"id": "a", "reward": 1.0, "status": "correct"},
+                                  {"id": "b", "reward": None, "status": "error"}]},
+           "train": {"steps": 2, "wall_s": 20.0, "tokens_per_s": 120.0, "final_reward": 0.5,
+                     "curve": [{"step": 1.0, "reward": 0.25, "correct": 0.25, "no_answer": 0.75},
+                               {"step": 2.0, "reward": 0.5, "correct": 0.5, "no_answer": 0.5}]},
+           "command": ["python", "-m", "rlvr.runners.cli", "train"], "export_dir": None}
+    verl = {"backend": "verl", "python": "/v/python", "status": "dry-run", "reason": "no CUDA GPU visible",
+            "probe": {"cuda_devices": 0, "backend": "0.9.1"},
+            "parity": {"records": 2, "agree": 1, "wall_s": 9.0,
+                       "mismatches": [{"id": "b", "problems": ["reward 0.0 != expected None"]}],
+                       "results": [{"id": "a", "reward": 1.0}, {"id": "b", "reward": 0.0}]},
+            "train": None, "command": ["python", "-m", "verl.trainer.main_ppo", "a=<b>"], "export_dir": "/x"}
+    gone = {"backend": "openrlhf", "python": None, "status": "unavailable", "reason": "unavailable: not installed",
+            "probe": {}, "parity": None, "train": None, "command": None, "export_dir": None}
+    return {"env_id": "math/x-v1", "env_args": {"size": 4}, "model": "m", "steps": 2, "output": "/o",
+            "records": records, "backends": [trl, verl, gone], "created": "now", "report": ""}
+
+
+def test_report_embeds_every_plot_and_flags_disagreement(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from rlvr.runners.report import figures, write_report
+
+    summary = _summary()
+    plots = figures(summary)
+    assert set(plots) == {"reward_curves", "reward_agreement", "status_counts", "timing"}
+    for png in plots.values():
+        assert png is not None and base64.b64decode(png)[:4] == b"\x89PNG"
+    page = write_report(summary, tmp_path / "report.html").read_text()
+    assert len(re.findall(r"src='data:image/png;base64,", page)) == 4
+    assert "<b>verl</b> b: reward 0.0 != expected None" in page and "class='bad'" in page
+    assert "a=&lt;b&gt;" in page and "unavailable: not installed" in page  # escaped, and the reason shown
+    assert "http" not in page.replace("http-equiv", "")  # self-contained: nothing fetched
+    no_training = {**summary, "backends": [summary["backends"][2]], "records": []}
+    assert figures(no_training)["reward_curves"] is None
+    assert "Nothing to plot" in write_report(no_training, tmp_path / "empty.html").read_text()
+
+
+def test_compare_reports_unavailable_backends(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import importlib.util
+
+    if importlib.util.find_spec("verl") or importlib.util.find_spec("openrlhf"):
+        pytest.skip("this interpreter has a backend installed; the test needs one without")
+    out = tmp_path / "cmp"
+    result = runner.invoke(app, ["compare", "--env", "math/reasoning-gym-v1", "-a", "size=4", "--backends",
+                                 "verl,openrlhf", "--verl-python", sys.executable, "--openrlhf-python",
+                                 sys.executable, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert [b["status"] for b in summary["backends"]] == ["unavailable", "unavailable"]
+    assert "verl does not import" in summary["backends"][0]["reason"]
+    assert summary["backends"][0]["probe"]["rlvr"]
+    assert "openrlhf does not import" in (out / "report.html").read_text()
+    bad = runner.invoke(app, ["compare", "--env", "math/reasoning-gym-v1", "--backends", "trl,jax", "-o", str(out)])
+    assert bad.exit_code == 2 and "unknown: jax" in bad.output
+    env = runner.invoke(app, ["compare", "--env", "math/nope-v1", "--backends", "trl", "-o", str(tmp_path / "n")])
+    assert env.exit_code == 2 and "unknown environment" in env.output and not (tmp_path / "n").exists()
