@@ -13,7 +13,7 @@ import ast
 import threading
 from typing import Any
 
-__all__ = ["AST_LOCK", "literal_eval", "parse", "unparse"]
+__all__ = ["AST_LOCK", "literal_eval", "parse", "parse_expression", "unparse"]
 
 AST_LOCK = threading.RLock()
 
@@ -22,6 +22,12 @@ def parse(source: str) -> ast.Module:
     """`ast.parse` under `AST_LOCK` (raises SyntaxError like `ast.parse`)."""
     with AST_LOCK:
         return ast.parse(source)
+
+
+def parse_expression(source: str) -> ast.expr:
+    """The expression node of `ast.parse(source, mode="eval")`, under `AST_LOCK`."""
+    with AST_LOCK:
+        return ast.parse(source, mode="eval").body
 
 
 def unparse(node: ast.AST) -> str:

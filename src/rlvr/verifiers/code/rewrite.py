@@ -21,13 +21,15 @@ import ast
 import functools
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.verifiers.code import _ast
+from rlvr.verifiers.code.arith import evaluate_template, split_operand
 
 __all__ = [
-    "HARDENED_MODULE", "Instrumented", "Site", "evaluate_site", "harden_pytest", "instrument", "instrument_cached",
+    "HARDENED_MODULE", "PARENT_NAMES", "Instrumented", "Site", "evaluate_site", "harden_pytest", "instrument",
+    "instrument_cached", "judge_operands", "shadowed_names", "site_operands",
 ]
 
 HARDENED_MODULE = "_rlvr_strict"
@@ -58,6 +60,8 @@ class Site:
         negate: the assert is `not ...` (an odd number of `not`s).
         ops: comparison operator names (for 'compare').
         literals: operand index -> literal value kept in the parent.
+        templates: operand index -> (template source, number of leaves) for operands whose
+            arithmetic runs in the parent (`rlvr.verifiers.code.arith`).
         required: must be reached at least once.
         line: source line, for details.
         source: the assert's source text (shortened), for details.
@@ -72,6 +76,12 @@ class Site:
     required: bool
     line: int
     source: str
+    templates: dict[int, tuple[str, int]] = field(default_factory=dict)
+
+    @property
+    def n_slots(self) -> int:
+        """Values the child reports for this site (one per operand, one per leaf of a template)."""
+        return self.n_operands + sum(n - 1 for _template, n in self.templates.values())
 
 
 def _literal(node: ast.expr) -> Any:
@@ -89,8 +99,9 @@ def _split_lines(source: str) -> list[bytes]:
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, builtins: frozenset[str] = frozenset(), math_module: bool = False) -> None:
         self.lines = _split_lines(source)  # split once: `ast.get_source_segment` re-splits per call
+        self.builtins, self.math_module = builtins, math_module
         self.sites: list[Site] = []
         self.imports: set[str] = set()
         self._optional = 0
@@ -154,18 +165,22 @@ class _Rewriter(ast.NodeTransformer):
         else:
             kind, operands = "truth", [test]
         literals: dict[int, Any] = {}
+        templates: dict[int, tuple[str, int]] = {}
         elts: list[ast.expr] = []
         for i, operand in enumerate(operands):
             value = _literal(operand)
-            if value is _MISSING:
-                elts.append(operand)
-            else:
+            if value is not _MISSING:
                 literals[i] = value
                 elts.append(ast.Name(id="__rlvr_hole__", ctx=ast.Load()))
+                continue
+            template, leaves = split_operand(operand, self.builtins, self.math_module)
+            if leaves != [operand]:  # arithmetic around the leaves runs in the parent
+                templates[i] = (_ast.unparse(template), len(leaves))
+            elts.extend(leaves)
         index = len(self.sites)
         text = self.segment(node)
         self.sites.append(Site(index, kind, negate, ops, literals, len(operands), self._optional == 0, node.lineno,
-                               text if len(text) <= 200 else text[:197] + "..."))
+                               text if len(text) <= 200 else text[:197] + "...", templates))
         call = ast.Call(func=ast.Name(id="__rlvr_probe__", ctx=ast.Load()),
                         args=[ast.Constant(index), ast.Tuple(elts=elts, ctx=ast.Load())], keywords=[])
         return ast.copy_location(ast.Expr(value=call), node)
@@ -187,35 +202,106 @@ class Instrumented:
     imports: tuple[str, ...]
 
 
-def instrument(tests: str) -> tuple[str, list[Site]]:
+def instrument(tests: str, shadowed: frozenset[str] = frozenset()) -> tuple[str, list[Site]]:
     """Rewrite the asserts of `tests`; return the child's code and the parent's sites.
 
     Raises:
         SyntaxError: the test code does not parse.
     """
-    done = instrument_cached(tests)
+    done = instrument_cached(tests, shadowed)
     return done.code, list(done.sites)
 
 
+PARENT_NAMES = frozenset({"abs", "round", "math"})
+"""Names whose use in an assert operand may be computed in the parent (`arith`), unless rebound."""
+
+
+def _bound_names(tree: ast.AST) -> tuple[set[str], bool]:
+    """Names the code binds (assignments, defs, imports, parameters), and whether it does `import math`."""
+    bound: set[str] = set()
+    imports_math = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                if isinstance(node, ast.Import) and alias.name == "math" and name == "math":
+                    imports_math = True
+                else:
+                    bound.add(name)
+    return bound, imports_math
+
+
+def shadowed_names(code: str) -> frozenset[str]:
+    """The `PARENT_NAMES` that candidate `code` binds at any level (empty when it does not parse)."""
+    if not any(name in code for name in PARENT_NAMES):
+        return frozenset()
+    try:
+        bound, _ = _bound_names(_ast.parse(code))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+    return frozenset(bound & PARENT_NAMES)
+
+
 @functools.lru_cache(maxsize=2048)
-def instrument_cached(tests: str) -> Instrumented:
+def instrument_cached(tests: str, shadowed: frozenset[str] = frozenset()) -> Instrumented:
     """`instrument` plus the tests' imports, parsed once per distinct test source.
 
     Cached (2,048 sources): under GRPO every sample of a group is checked against the same tests,
     so the parse, rewrite and unparse (about 2-6 ms for a HumanEval test) run once per task.
 
+    Args:
+        tests: assert-style test code.
+        shadowed: `PARENT_NAMES` the candidate rebinds and the tests are meant to call (a task
+            whose function is named `round`): those stay in the child.
+
     Raises:
         SyntaxError: the test code does not parse (not cached: raised again on each call).
     """
     tree = _ast.parse(tests)
-    rewriter = _Rewriter(tests)
+    bound, imports_math = _bound_names(tree)
+    free = PARENT_NAMES - bound - shadowed
+    rewriter = _Rewriter(tests, frozenset(free - {"math"}), imports_math and "math" in free)
     tree = rewriter.visit(tree)  # no fix_missing_locations: the tree is unparsed, never compiled
     return Instrumented(_ast.unparse(tree), tuple(rewriter.sites), tuple(sorted(rewriter.imports)))
 
 
+def site_operands(site: Site, values: list[Any]) -> list[Any]:
+    """The operands of one assert from the child's `site.n_slots` decoded values.
+
+    Holes are filled from `site.literals`; template operands are computed here from their leaves.
+
+    Raises:
+        arith.TemplateRefused, ArithmeticError, TypeError, ValueError: a template could not be
+            computed (the assert fails).
+    """
+    operands, at = [], 0
+    for i in range(site.n_operands):
+        if i in site.literals:
+            operands.append(site.literals[i])
+            at += 1
+        elif i in site.templates:
+            template, n = site.templates[i]
+            operands.append(evaluate_template(template, values[at:at + n]))
+            at += n
+        else:
+            operands.append(values[at])
+            at += 1
+    return operands
+
+
 def evaluate_site(site: Site, values: list[Any]) -> bool:
-    """Re-evaluate one assert from the decoded operand values (holes filled from `site.literals`)."""
-    operands = [site.literals[i] if i in site.literals else values[i] for i in range(site.n_operands)]
+    """Re-evaluate one assert from the child's decoded values (see `site_operands`)."""
+    return judge_operands(site, site_operands(site, values))
+
+
+def judge_operands(site: Site, operands: list[Any]) -> bool:
+    """Whether the assert holds for these operand values (the comparison chain or truth value, negated if `not`)."""
     if site.kind == "truth":
         holds = bool(operands[0])
     else:

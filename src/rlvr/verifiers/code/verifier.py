@@ -65,7 +65,7 @@ from rlvr.verifiers.base import Verifier, VerifierConfig
 from rlvr.verifiers.code import _ast, _child
 from rlvr.verifiers.code.compare import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
-from rlvr.verifiers.code.rewrite import Site, evaluate_site, instrument_cached
+from rlvr.verifiers.code.rewrite import Site, instrument_cached, judge_operands, shadowed_names, site_operands
 from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioTests, as_test_spec
 
 __all__ = ["CodeConfig", "TestResult", "UnitTestVerifier", "score_code"]
@@ -179,7 +179,10 @@ class _Clock:
 
 
 def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
-    done = instrument_cached(spec.tests)
+    # a task whose function is named like a parent-computed builtin (MBPP's `round`-style names) keeps it in
+    # the child; with an entry point the tests call the candidate by that name, so builtins stay builtins
+    shadowed = frozenset() if spec.entry_point else shadowed_names(code)
+    done = instrument_cached(spec.tests, shadowed)
     sites = list(done.sites)
     imports = sorted(set(done.imports) | set(_imports(spec.setup))) if spec.setup.strip() else list(done.imports)
     nonce = secrets.token_hex(16)
@@ -241,16 +244,16 @@ def _site_failure(site: Site, record: dict[str, Any]) -> str | None:
     if "u" in record:
         return f"value is not a plain built-in value ({record['u']})"
     values = record.get("v")
-    if not isinstance(values, list) or len(values) != site.n_operands:
+    if not isinstance(values, list) or len(values) != site.n_slots:
         return "malformed probe record"
     try:
-        decoded = [_child.decode(v) for v in values]
-        ok = evaluate_site(site, decoded)
+        operands = site_operands(site, [_child.decode(v) for v in values])
+        ok = judge_operands(site, operands)
     except Exception as exc:  # a malformed record is the candidate's doing: a failure, not a crash
-        return f"could not evaluate ({type(exc).__name__})"
+        return f"could not evaluate ({type(exc).__name__}: {str(exc)[:100]})"
     if ok:
         return None
-    shown = ", ".join(repr(site.literals.get(i, v))[:80] for i, v in enumerate(decoded))
+    shown = ", ".join(repr(v)[:80] for v in operands)
     return f"assertion failed with operands ({shown})"
 
 
