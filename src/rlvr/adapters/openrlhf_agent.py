@@ -32,8 +32,9 @@ the token budget runs out first); `error` gives NaN reward/score (see `rlvr.adap
 from __future__ import annotations
 
 import copy
+import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,8 @@ from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, decode_label, extra_logs, tas
 from rlvr.adapters.tokens import EpisodeTokens
 from rlvr.core.errors import AdapterError, ConfigError, MissingExtraError
 from rlvr.core.types import Message, StepResult, Task, Verdict
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "CompletionOutput",
@@ -220,9 +223,11 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
                    llm_engine: Any, images: Any = None) -> dict[str, Any]:
     """`AgentExecutor.execute`: one rlvr episode in OpenRLHF's output format (module docstring).
 
-    An episode that cannot run (undecodable label, an environment that raises) ends with an `error`
-    verdict (NaN reward and score) instead of failing the whole rollout batch, as
-    `rlvr.runners.rollout.rollout_episode` does.
+    An episode that cannot run (undecodable label, an environment that raises, a prompt that leaves
+    no room to generate within `max_length`) ends with an `error` verdict (NaN reward and score, so
+    dynamic filtering drops its group) instead of failing the whole rollout batch, as
+    `rlvr.runners.rollout.rollout_episode` does. Failures of `llm_engine.generate` (the inference
+    engine, not the environment) propagate, as in OpenRLHF's own executors.
     """
     if images:
         raise AdapterError("rlvr's OpenRLHF agent is text-only; the row has images")
@@ -236,13 +241,16 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
     if tokens is None:  # nothing to generate: the prompt as OpenRLHF's own executors tokenise it, no actions
         state = _Rollout(hf_tokenizer(text=prompt, add_special_tokens=False)["input_ids"], want_logprobs)
         final = instance._final(instance.verdict)
+    elif len(tokens.prompt_ids) >= max_length:  # OpenRLHF would cut it from the left; rlvr will not cut an episode
+        state = _Rollout(tokens.prompt_ids, want_logprobs)
+        detail = (f"the episode prompt is {len(tokens.prompt_ids)} tokens, leaving no room to generate within "
+                  f"max_length={max_length}; raise --data.max_len")
+        _LOG.warning("rlvr OpenRLHF agent: %s (task %s)", detail, instance.task.id if instance.task else "?")
+        final = instance._final(Verdict.error(detail))
     else:
         state = _Rollout(tokens.prompt_ids, want_logprobs)
-        try:
-            final = await _turns(instance, tokens, state, prompt, label, sampling_params, max_length, hf_tokenizer,
-                                 llm_engine)
-        except Exception as exc:  # the env (or a tool) raised mid-episode
-            final = instance._final(Verdict.error(f"episode failed: {type(exc).__name__}: {exc}"))
+        final = await _turns(instance, tokens, state, prompt, label, sampling_params, max_length, hf_tokenizer,
+                             llm_engine)
     return {"prompt": prompt, "label": label, "images": images, "mm_train_inputs": None,
             "reward": float(final["rewards"].item()), "scores": float(final["scores"].item()),
             "observation_tokens": state.ids, "action_ranges": state.ranges, "rollout_log_probs": state.logprobs,
@@ -250,14 +258,24 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
             "extra_logs": {k: final["extra_logs"].get(k, 0.0) for k in EXTRA_LOG_KEYS}}
 
 
+async def _env_call(instance: Any, call: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """Await an environment call of the instance; an exception ends the episode with an `error` verdict."""
+    try:
+        return dict(await call)
+    except Exception as exc:  # the env (or a tool) raised mid-episode: a broken episode, never a crash of the batch
+        return dict(instance._final(Verdict.error(f"episode failed: {type(exc).__name__}: {exc}")))
+
+
 async def _turns(instance: Any, tokens: EpisodeTokens, state: _Rollout, prompt: str, label: str, sampling_params: Any,
                  max_length: int, hf_tokenizer: Any, llm_engine: Any) -> dict[str, Any]:
     """Alternate policy and environment until the episode ends or `max_length` ids are used; the final step."""
     while True:
-        context = tokens.context_ids() or []
+        context = tokens.context_ids()
+        if context is None:  # step() ends a misaligned episode; kept as a guard
+            return dict(instance._final(Verdict.error(f"token alignment failed: {tokens.misaligned}")))
         budget = max_length - len(context)
         if budget <= 0:
-            return dict(await instance.finish())
+            return await _env_call(instance, instance.finish())
         params = copy.deepcopy(sampling_params)
         cap = getattr(sampling_params, "max_tokens", None)
         params.max_tokens = budget if cap is None else min(cap, budget)
@@ -265,9 +283,9 @@ async def _turns(instance: Any, tokens: EpisodeTokens, state: _Rollout, prompt: 
         ids = list(output.token_ids)
         lps = _logprobs(output, ids) if state.logprobs is not None else None
         state.add_action(ids, lps, output.finish_reason == "length")
-        step = await instance.step({"observation_text": prompt, "action_text":
-                                    hf_tokenizer.decode(ids, skip_special_tokens=True), "action_ids": ids,
-                                    "action_logprobs": lps, "label": label, "sampling_params": params})
+        step = await _env_call(instance, instance.step({
+            "observation_text": prompt, "action_text": hf_tokenizer.decode(ids, skip_special_tokens=True),
+            "action_ids": ids, "action_logprobs": lps, "label": label, "sampling_params": params}))
         if step["done"]:
             return dict(step)
         state.add_feedback(step["environment_feedback_ids"])
@@ -314,11 +332,15 @@ def agent_classes(env_id: str, env_args: Mapping[str, Any] | None = None) -> tup
 
     Raises:
         MissingExtraError: openrlhf is not installed.
+        ConfigError: the env cannot be built from `env_id` / `env_args` (see `check_reward_setup`).
     """
     require_openrlhf()
     from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 
+    from rlvr.adapters.openrlhf import check_reward_setup
+
     args = dict(env_args or {})
+    check_reward_setup(env_id, args, None)  # build the env now: a broken setup fails when OpenRLHF loads the file
     instance_cls = type("AgentInstance", (_InstanceMixin, AgentInstanceBase), {
         "_rlvr_env_id": env_id, "_rlvr_env_args": args, "__init__": _InstanceMixin.__init__,
         "__doc__": f"OpenRLHF agent instance for rlvr's {env_id} (rlvr.adapters.openrlhf_agent.agent_classes).",
