@@ -114,6 +114,8 @@ cleanup() {  # Ray clusters veRL/OpenRLHF started and left behind after a timeou
 }
 trap cleanup EXIT
 
+# rlvr compare writes only into a new folder or an earlier compare's: drop this script's own dry-run files
+rm -rf "$OUT/dry-run"
 echo "== rlvr compare (train timeout $TRAIN_TIMEOUT s per backend, $COMPARE_TIMEOUT s in all)"
 status=0
 timeout --signal=INT --kill-after=20 "$COMPARE_TIMEOUT" "${compare_cmd[@]}" 2>&1 | tee "$OUT/gpu_check.log" || status=$?

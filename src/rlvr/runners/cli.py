@@ -368,12 +368,17 @@ def train(
     n_gpus: Annotated[int, typer.Option(min=1, help="verl/openrlhf: GPUs to train on.")] = 1,
 ) -> None:
     """Train a model on an environment with a trainer backend (needs that backend's extra)."""
+    if backend not in ("trl", *_EXTERNAL):
+        raise _fail(ConfigError(f"--backend must be one of trl, {', '.join(_EXTERNAL)}; got {backend!r}"))
     if backend in _EXTERNAL:
         _train_external(backend, env, env_arg, model, steps, output, trainer_arg, backend_python, dry_run, n_gpus)
         return
     if dry_run or backend_python is not None:
         raise _fail(ConfigError("--dry-run and --backend-python are for --backend verl|openrlhf; "
                                 "trl trains in this process"))
+    if n_gpus != 1:
+        raise _fail(ConfigError("--n-gpus is for --backend verl|openrlhf; trl uses the devices this process sees "
+                                "(CUDA_VISIBLE_DEVICES; for several GPUs launch it with accelerate)"))
     from rlvr.runners.train import train_command  # type: ignore[import-not-found,unused-ignore]  # lazy
 
     try:
@@ -430,6 +435,8 @@ def _train_external(backend: str, env: str, env_arg: list[str] | None, model: st
         console.print(f"dry run: export in {run.export_dir}; command in {run.output / 'command.sh'}:",
                       highlight=False)
         console.print(escape(shlex.join(run.command)), highlight=False, soft_wrap=True)
+        for note in run.notes:
+            _warn(note)
         return
     if run.exit_code != 0:
         err_console.print(f"[red]error:[/red] {backend} exited with code {run.exit_code} after {run.wall_s:.0f} s; "

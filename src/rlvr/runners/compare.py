@@ -33,6 +33,7 @@ import csv
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -47,6 +48,7 @@ from rlvr.runners.backends import (
     TIMEOUT_EXIT_CODE,
     Probe,
     backend_python,
+    interrupt_on_terminate,
     probe,
     run_backend,
     run_streaming,
@@ -70,7 +72,9 @@ class BackendResult:
         backend: 'trl', 'verl' or 'openrlhf'.
         python: the interpreter used (None when it could not be chosen).
         status: 'trained', 'dry-run' (files and command only: no GPU), 'failed' (training exited
-            non-zero) or 'unavailable' (the interpreter lacks rlvr or the backend).
+            non-zero), 'interrupted' (Ctrl-C/SIGTERM during its steps; partial curve kept), 'skipped'
+            (not reached: the comparison was interrupted before it) or 'unavailable' (the interpreter
+            lacks rlvr or the backend).
         reason: why it is not 'trained' ('' when it is).
         probe: the interpreter's report (versions, `cuda_devices`).
         parity: {"records", "agree", "wall_s", "mismatches": [{"id", "problems"}], "results": [...]}, or
@@ -241,8 +245,14 @@ def _env_flags(env_args: dict[str, Any]) -> list[str]:
     return flags
 
 
+INTERRUPTED_EXIT_CODE = 130
+"""Exit code recorded for a training run stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells do)."""
+
+
 def _finish(result: BackendResult, code: int, timeout_s: float | None) -> None:
-    if code == 0:
+    if code == INTERRUPTED_EXIT_CODE:
+        result.status, result.reason = "interrupted", "stopped by Ctrl-C/SIGTERM; the curve so far is kept"
+    elif code == 0:
         result.status, result.reason = "trained", ""
     elif code == TIMEOUT_EXIT_CODE and timeout_s is not None:
         result.status, result.reason = "failed", f"stopped at the time limit ({timeout_s:g} s)"
@@ -260,10 +270,16 @@ def _train_trl(result: BackendResult, python: str, env: str, env_args: dict[str,
         command += ["--trainer-arg", f"{key}={value}"]
     result.command = command
     start = time.monotonic()
-    code = run_streaming(command, log_path=output / "trl.log", echo=echo, timeout_s=timeout_s)
-    rows = read_trl_curve(run_dir / "reward_curve.csv")
-    result.train = _train_summary(rows, time.monotonic() - start, code, run_dir)
-    _finish(result, code, timeout_s)
+    code = -1
+    try:
+        code = run_streaming(command, log_path=output / "trl.log", echo=echo, timeout_s=timeout_s)
+    except KeyboardInterrupt:
+        code = INTERRUPTED_EXIT_CODE
+        raise
+    finally:  # also on an interrupt: the child kept its partial curve
+        rows = read_trl_curve(run_dir / "reward_curve.csv")
+        result.train = _train_summary(rows, time.monotonic() - start, code, run_dir)
+        _finish(result, code, timeout_s)
 
 
 def _train_external(result: BackendResult, found: Probe, env: str, env_args: dict[str, Any], model: str,
@@ -283,18 +299,24 @@ def _train_external(result: BackendResult, found: Probe, env: str, env_args: dic
     for key, value in trainer_args.items():
         command += ["--trainer-arg", f"{key}={value}"]
     start = time.monotonic()
-    code = run_streaming(command, log_path=output / f"{backend}.log", echo=echo, timeout_s=timeout_s)
-    wall = time.monotonic() - start
-    run_info = run_dir / "run.json"
-    if run_info.is_file():
-        info = json.loads(run_info.read_text())
-        result.command, result.export_dir = info.get("command"), info.get("export_dir")
-    if backend == "verl":
-        rows = read_verl_curve(run_dir / "train.log")
-    else:
-        rows = read_openrlhf_curve(python, run_dir / "export" / "openrlhf" / "tensorboard")
-    result.train = _train_summary(rows, wall, code, run_dir)
-    _finish(result, code, timeout_s)
+    code = -1
+    try:
+        code = run_streaming(command, log_path=output / f"{backend}.log", echo=echo, timeout_s=timeout_s)
+    except KeyboardInterrupt:
+        code = INTERRUPTED_EXIT_CODE
+        raise
+    finally:  # also on an interrupt: report the steps logged so far
+        wall = time.monotonic() - start
+        run_info = run_dir / "run.json"
+        if run_info.is_file():
+            info = json.loads(run_info.read_text())
+            result.command, result.export_dir = info.get("command"), info.get("export_dir")
+        if backend == "verl":
+            rows = read_verl_curve(run_dir / "train.log")
+        else:
+            rows = read_openrlhf_curve(python, run_dir / "export" / "openrlhf" / "tensorboard")
+        result.train = _train_summary(rows, wall, code, run_dir)
+        _finish(result, code, timeout_s)
 
 
 def _tail(text: str, lines: int = 4) -> str:
@@ -362,7 +384,7 @@ def _probe_all(backends: Sequence[str], pythons: dict[str, str | None]) -> list[
     for backend in backends:
         result = BackendResult(backend=backend)
         try:
-            python = backend_python(backend, pythons.get(backend))
+            python = backend_python(backend, pythons.get(backend), flag=f"--{backend}-python")
         except ConfigError as exc:
             result.reason = f"unavailable: {exc}"
             out.append((result, None))
@@ -399,7 +421,8 @@ def compare_command(
         env: environment id.
         env_args: its factory arguments.
         backends: names from `COMPARE_BACKENDS`.
-        output: the output folder (created; files in it are replaced).
+        output: the output folder: new, empty, or an earlier comparison's (whose results are removed
+            first; other files are kept).
         steps: training steps per backend.
         model: model folder or Hub id, or 'smollm2' (the embedded SmolLM2-135M-Instruct); its tokenizer
             builds the parity records.
@@ -416,7 +439,10 @@ def compare_command(
         The summary (also written to `output/summary.json`).
 
     Raises:
-        ConfigError: unknown backend or env, bad steps.
+        ConfigError: unknown backend or env, bad steps, an output folder that is a file or holds
+            other files but no earlier comparison.
+        KeyboardInterrupt: Ctrl-C or SIGTERM, after stopping the running trainer's process group and
+            writing the partial summary and report.
         MissingExtraError: matplotlib is missing (the report's plots). Parity records that cannot be
             built (no interpreter with transformers) are reported per backend, not raised.
     """
@@ -425,51 +451,123 @@ def compare_command(
     names = parse_backends(",".join(backends))
     require_matplotlib()
     from rlvr.environments.registry import make
-    from rlvr.runners.report import write_report
 
     args = dict(env_args or {})
     make(env, **args).close()  # an unknown env or bad argument fails before anything is written
     output = Path(output).resolve()
-    (output / "parity").mkdir(parents=True, exist_ok=True)
+    _prepare_output(output)
     stream = echo if echo is not None else sys.stderr
     summary = CompareSummary(env_id=env, env_args=args, model=model, steps=steps, output=str(output),
                              created=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
-    probed = _probe_all(names, pythons or {})
-    tokenizer = _tokenizer_name(model)
-    usable = [found.python for _, found in probed if found is not None]
-    records: list[dict[str, Any]] = []
-    records_error = None
-    if usable:
+    probed: list[tuple[BackendResult, Probe | None]] = []
+    with interrupt_on_terminate():  # SIGTERM stops the running backend's process group, like Ctrl-C
         try:
-            records = _build_records(env, args, tokenizer, n_tasks, usable)
-        except RlvrError as exc:  # reported per backend; training and dry runs still go ahead
-            records_error = f"parity records could not be built: {exc}"
-    records_path = output / "parity" / "records.json"
-    records_path.write_text(json.dumps({"tokenizer": tokenizer, "records": records}))
-    summary.records = [{"id": r["id"], "kind": r["kind"], "multi_turn": r["multi_turn"],
-                        "status": r["expected"]["status"], "reward": r["expected"]["reward"]} for r in records]
-    for result, found in probed:
-        summary.backends.append(result)
-        if found is None:
-            result.status = "unavailable"
+            probed = _probe_all(names, pythons or {})
+            tokenizer = _tokenizer_name(model)
+            usable = [found.python for _, found in probed if found is not None]
+            records: list[dict[str, Any]] = []
+            records_error = None
+            if usable:
+                try:
+                    records = _build_records(env, args, tokenizer, n_tasks, usable)
+                except RlvrError as exc:  # reported per backend; training and dry runs still go ahead
+                    records_error = f"parity records could not be built: {exc}"
+            records_path = output / "parity" / "records.json"
+            records_path.write_text(json.dumps({"tokenizer": tokenizer, "records": records}))
+            summary.records = [{"id": r["id"], "kind": r["kind"], "multi_turn": r["multi_turn"],
+                                "status": r["expected"]["status"], "reward": r["expected"]["reward"]}
+                               for r in records]
+            for result, found in probed:
+                summary.backends.append(result)
+                if found is None:
+                    result.status = "unavailable"
+                    continue
+                # until _run_one finishes it, an interrupt leaves this backend 'interrupted'
+                result.status, result.reason = "interrupted", "stopped by Ctrl-C/SIGTERM before it finished"
+                try:
+                    _run_one(result, found, env, args, model, steps, output, records_error, records_path, records,
+                             tokenizer, (trainer_args or {}).get(result.backend, {}), train, train_timeout_s, stream)
+                except RlvrError as exc:  # e.g. a --verl-arg veRL rejects: this backend fails, the others still run
+                    result.status, result.reason = "failed", str(exc)
+        except KeyboardInterrupt:  # keep what ran: a partial report, then stop as interrupted
+            _mark_interrupted(summary, names, probed)
+            _write_outputs(summary, output)
+            print(f"rlvr compare: interrupted; partial report in {output / 'report.html'}", file=stream)
+            raise
+    _write_outputs(summary, output)
+    return summary
+
+
+def _prepare_output(output: Path) -> None:
+    """Create `output`, or clear the previous comparison's results in it (never other files).
+
+    A non-empty folder must be an earlier `rlvr compare` output (it has `parity/records.json` or
+    `summary.json`); its summary, report, parity records and every backend's folder, log and parity
+    results are removed, so the folder never mixes runs (a failed run cannot show an earlier curve).
+
+    Raises:
+        ConfigError: `output` is a file, or a non-empty folder that is not a compare output.
+    """
+    if output.exists() and not output.is_dir():
+        raise ConfigError(f"--output {str(output)!r} is a file; give a folder for report.html and summary.json")
+    if output.is_dir() and any(output.iterdir()):
+        if not ((output / "summary.json").is_file() or (output / "parity" / "records.json").is_file()):
+            raise ConfigError(f"--output {str(output)!r} is not empty and holds no earlier `rlvr compare` results; "
+                              "choose a new or empty folder (rlvr compare replaces only its own files)")
+        stale = [output / "summary.json", output / "report.html", output / "parity" / "records.json"]
+        for name in COMPARE_BACKENDS:
+            stale += [output / f"{name}.log", output / "parity" / f"{name}.json"]
+            if (output / name).is_dir():
+                shutil.rmtree(output / name)
+        for path in stale:
+            path.unlink(missing_ok=True)
+    (output / "parity").mkdir(parents=True, exist_ok=True)
+
+
+def _mark_interrupted(summary: CompareSummary, names: Sequence[str],
+                      probed: Sequence[tuple[BackendResult, Probe | None]] = ()) -> None:
+    """After an interrupt: add the backends not reached, 'skipped' (or 'unavailable' when probed so).
+
+    The backend in progress is already 'interrupted' (set before its steps start).
+    """
+    reached = {b.backend for b in summary.backends}
+    known = {result.backend: (result, found) for result, found in probed}
+    for name in names:
+        if name in reached:
             continue
-        if records_error is not None:
-            result.parity = {"error": records_error, "records": 0, "agree": 0, "wall_s": 0.0}
+        result, found = known.get(name, (BackendResult(backend=name), None))
+        if found is None and name in known:
+            result.status = "unavailable"
         else:
-            print(f"rlvr compare: {result.backend}: parity replay of {len(records)} records", file=stream)
-            _parity(result, found.python, records_path, records, tokenizer, output)
-        own_args = (trainer_args or {}).get(result.backend, {})
-        if not train:
-            result.status, result.reason = "dry-run", "training skipped (--no-train)"
-            if result.backend in EXTERNAL_BACKENDS:
-                run = run_backend(result.backend, env, args, model, steps, output / result.backend, own_args,
-                                  backend_python_path=found.python, dry_run=True)
-                result.command, result.export_dir = run.command, str(run.export_dir)
-        elif result.backend == "trl":
-            print(f"rlvr compare: trl: training {steps} steps", file=stream)
-            _train_trl(result, found.python, env, args, model, steps, output, own_args, stream, train_timeout_s)
-        else:
-            _train_external(result, found, env, args, model, steps, output, own_args, stream, train_timeout_s)
+            result.status, result.reason = "skipped", "not run: the comparison was interrupted before it"
+        summary.backends.append(result)
+
+
+def _write_outputs(summary: CompareSummary, output: Path) -> None:
+    from rlvr.runners.report import write_report
+
     summary.report = str(write_report(summary.to_json(), output / "report.html"))
     (output / "summary.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n")
-    return summary
+
+
+def _run_one(result: BackendResult, found: Probe, env: str, args: dict[str, Any], model: str, steps: int,
+             output: Path, records_error: str | None, records_path: Path, records: list[dict[str, Any]],
+             tokenizer: str, own_args: dict[str, str], train: bool, train_timeout_s: float | None,
+             stream: IO[str]) -> None:
+    """One backend's parity replay and training (or dry run)."""
+    if records_error is not None:
+        result.parity = {"error": records_error, "records": 0, "agree": 0, "wall_s": 0.0}
+    else:
+        print(f"rlvr compare: {result.backend}: parity replay of {len(records)} records", file=stream)
+        _parity(result, found.python, records_path, records, tokenizer, output)
+    if not train:
+        result.status, result.reason = "dry-run", "training skipped (--no-train)"
+        if result.backend in EXTERNAL_BACKENDS:
+            run = run_backend(result.backend, env, args, model, steps, output / result.backend, own_args,
+                              backend_python_path=found.python, dry_run=True)
+            result.command, result.export_dir = run.command, str(run.export_dir)
+    elif result.backend == "trl":
+        print(f"rlvr compare: trl: training {steps} steps", file=stream)
+        _train_trl(result, found.python, env, args, model, steps, output, own_args, stream, train_timeout_s)
+    else:
+        _train_external(result, found, env, args, model, steps, output, own_args, stream, train_timeout_s)

@@ -211,7 +211,8 @@ def _mismatches(backends: list[dict[str, Any]]) -> str:
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #ccc;padding:4px 8px;
 vertical-align:top;text-align:left}th{background:#f3f3f3}td.ok{background:#eaf7ea}td.bad{background:#fbe3e3}
-tr.unavailable td{color:#888}pre{background:#f6f6f6;padding:8px;white-space:pre-wrap;word-break:break-all;
+tr.unavailable td,tr.skipped td{color:#888}tr.interrupted td,tr.failed td{background:#fff4e5}
+pre{background:#f6f6f6;padding:8px;white-space:pre-wrap;word-break:break-all;
 font-size:0.8em}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}"""
 
 
@@ -236,7 +237,7 @@ def render_html(summary: dict[str, Any]) -> str:
 <style>{_CSS}</style></head><body>
 <h1>rlvr compare: {_e(summary['env_id'])}</h1>
 <p>Environment arguments: {_e(args or 'none')}. Model: <code>{_e(summary.get('model'))}</code>.
-Steps per backend: {_e(summary.get('steps'))}. Written {_e(summary.get('created'))}.</p>
+Steps per backend: {_e(summary.get('steps'))}. Started {_e(summary.get('created'))}.</p>
 <h2>Backends</h2>
 <table><tr><th>backend</th><th>status</th><th>why</th><th>interpreter</th><th>parity (agree/records)</th>
 <th>steps</th><th>final reward</th><th>wall s</th><th>tokens/s</th></tr>
