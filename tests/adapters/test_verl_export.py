@@ -116,7 +116,7 @@ def test_export_refuses_non_empty_folder_and_bad_sizes(st_env: Any, tmp_path: Pa
         export_verl(st_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS)
     assert (tmp_path / "keep.txt").exists()
     export_verl(st_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, limit=1, overwrite=True)
-    assert not (tmp_path / "keep.txt").exists()
+    assert (tmp_path / "keep.txt").exists()  # overwrite replaces the export's files only (test_verl_review.py)
     with pytest.raises(ConfigError, match="val_size"):
         export_verl(st_env, tmp_path / "b", env_id=ST_ID, env_args=ST_ARGS, val_size=6)
     with pytest.raises(ConfigError, match="limit"):

@@ -31,23 +31,32 @@ first sample). There is no `reward` key (veRL's validation adds its own `reward`
 (`rlvr.adapters.verl_agent`) runs the rlvr episode and sets the reward itself; veRL then skips its
 reward loop for that sample (`AgentLoopWorker._compute_score` only runs when `reward_score is None`).
 
-Error verdicts (the grader broke: `status="error"`, `reward=None`). veRL 0.9.1 has no per-sample
-reward mask: the score goes into `rm_scores` as is. A NaN score makes the GRPO group mean/std NaN, so
-every advantage of the group and the loss become NaN, and the FSDP engine then skips the whole
-optimizer step (`workers/engine/fsdp/transformer_impl.py`: "if grad_norm is not finite, skip the
-update"). A 0 would be learned as a wrong answer. What veRL does support is a *failed rollout*: an
-exception in a session's agent loop or reward computation marks the prompt's group `failure`
-(`trainer/ppo/v1/agent_loop_tq.py`); the failed trajectory is never written to the replay buffer, so
-it is not trained on, the error is logged with its traceback, and with
-`trainer.v1.sampler.sync_refill_failed_groups=True` the group is evicted and refilled
-(`replay_buffer.py`, metric `training/rollout_failure/evicted_samples`). So by default
-(`on_error="raise"`) an error verdict raises `ErrorVerdict` naming the task and the verifier's
-detail. `on_error="nan"` returns a NaN score instead (loud in the logs, costs the optimizer step);
-use it with the legacy trainer (`trainer.use_v1=False`) or a colocated reward model, where rewards
-are computed after sampling and an exception stops the run.
-Set it in the generated `reward.py` / `agent_loop.yaml` (`export_verl(..., on_error=...)`) or per run
-with `+reward.custom_reward_function.reward_kwargs.on_error=nan` (veRL merges `reward_kwargs` into
-every call). Either way the status is in `reward_extra_info["rlvr_status"]` for scored samples.
+Error verdicts (the grader broke: `status="error"`, `reward=None`) are never scored 0 (a 0 would be
+learned as a wrong answer). veRL 0.9.1 has no per-sample reward mask, but its default trainer, the v1
+trainer that `main_ppo` runs (`trainer.use_v1=True`, which `verl_overrides` pins), drops failed
+rollouts: each rollout (agent loop + streaming reward, `AgentLoopWorkerTQ._run_prompt` in
+`trainer/ppo/v1/agent_loop_tq.py`) runs as its own task; an exception is logged with its traceback,
+the trajectory is never written to the TransferQueue, and the prompt's group is tagged `failure`.
+The sync `ReplayBuffer` (`trainer/ppo/v1/replay_buffer.py`) still samples the group's other
+trajectories (GRPO normalises over the ones that exist), a group with none adds nothing to the step,
+and only a batch in which *no* group has a trajectory stops veRL (RuntimeError: every rollout of the
+batch failed, i.e. the grader is broken for everything). `trainer.v1.sampler.sync_refill_failed_groups=True`
+(opt-in) evicts trajectory-less groups and refills them with fresh prompts instead (metric
+`training/rollout_failure/evicted_samples`). So by default (`on_error="raise"`) an error verdict
+raises `ErrorVerdict` naming the task and the verifier's detail. Validation metrics count no error
+verdict as 0 (rlvr emits no `acc` key, the only one veRL pads for failed sessions).
+
+`on_error="nan"` returns a NaN score instead: veRL's GRPO then gives the whole group NaN advantages,
+the mini-batch loss and grad norm are NaN and the FSDP engine skips that optimizer step
+(`workers/engine/fsdp/transformer_impl.py`: "if grad_norm is not finite, skip the update"): loud in
+the logs, never a fake 0, but it costs the update. The legacy trainer (`trainer.use_v1=False`,
+`main_ppo_v0.py` + `ray_trainer.py`) gathers rollouts without tolerating exceptions (one error verdict
+would stop the run) and has no group filter, so `verl_overrides` adds
+`+reward.custom_reward_function.reward_kwargs.on_error=nan` when `trainer_args` select it.
+Set the mode in the generated `reward.py` / `agent_loop.yaml` (`export_verl(..., on_error=...)`) or
+per run with `+reward.custom_reward_function.reward_kwargs.on_error=nan|raise` (veRL merges
+`reward_kwargs` into every `compute_score` call; `RlvrAgentLoop` reads the same key, and it wins over
+the YAML). Either way the status is in `reward_extra_info["rlvr_status"]` for scored samples.
 """
 
 from __future__ import annotations
@@ -56,12 +65,12 @@ import importlib.util
 import json
 import math
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlvr.adapters.export import (
+    MANIFEST_NAME,
     ExportManifest,
     cached_env,
     decode_reference,
@@ -80,6 +89,7 @@ __all__ = [
     "AGENT_LOOP_TARGET",
     "AGENT_NAME",
     "ON_ERROR",
+    "ON_ERROR_KEY",
     "ErrorVerdict",
     "compute_score",
     "export_verl",
@@ -98,6 +108,9 @@ AGENT_NAME = "rlvr_agent"
 
 AGENT_LOOP_TARGET = "rlvr.adapters.verl_agent.RlvrAgentLoop"
 """Hydra `_target_` of the agent loop (instantiated by veRL's `AgentLoopWorker._run_agent_loop`)."""
+
+ON_ERROR_KEY = "reward.custom_reward_function.reward_kwargs.on_error"
+"""Config key that sets `on_error` per run, for `compute_score` (veRL passes `reward_kwargs`) and `RlvrAgentLoop`."""
 
 ON_ERROR: tuple[str, ...] = ("raise", "nan")
 """What an error verdict becomes in veRL (module docstring): a failed rollout, or a NaN score."""
@@ -190,13 +203,26 @@ def _select(env: Environment, limit: int | None, val_size: int) -> tuple[list[Ta
     return tasks[: wanted - val_size], tasks[wanted - val_size :]
 
 
+EXPORT_FILES: tuple[str, ...] = ("train.parquet", "val.parquet", REWARD_FILE, AGENT_CONFIG_FILE, MANIFEST_NAME)
+"""Every file `export_verl` may write; `overwrite` replaces exactly these (stale ones included)."""
+
+
 def _prepare_dir(directory: Path, overwrite: bool) -> None:
+    """Create `directory`; with `overwrite`, remove the files a previous export wrote and nothing else.
+
+    Anything else in the folder stays: veRL's checkpoints (`verl_overrides` puts them in
+    `<directory>/checkpoints`, and `trainer.resume_mode=auto` resumes from them) and the user's own files.
+    """
     if directory.exists() and not directory.is_dir():
         raise ConfigError(f"{directory} exists and is not a folder; choose another output folder")
     if directory.is_dir() and any(directory.iterdir()):
         if not overwrite:
             raise ConfigError(f"{directory} is not empty; pass overwrite=True (--overwrite) or choose an empty folder")
-        shutil.rmtree(directory)
+        for name in EXPORT_FILES:
+            path = directory / name
+            if path.is_dir() and not path.is_symlink():
+                raise ConfigError(f"{path} is a folder where the export writes a file; move it away")
+            path.unlink(missing_ok=True)
     directory.mkdir(parents=True, exist_ok=True)
 
 
@@ -256,7 +282,8 @@ def export_verl(
         env_args: factory keyword arguments (JSON-serialisable).
         limit: number of training rows (default: all tasks minus `val_size`).
         val_size: rows for `val.parquet`, the tasks after the training rows (0: no validation file).
-        overwrite: replace a non-empty folder.
+        overwrite: write into a non-empty folder, replacing the files of a previous export (other files,
+            e.g. veRL checkpoints under `checkpoints/`, stay).
         on_error: 'raise' or 'nan', what an error verdict becomes (module docstring).
 
     Returns:
@@ -320,8 +347,11 @@ def verl_overrides(
     Sets the data files, the reward function (`reward.custom_reward_function.path/name`), the agent
     loop config (multi-turn), the model, GRPO (no critic) with 4 rollouts per prompt, vLLM rollout, batch sizes
     that fit the data (up to 32 prompts per step), `trainer.total_training_steps=steps`, a console
-    logger and checkpoints under `<directory>/checkpoints`. `trainer_args` (hydra overrides) come
-    last and replace rlvr's value of the same key.
+    logger, checkpoints under `<directory>/checkpoints` and veRL's v1 trainer (`trainer.use_v1=True`,
+    which drops failed rollouts; module docstring). A model path that exists locally is made absolute.
+    `trainer_args` (hydra overrides) come last and replace rlvr's value of the same key; when they
+    select the legacy trainer (`trainer.use_v1=False`) and set no `on_error`, error verdicts score NaN
+    (`+reward.custom_reward_function.reward_kwargs.on_error=nan`) so that one does not stop the run.
 
     Args:
         directory: folder written by `export_verl`.
@@ -345,6 +375,9 @@ def verl_overrides(
     train = manifest.path(directory, "train")
     val = manifest.path(directory, "val") if "val" in manifest.files else train
     batch = _batch_size(manifest.n_train, n_gpus)
+    local = Path(model).expanduser()
+    if local.exists():  # a local folder: absolute, since `rlvr train` starts veRL in its output folder
+        model = str(local.resolve())
     ours = [
         f"data.train_files={train}",
         f"data.val_files={val}",
@@ -367,6 +400,7 @@ def verl_overrides(
         "trainer.project_name=rlvr",
         f"trainer.experiment_name={re.sub(r'[^A-Za-z0-9_.-]+', '_', manifest.env_id)}",
         f"trainer.default_local_dir={directory / 'checkpoints'}",
+        "trainer.use_v1=True",  # the trainer that drops failed rollouts (error verdicts; module docstring)
     ]
     if "val" not in manifest.files:
         ours += ["trainer.val_before_train=False", "trainer.test_freq=-1"]
@@ -375,7 +409,16 @@ def verl_overrides(
                  "actor_rollout_ref.rollout.multi_turn.enable=True"]
     extra = list(trainer_args or [])
     replaced = {_override_key(o) for o in extra}
+    if _legacy_trainer(extra) and ON_ERROR_KEY not in replaced:
+        # the legacy trainer stops the run on any exception in a rollout: score error verdicts NaN there
+        extra.append(f"+{ON_ERROR_KEY}=nan")
     return [o for o in ours if _override_key(o) not in replaced] + extra
+
+
+def _legacy_trainer(overrides: Sequence[str]) -> bool:
+    """True when `overrides` select veRL's legacy trainer (`trainer.use_v1=false`, the last one wins)."""
+    values = [o.split("=", 1)[1] for o in overrides if "=" in o and _override_key(o) == "trainer.use_v1"]
+    return bool(values) and values[-1].strip().strip("'\"").lower() in ("false", "0", "no", "off")
 
 
 def verl_command(

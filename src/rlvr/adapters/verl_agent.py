@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
 from verl.workers.rollout.replica import TokenOutput
 
@@ -96,13 +97,16 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
 
     Args:
         *args: veRL's `AgentLoopBase` arguments (trainer_config, server_manager, tokenizer, ...).
-        on_error: 'raise' or 'nan', what an error verdict becomes (from `agent_loop.yaml`).
+        on_error: 'raise' or 'nan', what an error verdict becomes (from `agent_loop.yaml`); the run's
+            `reward.custom_reward_function.reward_kwargs.on_error`, when set, wins.
         **kwargs: veRL's keyword arguments (`tools`, `name`, ... are accepted and unused).
     """
 
     def __init__(self, *args: Any, on_error: str = "raise", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.on_error = _check_on_error(on_error)
+        reward_kwargs = OmegaConf.select(self.config, "reward.custom_reward_function.reward_kwargs") or {}
+        # the per-run setting (`verl_overrides` sets it for the legacy trainer) wins over the YAML's
+        self.on_error = _check_on_error(reward_kwargs.get("on_error", on_error))
         self.prompt_length = int(self.rollout_config.prompt_length)
         self.response_length = int(self.rollout_config.response_length)
 
