@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MANIFEST_NAME",
     "ExportManifest",
+    "absolute_paths",
     "cached_env",
     "close_cached_envs",
     "decode_reference",
@@ -79,6 +81,30 @@ class ExportManifest:
         if role not in self.files:
             raise AdapterError(f"export in {directory} has no {role!r} file (has: {', '.join(sorted(self.files))})")
         return (Path(directory) / self.files[role]).resolve()
+
+
+def absolute_paths(env_args: Mapping[str, Any], cwd: Path | None = None) -> dict[str, Any]:
+    """`env_args` with every relative path that exists from `cwd` (default: the current folder) made absolute.
+
+    veRL and OpenRLHF import the reward/agent files in Ray worker processes whose working folder is
+    not the one `rlvr export` ran in, so `{"path": "data/q.json"}` would not be found there. Strings (top level
+    or in a list) that name an existing file or folder relative to `cwd` are resolved; others are kept.
+    """
+    base = Path.cwd() if cwd is None else Path(cwd)
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            try:
+                candidate = base / value
+                if candidate.exists():
+                    return str(candidate.resolve())
+            except (OSError, ValueError):  # not a path (too long, NUL byte)
+                return value
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        return value
+
+    return {key: fix(value) for key, value in env_args.items()}
 
 
 def write_manifest(directory: Path, manifest: ExportManifest) -> Path:

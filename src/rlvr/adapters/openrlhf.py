@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlvr.adapters.export import (
     ExportManifest,
+    absolute_paths,
     cached_env,
     decode_reference,
     encode_reference,
@@ -225,30 +226,6 @@ AgentInstance, AgentExecutor = agent_classes({env_id!r}, json.loads({env_args_js
 def _args_json(env_args: Mapping[str, Any]) -> str:
     """`env_args` as JSON for the generated files (a Python repr of `inf`/`nan` would not import)."""
     return json.dumps(dict(env_args), sort_keys=True)
-
-
-def absolute_paths(env_args: Mapping[str, Any], cwd: Path | None = None) -> dict[str, Any]:
-    """`env_args` with every relative path that exists from `cwd` (default: the current folder) made absolute.
-
-    OpenRLHF imports the reward/agent file in Ray worker processes whose working folder is not the one
-    `rlvr export` ran in, so `{"path": "data/q.json"}` would not be found there. Strings (top level
-    or in a list) that name an existing file or folder relative to `cwd` are resolved; others are kept.
-    """
-    base = Path.cwd() if cwd is None else Path(cwd)
-
-    def fix(value: Any) -> Any:
-        if isinstance(value, str) and value and not Path(value).is_absolute():
-            try:
-                candidate = base / value
-                if candidate.exists():
-                    return str(candidate.resolve())
-            except (OSError, ValueError):  # not a path (too long, NUL byte)
-                return value
-        if isinstance(value, list):
-            return [fix(v) for v in value]
-        return value
-
-    return {key: fix(value) for key, value in env_args.items()}
 
 
 def check_reward_setup(env_id: str, env_args: Mapping[str, Any] | None, tokenizer: str | None) -> None:

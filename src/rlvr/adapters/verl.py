@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 from rlvr.adapters.export import (
     MANIFEST_NAME,
     ExportManifest,
+    absolute_paths,
     cached_env,
     decode_reference,
     encode_reference,
@@ -295,7 +296,7 @@ def export_verl(
         MissingExtraError: pyarrow is missing.
     """
     on_error = _check_on_error(on_error)
-    args = dict(env_args or {})
+    args = absolute_paths(env_args or {})  # veRL's workers import the reward module from another folder
     directory = Path(directory)
     train, val = _select(env, limit, val_size)
     multi = is_multi_turn(env)

@@ -26,8 +26,9 @@ Prompts and environment turns are rendered with the tokenizer's chat template (v
 env's tool schemas, as rlvr's own rollouts do; `data.apply_chat_template_kwargs` is not used.
 
 The response budget is veRL's `rollout.response_length`: each turn may sample what is left of it
-(`max_tokens`); when it runs out before the env ends the episode, the last assistant message is
-scored directly (`env.ascore`) and `extra_fields["rlvr_truncated"]` is True, as the TRL adapter does.
+(`max_tokens`); when it runs out before the env ends the episode, the episode is scored by the env's
+own rule for a cut episode (`MultiTurnEnv.final_verdict`, else the last assistant message), as the
+OpenRLHF agent does, and `extra_fields["rlvr_truncated"]` is True.
 """
 
 from __future__ import annotations
@@ -184,6 +185,9 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
         else:
             raise ConfigError(f"environment {env.spec.id!r} did not end the episode within its turn limit "
                               f"(spec.max_turns={env.spec.max_turns})")
+        final = getattr(env, "final_verdict", None)  # the env's own rule for a cut episode, as OpenRLHF's agent
+        if final is not None:
+            return await final(), rewards, True
         last = next((m.content for m in reversed(tokens.messages) if m.role == "assistant"), "")
         return await env.ascore(task, last), rewards, True
 
