@@ -16,6 +16,7 @@ rlvr_export.json   the manifest (`ExportManifest`): backend, env id/args, counts
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import threading
@@ -183,6 +184,8 @@ def cached_env(env_id: str, env_args: dict[str, Any] | None = None) -> Environme
     with _ENVS_LOCK:
         env = _ENVS.get(key)
         if env is None:
+            if not _ENVS:  # the first env of this process: close them all (worker pools) at interpreter exit
+                atexit.register(close_cached_envs)
             env = _ENVS[key] = make(env_id, **(env_args or {}))
         return env
 
