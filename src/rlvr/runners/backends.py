@@ -345,6 +345,16 @@ TIMEOUT_EXIT_CODE = 124
 """Exit code `run_streaming` returns for a command stopped at its time limit (as coreutils `timeout`)."""
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT back to its default action.
+
+    A process started in the background by a non-interactive shell (`cmd &`, CI runners, nohup)
+    inherits SIGINT *ignored*, and Python then installs no KeyboardInterrupt handler, so the
+    trainer would ignore the SIGINT that asks it to stop cleanly and only die at the SIGTERM.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_streaming(command: Sequence[str], *, log_path: Path, env: dict[str, str] | None = None,
                   cwd: Path | None = None, echo: IO[str] | None = None, timeout_s: float | None = None) -> int:
     """Run `command`, copying its combined stdout/stderr line by line to `echo` and `log_path`; return its exit code.
@@ -362,7 +372,8 @@ def run_streaming(command: Sequence[str], *, log_path: Path, env: dict[str, str]
     log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   bufsize=1, env=env, cwd=cwd, start_new_session=True, errors="replace")
+                                   bufsize=1, env=env, cwd=cwd, start_new_session=True, errors="replace",
+                                   preexec_fn=_default_sigint)
     except OSError as exc:
         raise BackendError(f"could not start {command[0]!r}: {exc}") from exc
     assert process.stdout is not None
