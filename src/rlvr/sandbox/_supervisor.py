@@ -289,9 +289,12 @@ def _empty_dir(path: str) -> None:
         return
     if st.st_mode & 0o7777 != 0o700:
         os.chmod(path, 0o700)
-    with os.scandir(path) as entries:
-        names = [entry.name for entry in entries]
-    for name in names:
+    _remove_entries(path)
+
+
+def _remove_entries(path: str) -> None:
+    """Remove everything inside the directory `path` (subdirectories made writable first), keeping `path`."""
+    for name in os.listdir(path):
         child = os.path.join(path, name)
         if os.path.isdir(child) and not os.path.islink(child):
             _clean(child)
@@ -353,13 +356,7 @@ def run_job(job: dict[str, Any], base: str, pid_namespace: bool) -> dict[str, An
 def _clean_tmp() -> None:
     tmp = os.environ.get("RLVR_SANDBOX_TMP")
     if tmp and os.path.isdir(tmp):
-        for name in os.listdir(tmp):
-            path = os.path.join(tmp, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                _clean(path)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+        _remove_entries(tmp)
 
 
 def main() -> None:
