@@ -28,8 +28,18 @@ from rlvr.verifiers.code import _ast
 from rlvr.verifiers.code.arith import evaluate_template, split_operand
 
 __all__ = [
-    "HARDENED_MODULE", "PARENT_NAMES", "Instrumented", "Site", "evaluate_site", "harden_pytest", "instrument",
-    "instrument_cached", "judge_operands", "shadowed_names", "site_operands",
+    "HARDENED_MODULE",
+    "PARENT_NAMES",
+    "Instrumented",
+    "Site",
+    "evaluate_site",
+    "harden_pytest",
+    "imported_modules",
+    "instrument",
+    "instrument_cached",
+    "judge_operands",
+    "shadowed_names",
+    "site_operands",
 ]
 
 HARDENED_MODULE = "_rlvr_strict"
@@ -103,7 +113,6 @@ class _Rewriter(ast.NodeTransformer):
         self.lines = _split_lines(source)  # split once: `ast.get_source_segment` re-splits per call
         self.builtins, self.math_module = builtins, math_module
         self.sites: list[Site] = []
-        self.imports: set[str] = set()
         self._optional = 0
 
     def segment(self, node: ast.AST) -> str:
@@ -116,15 +125,6 @@ class _Rewriter(ast.NodeTransformer):
             return str(self.lines[start - 1][col:end_col].decode(errors="replace"))
         parts = [self.lines[start - 1][col:], *self.lines[start:end - 1], self.lines[end - 1][:end_col]]
         return b"".join(parts).decode(errors="replace")
-
-    def visit_Import(self, node: ast.Import) -> ast.AST:
-        self.imports.update(alias.name for alias in node.names)
-        return node
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
-        if node.module and not node.level:
-            self.imports.add(node.module)
-        return node
 
     def _block(self, node: ast.AST, optional: bool) -> ast.AST:
         self._optional += optional
@@ -216,9 +216,19 @@ PARENT_NAMES = frozenset({"abs", "round", "math"})
 """Names whose use in an assert operand may be computed in the parent (`arith`), unless rebound."""
 
 
-def _bound_names(tree: ast.AST) -> tuple[set[str], bool]:
-    """Names the code binds (assignments, defs, imports, parameters), and whether it does `import math`."""
+@dataclass(frozen=True)
+class _Scan:
+    """What one walk over a tree finds: names it binds, whether it does `import math`, modules it imports."""
+
+    bound: frozenset[str]
+    imports_math: bool
+    modules: tuple[str, ...]
+
+
+def _scan(tree: ast.AST) -> _Scan:
+    """Names the code binds (assignments, defs, imports, parameters), `import math`, and absolute module imports."""
     bound: set[str] = set()
+    modules: set[str] = set()
     imports_math = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -228,13 +238,25 @@ def _bound_names(tree: ast.AST) -> tuple[set[str], bool]:
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+            elif node.module and not node.level:
+                modules.add(node.module)
             for alias in node.names:
                 name = alias.asname or alias.name.split(".")[0]
                 if isinstance(node, ast.Import) and alias.name == "math" and name == "math":
                     imports_math = True
                 else:
                     bound.add(name)
-    return bound, imports_math
+    return _Scan(frozenset(bound), imports_math, tuple(sorted(modules)))
+
+
+def imported_modules(source: str) -> tuple[str, ...]:
+    """Absolute modules `source` imports, sorted (empty when it does not parse)."""
+    try:
+        return _scan(_ast.parse(source)).modules
+    except (SyntaxError, ValueError):
+        return ()
 
 
 def shadowed_names(code: str) -> frozenset[str]:
@@ -242,10 +264,10 @@ def shadowed_names(code: str) -> frozenset[str]:
     if not any(name in code for name in PARENT_NAMES):
         return frozenset()
     try:
-        bound, _ = _bound_names(_ast.parse(code))
+        bound = _scan(_ast.parse(code)).bound
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return frozenset()
-    return frozenset(bound & PARENT_NAMES)
+    return bound & PARENT_NAMES
 
 
 @functools.lru_cache(maxsize=2048)
@@ -264,11 +286,11 @@ def instrument_cached(tests: str, shadowed: frozenset[str] = frozenset()) -> Ins
         SyntaxError: the test code does not parse (not cached: raised again on each call).
     """
     tree = _ast.parse(tests)
-    bound, imports_math = _bound_names(tree)
-    free = PARENT_NAMES - bound - shadowed
-    rewriter = _Rewriter(tests, frozenset(free - {"math"}), imports_math and "math" in free)
+    scan = _scan(tree)
+    free = PARENT_NAMES - scan.bound - shadowed
+    rewriter = _Rewriter(tests, frozenset(free - {"math"}), scan.imports_math and "math" in free)
     tree = rewriter.visit(tree)  # no fix_missing_locations: the tree is unparsed, never compiled
-    return Instrumented(_ast.unparse(tree), tuple(rewriter.sites), tuple(sorted(rewriter.imports)))
+    return Instrumented(_ast.unparse(tree), tuple(rewriter.sites), scan.modules)
 
 
 def site_operands(site: Site, values: list[Any]) -> list[Any]:

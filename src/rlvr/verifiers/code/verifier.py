@@ -42,7 +42,6 @@ that times out fails; a verdict whose only failures are timeouts is `timeout`. A
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib.util
 import json
@@ -65,7 +64,14 @@ from rlvr.verifiers.base import Verifier, VerifierConfig
 from rlvr.verifiers.code import _ast, _child
 from rlvr.verifiers.code.compare import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
-from rlvr.verifiers.code.rewrite import Site, instrument_cached, judge_operands, shadowed_names, site_operands
+from rlvr.verifiers.code.rewrite import (
+    Site,
+    imported_modules,
+    instrument_cached,
+    judge_operands,
+    shadowed_names,
+    site_operands,
+)
 from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioTests, as_test_spec
 
 __all__ = ["CodeConfig", "TestResult", "UnitTestVerifier", "score_code"]
@@ -184,7 +190,7 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
     shadowed = frozenset() if spec.entry_point else shadowed_names(code)
     done = instrument_cached(spec.tests, shadowed)
     sites = list(done.sites)
-    imports = sorted(set(done.imports) | set(_imports(spec.setup))) if spec.setup.strip() else list(done.imports)
+    imports = sorted({*done.imports, *imported_modules(spec.setup)})
     nonce = secrets.token_hex(16)
     job = {"kind": "assert", "code": code, "setup": spec.setup, "tests": done.code, "entry_point": spec.entry_point,
            "nonce": nonce, "imports": imports}
@@ -193,17 +199,6 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
     result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
     return _judge_sites(sites, _records(result), nonce, result)
-
-
-def _imports(source: str) -> list[str]:
-    """Modules the test code imports (the child imports them before the candidate, to restore them after)."""
-    try:
-        tree = _ast.parse(source)
-    except SyntaxError:
-        return []
-    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
-    return sorted(names)
 
 
 def _judge_sites(sites: list[Site], records: list[dict[str, Any]], nonce: str, result: ExecResult) -> list[TestResult]:
