@@ -191,7 +191,7 @@ def _version_reader() -> Any:
         return None
 
 
-_READ_VERSION = _version_reader()
+_READ_VERSION = _version_reader() if __name__ == "__main__" else None  # only the sandbox prelude restores modules
 
 
 def _version(d: Any) -> Any:
