@@ -38,7 +38,7 @@ from rlvr.core.errors import SandboxError
 from rlvr.sandbox._process import run_captured
 from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
 
-__all__ = ["LocalSandbox", "find_bwrap", "sandbox_python"]
+__all__ = ["LocalSandbox", "find_bwrap", "sandbox_python", "system_binds"]
 
 WORK = "/work"
 GRADER = "/grader"
@@ -75,6 +75,17 @@ def find_bwrap(configured: str | None = None) -> str | None:
             if os.access(candidate, os.X_OK):
                 return str(candidate)
     return None
+
+
+def system_binds() -> list[str]:
+    """Bubblewrap arguments binding the host's `/usr`, `/bin`, `/sbin` and `/lib*` read-only (symlinks kept)."""
+    argv = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    return argv
 
 
 def rlimits_for(cfg: SandboxConfig, timeout_s: float) -> dict[str, int]:
@@ -363,11 +374,7 @@ class LocalSandbox:
         argv = [bwrap, "--unshare-user", "--uid", str(cfg.uid), "--gid", str(cfg.gid), "--unshare-pid",
                 "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
                 "--new-session", "--hostname", "sandbox", "--info-fd", "{info_fd}", "--ro-bind", "/usr", "/usr"]
-        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
-            if os.path.islink(top):
-                argv += ["--symlink", os.readlink(top), top]
-            elif os.path.isdir(top):
-                argv += ["--ro-bind", top, top]
+        argv += system_binds()[3:]  # /usr is bound above
         for path in _ETC:
             argv += ["--ro-bind-try", path, path]
         mounts = [p for p in (_prefix(self.python), *cfg.python_path) if p]

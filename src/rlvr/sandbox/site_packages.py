@@ -205,6 +205,14 @@ def stage_files(files: Sequence[tuple[str, Path]], key: str, cache_root: str | N
     return str(final)
 
 
+_SANDBOX_MOUNTS = ("/work", "/grader")
+"""Directories `LocalSandbox` mounts over: a site directory below one of them is hidden in the sandbox."""
+
+
+def _shadowed(path: str) -> bool:
+    return any(path == top or path.startswith(top + "/") for top in _SANDBOX_MOUNTS)
+
+
 @functools.lru_cache(maxsize=8)
 def sandbox_site_path(distributions: tuple[str, ...], python: str, search: tuple[str, ...] | None = None,
                       cache_root: str | None = None) -> tuple[str, ...]:
@@ -212,8 +220,9 @@ def sandbox_site_path(distributions: tuple[str, ...], python: str, search: tuple
 
     When the caller is not root the sandbox runs as the caller, and when root the directories
     holding the distributions may already be reachable by the sandbox uid: those directories
-    are returned as they are. Otherwise the distributions and their requirements are staged
-    (see the module docstring) and the staged directory is returned.
+    are returned as they are. Otherwise -- or when one lies below `/work` or `/grader`, which the
+    sandbox mounts its own directories over (a checkout in `/work/...`) -- the distributions and
+    their requirements are staged (see the module docstring) and the staged directory is returned.
 
     Args:
         distributions: names of the distributions the sandbox needs, e.g. `("pytest",)`.
@@ -231,7 +240,8 @@ def sandbox_site_path(distributions: tuple[str, ...], python: str, search: tuple
     dists = distribution_closure(distributions, search)
     _check_version(python)
     sites = list(dict.fromkeys(str(Path(str(d.locate_file(""))).resolve()) for d in dists))
-    if not _is_root() or all(_world_reachable(site) for site in sites):
+    shadowed = any(_shadowed(site) for site in sites)
+    if not shadowed and (not _is_root() or all(_world_reachable(site) for site in sites)):
         return tuple(sites)
     files: dict[str, Path] = {}
     for dist in dists:

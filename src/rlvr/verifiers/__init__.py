@@ -18,6 +18,7 @@ _EXPORTS = {
     "SQLVerifier": "rlvr.verifiers.sql",
     "ConstantVerifier": "rlvr.verifiers.testing",
     "UnitTestVerifier": "rlvr.verifiers.code",
+    "TerminalVerifier": "rlvr.verifiers.terminal",
 }
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "SQLConfig",
     "SQLReference",
     "SQLVerifier",
+    "TerminalVerifier",
     "UnitTestVerifier",
     "Verifier",
     "VerifierConfig",
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from rlvr.verifiers.code import UnitTestVerifier
     from rlvr.verifiers.math import MathConfig, MathVerifier
     from rlvr.verifiers.sql import SQLConfig, SQLReference, SQLVerifier
+    from rlvr.verifiers.terminal import TerminalVerifier
     from rlvr.verifiers.testing import ConstantVerifier
 
 

@@ -23,6 +23,7 @@ VERIFIERS: dict[str, str] = {
     "constant": "rlvr.verifiers.testing:ConstantVerifier",
     "code": "rlvr.verifiers.code:UnitTestVerifier",
     "sql": "rlvr.verifiers.sql:SQLVerifier",
+    "terminal": "rlvr.verifiers.terminal:TerminalVerifier",
 }
 """Built-in verifier names → `"module:Class"`. SQL and code verifiers register here when they land."""
 

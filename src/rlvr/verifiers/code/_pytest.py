@@ -22,17 +22,17 @@ the sandbox) where reward hacking by the policy is a concern.
 
 from __future__ import annotations
 
-import ast
 import secrets
 import weakref
-import xml.etree.ElementTree as ET
 from typing import Any
 
-from rlvr.verifiers.code import _ast
+from rlvr.verifiers import junit
 from rlvr.verifiers.code.rewrite import HARDENED_MODULE, harden_pytest
 from rlvr.verifiers.code.spec import PytestTests
 
 __all__ = ["expected_test_ids", "pytest_python_path", "run_pytest"]
+
+expected_tests = junit.expected_tests
 
 
 def pytest_python_path(python: str | None = None) -> tuple[str, ...]:
@@ -76,54 +76,12 @@ def expected_test_ids(spec: PytestTests) -> tuple[list[str], list[str]]:
     """Exact ids and parametrized prefixes that must pass, from `expected_tests` or the sources."""
     if spec.expected_tests is not None:
         return list(spec.expected_tests), []
-    exact: list[str] = []
-    prefixes: list[str] = []
-    for name, source in spec.files.items():
-        for node, owner in _test_functions(_ast.parse(source)):
-            node_id = f"{name}::{owner + '::' if owner else ''}{node.name}"
-            parametrized = any("parametrize" in _ast.unparse(d) for d in node.decorator_list)
-            (prefixes if parametrized else exact).append(node_id)
-    return exact, prefixes
-
-
-def _test_functions(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
-    found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            found.append((node, ""))
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            found += [(m, node.name) for m in node.body
-                      if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test")]
-    return found
-
-
-def _case_id(case: ET.Element, files: dict[str, str]) -> str:
-    classname = case.get("classname", "")
-    parts = classname.split(".")
-    module = parts[0]
-    owner = "::".join(parts[1:])
-    file = f"{module}.py" if f"{module}.py" in files else module
-    return f"{file}::{owner + '::' if owner else ''}{case.get('name', '')}"
+    return expected_tests(spec.files)
 
 
 def parse_junit(data: bytes, nonce: str, files: dict[str, str]) -> dict[str, str] | str:
     """Test id -> 'pass'/'fail'/'skipped' from a JUnit report, or why the report is not acceptable."""
-    if not data.strip():
-        return "pytest wrote no JUnit report"
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError as exc:
-        return f"the JUnit report is not one well-formed document ({exc})"
-    suites = [root] if root.tag == "testsuite" else list(root)
-    if len(suites) != 1 or suites[0].tag != "testsuite" or suites[0].get("name") != nonce:
-        return "the JUnit report does not carry this run's nonce"
-    outcomes: dict[str, str] = {}
-    for case in suites[0].iter("testcase"):
-        kinds = {child.tag for child in case}
-        status = "skipped" if "skipped" in kinds else ("fail" if kinds & {"failure", "error"} else "pass")
-        key = _case_id(case, files)
-        outcomes[key] = status if key not in outcomes else "fail"  # a duplicated id is suspicious
-    return outcomes
+    return junit.parse_junit(data, files, nonce=nonce)
 
 
 def run_pytest(spec: PytestTests, code: str, config: Any, box: Any, clock: Any) -> list[Any]:
@@ -158,11 +116,8 @@ def run_pytest(spec: PytestTests, code: str, config: Any, box: Any, clock: Any) 
     outcomes = parse_junit(result.result, nonce, spec.files)
     if isinstance(outcomes, str):
         return [TestResult(n, "fail", f"{outcomes}; {_why(result)}") for n in names]
-    out = [TestResult(n, "pass" if outcomes.get(n) == "pass" else "fail", outcomes.get(n, "not run")) for n in exact]
-    for prefix in prefixes:
-        cases = [v for k, v in outcomes.items() if k.startswith(prefix + "[")]
-        ok = bool(cases) and all(v == "pass" for v in cases)
-        out.append(TestResult(prefix + "[*]", "pass" if ok else "fail", "" if ok else f"{len(cases)} cases run"))
+    matched = junit.match_expected(outcomes, exact, prefixes)
+    out = [TestResult(n, "pass" if v == "pass" else "fail", "" if v == "pass" else v) for n, v in matched.items()]
     if not exact and not prefixes:
         out.append(TestResult("tests", "fail", "no test functions found (zero tests is a failure)"))
     return out

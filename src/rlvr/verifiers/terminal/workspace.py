@@ -1,0 +1,222 @@
+"""A task's sandbox, prepared: `TaskSession` applies the setup steps, starts the shell, and exports.
+
+Preparation follows the task's Dockerfile order (`SetupStep`s): files and directories from the
+build context are packed into tars on the host (owner root, modes kept) and unpacked inside the
+sandbox; RUN steps run in clean bash processes in their WORKDIR with the ENV set so far; the
+AgentBench `start` command is left running in the background. A setup step that fails makes the
+task unusable: `DataError`, naming the step and its output.
+
+Only then does the agent's shell start. For AgentBench-OS question tasks the expected answer is
+computed here too, by the task's example command in a clean process *before* the agent acts, so
+an agent cannot change the files to fit a wrong answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rlvr.core.errors import DataError, SandboxError
+from rlvr.sandbox.local import remove_tree
+from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig, stage_dir
+from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
+
+__all__ = ["SETUP_TIMEOUT_S", "TaskSession", "expand_env", "pack_tree"]
+
+SETUP_TIMEOUT_S = 600.0
+"""Limit of one setup step (a Dockerfile RUN line), seconds."""
+
+IN_DIR = "/run/rlvr/in"
+
+
+def expand_env(value: str, env: dict[str, str]) -> str:
+    """`$NAME` and `${NAME}` in `value` replaced from `env` (unknown names become '' as in a shell)."""
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)",
+                  lambda m: env.get(m.group(1) or m.group(2), ""), value)
+
+
+def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+def pack_tree(source: Path, out: Path, name: str | None = None, mode: int | None = None) -> None:
+    """Write `source` (a directory's contents, or one file as `name`) to the tar `out`, owned by root."""
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
+        if source.is_dir():
+            for path in sorted(source.rglob("*")):
+                info = _root_owned(tar.gettarinfo(str(path), arcname=str(path.relative_to(source))))
+                if mode is not None and info.isfile():
+                    info.mode = mode
+                if info.isfile():
+                    with path.open("rb") as f:
+                        tar.addfile(info, f)
+                else:
+                    tar.addfile(info)
+        else:
+            info = _root_owned(tar.gettarinfo(str(source), arcname=name or source.name))
+            if mode is not None:
+                info.mode = mode
+            with source.open("rb") as f:
+                tar.addfile(info, f)
+
+
+def file_tar(files: dict[str, str | bytes], out: Path, mode: int = 0o644) -> None:
+    """Write in-memory `files` (relative name -> content) to the tar `out`, owned by root."""
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
+        for name, content in files.items():
+            data = content.encode() if isinstance(content, str) else content
+            info = _root_owned(tarfile.TarInfo(name))
+            info.size = len(data)
+            info.mode = 0o755 if name.endswith(".sh") else mode
+            tar.addfile(info, io.BytesIO(data))
+
+
+class TaskSession:
+    """The sandbox of one episode of `task`: prepared, with the agent's shell running.
+
+    Args:
+        task: the task.
+        config: sandbox limits; its `workdir` and `home` are replaced by the task's.
+
+    Attributes:
+        expected_answer: AgentBench question tasks: the answer computed before the agent acted.
+        notes: what preparation did beyond the steps (skipped installs, background commands).
+    """
+
+    def __init__(self, task: TerminalTask, config: SessionConfig | None = None) -> None:
+        self.task = task
+        base = config or SessionConfig()
+        self.config = base.model_copy(update={"workdir": task.workdir, "home": task.home})
+        self.env: dict[str, str] = {}
+        self.expected_answer: str | None = None
+        self.notes: list[str] = list(task.metadata.get("setup_notes") or [])
+        self._stage = stage_dir("rlvr-task-")
+        writable = dict.fromkeys(d for d in (task.solution_dir, "/logs") if d not in (task.workdir, task.home, "/tmp"))
+        self.session = SandboxSession(self.config, mounts=[Mount(IN_DIR, self._stage),
+                                                           *(Mount(d, kind="tmpfs", size_mb=64) for d in writable)])
+        self.env = dict(self.session.env)
+
+    # -- preparation -----------------------------------------------------------------------
+    def start(self) -> TaskSession:
+        """Start the sandbox, apply the setup steps, start the shell.
+
+        Raises:
+            DataError: a setup step failed (the task's environment is broken).
+            SandboxError: the sandbox could not start.
+        """
+        tars = self._stage_copies()
+        try:
+            self.session.start()
+            for index, step in enumerate(self.task.setup):
+                self._apply(index, step, tars)
+            if self.task.agentbench is not None:
+                self._agentbench_prepare()
+            self.session.env = dict(self.env)
+            self.session.start_shell(self.task.workdir)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _stage_copies(self) -> dict[int, str]:
+        tars = {}
+        for index, step in enumerate(self.task.setup):
+            if step.kind != "copy" or step.source is None:
+                continue
+            source = Path(step.source)
+            out = Path(self._stage, f"copy-{index}.tar")
+            if step.extract:
+                out = Path(self._stage, f"copy-{index}{''.join(source.suffixes)}")
+                out.write_bytes(source.read_bytes())
+            else:
+                pack_tree(source, out, name=os.path.basename(step.dest or source.name), mode=step.mode)
+            os.chmod(out, 0o644)
+            tars[index] = f"{IN_DIR}/{out.name}"
+        return tars
+
+    def _apply(self, index: int, step: SetupStep, tars: dict[int, str]) -> None:
+        if step.kind == "env":
+            assert step.name is not None
+            self.env[step.name] = expand_env(step.value or "", self.env)
+            return
+        if step.kind == "copy":
+            dest = step.dest or self.task.workdir
+            target = dest if (step.source and Path(step.source).is_dir()) or step.extract else os.path.dirname(dest)
+            self.session.extract(tars[index], target)
+            return
+        command = step.command or ""
+        if step.kind == "background":
+            result = self.session.exec(command, cwd=step.cwd or self.task.workdir, env=self.env, background=True)
+            self.notes.append(f"started in the background: {command[:80]}")
+            if result.error:
+                raise DataError(f"{self.task.task_id}: background command {command[:80]!r} failed: {result.error}")
+            return
+        result = self.session.exec(command, cwd=step.cwd or self.task.workdir, env=self.env, timeout_s=SETUP_TIMEOUT_S)
+        if result.error or result.exit_code != 0:
+            why = result.error or ("timed out" if result.timed_out else f"exit {result.exit_code}")
+            raise DataError(f"{self.task.task_id}: setup step {index + 1} `{command[:120]}` failed ({why}): "
+                            f"{(result.stderr or result.stdout).strip()[-600:]}")
+
+    def _agentbench_prepare(self) -> None:
+        record: Any = self.task.agentbench
+        if record.evaluation == "state" or not record.example:
+            return
+        result = self.session.exec(record.example, cwd=self.task.workdir, env=self.env, timeout_s=600.0)
+        if result.error or result.exit_code != 0:
+            why = result.error or f"exit {result.exit_code}"
+            raise DataError(f"{self.task.task_id}: the example command that computes the expected answer failed "
+                            f"({why}): {result.stderr.strip()[-300:]}")
+        self.expected_answer = result.stdout.strip()
+
+    # -- the agent phase ------------------------------------------------------------------
+    def run(self, command: str, timeout_s: float) -> CommandResult:
+        """Run one agent command in the persistent shell (see `SandboxSession.run`)."""
+        return self.session.run(command, timeout_s=timeout_s)
+
+    def finish(self) -> Path:
+        """Stop every process the agent started and export the working directory to a host tar.
+
+        Returns:
+            The tar's path (removed by `close`).
+
+        Raises:
+            SandboxError: the sandbox is gone or the export failed.
+        """
+        out = Path(self._stage, "final-workspace.tar")
+        self.session.finish(export_to=out)
+        return out
+
+    def close(self) -> None:
+        """Kill the sandbox and remove the host staging directory."""
+        with contextlib.suppress(Exception):
+            self.session.close()
+        remove_tree(self._stage)
+
+    def __enter__(self) -> TaskSession:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def workspace_copy(tar: Path) -> Path:
+    """A private copy of an exported workspace tar (for keeping it past the session)."""
+    fd, name = tempfile.mkstemp(prefix="rlvr-workspace-", suffix=".tar")
+    with os.fdopen(fd, "wb") as out, tar.open("rb") as src:
+        while chunk := src.read(1 << 20):
+            out.write(chunk)
+    return Path(name)
+
+
+def check_alive(session: SandboxSession) -> None:
+    """Raise SandboxError when `session` is gone."""
+    if not session.alive:
+        raise SandboxError("the terminal sandbox is gone")
