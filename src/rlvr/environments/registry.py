@@ -67,6 +67,22 @@ registry.register(
     "rlvr.environments.code:make_repair",
     description="Multi-turn repair: failing test output comes back until the tests pass or N turns.",
 )
+registry.register(
+    "terminal/tbench-v1",
+    "rlvr.environments.terminal:make_tbench",
+    description="Terminal-Bench task directories (tasks_dir=; default: rlvr's own suite) in a persistent "
+    "bubblewrap shell, graded in a fresh sandbox.",
+)
+registry.register(
+    "terminal/harbor-v1",
+    "rlvr.environments.terminal:make_harbor",
+    description="Harbor task directories (tasks_dir=: instruction.md, task.toml, tests/test.sh) in a bubblewrap shell.",
+)
+registry.register(
+    "terminal/agentbench-os-v1",
+    "rlvr.environments.terminal:make_agentbench_os",
+    description="AgentBench-OS shell tasks shipped in PyPI inspect-evals (extra `terminal`), the self-contained ones.",
+)
 
 
 def make(id: str, **kwargs: Any) -> Any:

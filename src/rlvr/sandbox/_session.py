@@ -424,7 +424,7 @@ def _collect(pid: int, fds: list[int], deadline: float, cap: int) -> tuple[list[
     status = None
     exited_at = 0.0
     timed_out = False
-    while open_fds:
+    while open_fds or status is None:
         now = time.monotonic()
         if now >= deadline:
             timed_out = True
@@ -435,6 +435,9 @@ def _collect(pid: int, fds: list[int], deadline: float, cap: int) -> tuple[list[
                 exited_at = now
         elif now - exited_at > 0.2:
             break  # exited; a leftover descendant holds a pipe open: stop waiting for it
+        if not open_fds:  # output closed: the process is exiting, wait for its status
+            time.sleep(0.002)
+            continue
         readable, _, _ = select.select(list(open_fds), [], [], min(deadline - now, 0.05))
         for fd in readable:
             data = _read_ready(fd)
