@@ -165,9 +165,15 @@ def _check_episode(env: Environment, seed: int) -> CheckResult:
                        failed=len(problems), failed_items=problems[:MAX_SHOWN])
 
 
-def _replay(env: Environment, task: Task, actions: list[str | Message]) -> StepResult | None:
-    """Run one episode replaying `actions` (the last one repeated until the episode ends)."""
+def _replay(env: Environment, task: Task, actions: list[str | Message] | None = None) -> StepResult | None:
+    """Run one episode replaying `actions` (the last one repeated until the episode ends).
+
+    With `actions` None, the episode replays `env.reference_actions(task)`, asked after the reset (as
+    the oracle policy asks): a reference may depend on the episode's own state.
+    """
     env.reset_sync(task)
+    if actions is None:
+        actions = list(env.reference_actions(task) or [])
     result = None
     for turn in range(env.spec.max_turns):
         result = env.step_sync(actions[min(turn, len(actions) - 1)])
@@ -180,9 +186,8 @@ def _check_policies(env: Environment, tasks: list[Task]) -> list[CheckResult]:
     """`oracle_episode` and `noop_episode` over `tasks` (multi-turn environments)."""
     oracle, noop = _Tally("oracle_episode"), _Tally("noop_episode")
     for task in tasks:
-        actions = env.reference_actions(task)
-        if actions:
-            result = _replay(env, task, list(actions))
+        if env.reference_actions(task):
+            result = _replay(env, task)
             verdict = result.verdict if result is not None else None
             oracle.record(verdict is not None and verdict.is_correct,
                           f"{task.id}: {verdict.status if verdict else 'no verdict'} after the reference actions"

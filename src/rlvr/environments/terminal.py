@@ -249,12 +249,18 @@ class TerminalEnv(ToolEnv):
         except DataError:
             return None
         if spec.format == "agentbench":
-            from rlvr.verifiers.terminal.agentbench import reference_solution
+            from rlvr.verifiers.terminal.agentbench_run import reference_solution
 
-            try:
-                commands, answer = reference_solution(spec, self.sandbox_config)
-            except (DataError, SandboxError, ValueError):
-                return None
+            live = self._session
+            record = spec.agentbench
+            if live is not None and self.task is not None and self.task.id == task.id and live.expected_answer:
+                # this episode's own expected answer (random inits differ between sessions)
+                commands, answer = ([record.example] if record.example else []), live.expected_answer
+            else:
+                try:
+                    commands, answer = reference_solution(spec, self.sandbox_config)
+                except (DataError, SandboxError, ValueError):
+                    return None
             calls = [tool_call_message("run", {"command": c}, call_id=f"call_{i}") for i, c in enumerate(commands)]
             return [*calls, tool_call_message("submit", {"answer": answer}, call_id="call_submit")]
         if not spec.has_solution:
@@ -294,7 +300,7 @@ class TerminalEnv(ToolEnv):
 
 # -- factories ------------------------------------------------------------------------------
 def _prompt(spec: TerminalTask, system_prompt: str | None) -> tuple[Message, ...]:
-    user = Message(role="user", content=f"{spec.instruction}\n\n(Working directory: {spec.workdir}.)")
+    user = Message(role="user", content=f"{spec.instruction}\n\n(Working directory: {spec.start_dir}.)")
     return (Message(role="system", content=system_prompt), user) if system_prompt else (user,)
 
 
@@ -324,16 +330,16 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
     tasks: list[Task] = []
     skipped: list[tuple[str, str]] = []
     for ref in references:
-        spec = load_task(ref)
-        if wanted is not None and spec.task_id not in wanted:
+        task = load_task(ref)
+        if wanted is not None and task.task_id not in wanted:
             continue
-        if spec.placement != "local":
-            skipped.append((spec.task_id, spec.placement_reason))
+        if task.placement != "local":
+            skipped.append((task.task_id, task.placement_reason))
             continue
-        tasks.append(Task(id=spec.task_id, prompt=_prompt(spec, system_prompt),
+        tasks.append(Task(id=task.task_id, prompt=_prompt(task, system_prompt),
                           reference=ref.model_dump(exclude_none=True),
-                          metadata={"format": spec.format, "placement": spec.placement, "workdir": spec.workdir,
-                                    **{k: v for k, v in spec.metadata.items() if k != "setup_notes"}}))
+                          metadata={"format": task.format, "placement": task.placement, "workdir": task.workdir,
+                                    **{k: v for k, v in task.metadata.items() if k != "setup_notes"}}))
     if wanted is not None and wanted - {t.id for t in tasks} - {s[0] for s in skipped}:
         raise ConfigError(f"unknown task ids {sorted(wanted - {t.id for t in tasks})}; see `rlvr envs` or the "
                           "task directories' names")

@@ -54,6 +54,7 @@ class DockerPlan:
     steps: list[SetupStep] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     workdir: str | None = None
+    cwd: str | None = None
     image: str | None = None
     container_reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -159,7 +160,7 @@ class _Reader:
             self.plan.workdir = path
         elif not _inside(path, self.plan.workdir):
             self.need(f"WORKDIR {path} (line {line}) lies outside the working directory {self.plan.workdir}")
-        self.cwd = path
+        self.cwd = self.plan.cwd = path
 
     def env(self, value: str, name: str, line: int) -> None:
         for key, val in _env_pairs(value):

@@ -103,7 +103,10 @@ class TerminalTask(BaseModel):
     task_id: str
     format: Literal["tbench", "harbor", "agentbench"]
     instruction: str
-    workdir: str = "/app"
+    workdir: str = Field(default="/app", description="The working directory tree (the first WORKDIR): a tmpfs, "
+                         "exported after the agent phase and unpacked for the tests.")
+    cwd: str | None = Field(default=None, description="Where the shell and the tests start (the last WORKDIR); "
+                            "None: `workdir`.")
     home: str = "/root"
     setup: tuple[SetupStep, ...] = ()
     env: dict[str, str] = Field(default_factory=dict, description="ENV of the image: the agent's and the tests'.")
@@ -121,6 +124,11 @@ class TerminalTask(BaseModel):
     dockerfile: str | None = Field(default=None, description="Host path of the Dockerfile (container backend).")
     source: str = Field(default="", description="Where the task was read from (directory or package record).")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def start_dir(self) -> str:
+        """Where the agent's shell and the tests start."""
+        return self.cwd or self.workdir
 
     @property
     def has_solution(self) -> bool:

@@ -143,14 +143,16 @@ def load_tbench(task_dir: str | os.PathLike[str], python: str | None = None) -> 
     if services > 1:
         docker.container_reasons.append(f"docker-compose.yaml defines {services} services")
     workdir = docker.workdir or "/app"
+    cwd = docker.cwd or workdir
     run_tests = root / "run-tests.sh"
     if not run_tests.is_file():
         raise DataError(f"{root}: run-tests.sh is missing (Terminal-Bench runs it to grade the task)")
-    plan = plan_tests(run_tests.read_text(encoding="utf-8"), root / "tests", cwd=workdir, env=docker.env)
+    plan = plan_tests(run_tests.read_text(encoding="utf-8"), root / "tests", cwd=cwd, env=docker.env)
     solution = root / "solution.sh"
     files = _solution({solution: "solution.sh"}) if solution.is_file() else {}
     return TerminalTask(
-        task_id=root.name, format="tbench", instruction=instruction.strip(), workdir=workdir, setup=tuple(docker.steps),
+        task_id=root.name, format="tbench", instruction=instruction.strip(), workdir=workdir, cwd=cwd,
+        setup=tuple(docker.steps),
         env=docker.env, tests=plan, solution_files=files, solution_entry="solution.sh" if files else None,
         solution_dir="/oracle", agent_timeout_s=_number(config, "max_agent_timeout_sec", 360.0, root),
         test_timeout_s=_number(config, "max_test_timeout_sec", 60.0, root),
@@ -193,12 +195,13 @@ def load_harbor(task_dir: str | os.PathLike[str], python: str | None = None) -> 
     services = _compose_services(root / "environment" / "docker-compose.yaml")
     if services > 1:
         reasons.append(f"environment/docker-compose.yaml defines {services} services")
-    workdir = environment.get("workdir") or docker.workdir or "/app"
+    workdir = docker.workdir or environment.get("workdir") or "/app"
+    cwd = environment.get("workdir") or docker.cwd or workdir
     env = {**docker.env, **{str(k): str(v) for k, v in (environment.get("env") or {}).items()}}
     test_sh = root / "tests" / "test.sh"
     if not test_sh.is_file():
         raise DataError(f"{root}: tests/test.sh is missing (Harbor runs it to grade the task)")
-    plan = plan_tests(test_sh.read_text(encoding="utf-8"), root / "tests", cwd=workdir,
+    plan = plan_tests(test_sh.read_text(encoding="utf-8"), root / "tests", cwd=cwd,
                       env={**env, **{str(k): str(v) for k, v in (verifier.get("env") or {}).items()}},
                       reward_file=True, name="tests/test.sh")
     sol_dir = root / "solution"
@@ -206,7 +209,8 @@ def load_harbor(task_dir: str | os.PathLike[str], python: str | None = None) -> 
         if sol_dir.is_dir() else {}
     entry = "solve.sh" if "solve.sh" in files else None
     return TerminalTask(
-        task_id=root.name, format="harbor", instruction=instruction.strip(), workdir=workdir, setup=tuple(docker.steps),
+        task_id=root.name, format="harbor", instruction=instruction.strip(), workdir=workdir, cwd=cwd,
+        setup=tuple(docker.steps),
         env=env, tests=plan, solution_files=files if entry else {}, solution_entry=entry, solution_dir="/solution",
         agent_timeout_s=_number(agent, "timeout_sec", 600.0, root), test_timeout_s=_number(verifier, "timeout_sec",
                                                                                             600.0, root),
@@ -237,7 +241,7 @@ def load_task(reference: TerminalReference | dict[str, Any]) -> TerminalTask:
     """
     ref = reference if isinstance(reference, TerminalReference) else _reference(reference)
     if ref.format == "agentbench":
-        from rlvr.verifiers.terminal.agentbench import agentbench_task
+        from rlvr.verifiers.terminal.agentbench_run import agentbench_task
 
         assert ref.split is not None and ref.record_id is not None
         return agentbench_task(ref.split, ref.record_id, ref.data_dir)

@@ -7,7 +7,8 @@ Two entry points:
 - `verify(response, reference)` (and `verify_batch`, `rlvr verify --verifier terminal`): replay a
   response in a fresh, prepared sandbox, then grade it the same way. A response is a bash script
   (Terminal-Bench / Harbor: the whole text; with ```` ```bash ```` fences, each fence is one
-  command in the same persistent shell), or a JSON object `{"commands": [...], "answer": "..."}`;
+  command in the same persistent shell), or a JSON object `{"commands": [...], "answer": "..."}`
+  (or `"answer_command"`: a command run last whose output is the answer);
   for AgentBench-OS question tasks, text without fences is the answer, and with fences the
   answer is in `<answer>...</answer>` or the text after the last fence.
 
@@ -72,22 +73,32 @@ def _gate(n: int) -> threading.BoundedSemaphore:
         return _GATES[n]
 
 
+class Command(str):
+    """A response's `answer_command`: the answer is this command's stripped stdout."""
+
+
 _FENCE = re.compile(r"^[ \t]*```(?:bash|sh|shell|console)?[ \t]*\r?\n(?P<body>.*?)^[ \t]*```[ \t]*$",
                     re.DOTALL | re.MULTILINE)
 _ANSWER = re.compile(r"<answer>(?P<body>.*?)</answer>", re.DOTALL)
 
 
-def parse_response(response: str, task: TerminalTask) -> tuple[list[str], str]:
-    """(commands, answer) of a response to replay (module docstring for the rules)."""
+def parse_response(response: str, task: TerminalTask) -> tuple[list[str], str | Command]:
+    """(commands, answer) of a response to replay (module docstring for the rules).
+
+    The answer is a `Command` when the response names an `answer_command`: the answer is then
+    that command's output, run after the others in the same shell.
+    """
     text = response.strip()
     if text.startswith("{"):
         try:
             data = json.loads(text)
         except ValueError:
             data = None
-        if isinstance(data, dict) and ("commands" in data or "answer" in data):
+        if isinstance(data, dict) and ({"commands", "answer", "answer_command"} & set(data)):
             commands = data.get("commands") or []
             commands = [commands] if isinstance(commands, str) else [str(c) for c in commands]
+            if data.get("answer_command"):
+                return commands, Command(str(data["answer_command"]))
             return commands, str(data.get("answer") or "")
     fences = list(_FENCE.finditer(response))
     tagged = _ANSWER.search(response)
@@ -124,7 +135,7 @@ def oracle_command(task: TerminalTask) -> str:
 def _grade(config: TerminalConfig, task: TerminalTask, workspace: Path, answer: str,
            expected: str | None) -> Verdict:
     if task.format == "agentbench":
-        from rlvr.verifiers.terminal.agentbench import grade_agentbench
+        from rlvr.verifiers.terminal.agentbench_run import grade_agentbench
 
         return grade_agentbench(task, workspace, answer, expected, config=config.sandbox)
     from rlvr.verifiers.terminal.grade import grade_workspace
@@ -159,6 +170,9 @@ def score_terminal(config: TerminalConfig, response: str, reference: Any) -> Ver
                     if left <= 0:
                         break
                     session.run(command, timeout_s=min(config.command_timeout_s, left))
+                if isinstance(answer, Command):
+                    left = max(deadline - time.monotonic(), 1.0)
+                    answer = session.run(answer, timeout_s=min(config.command_timeout_s, left)).stdout.strip()
                 workspace = session.finish()
                 verdict = _grade(config, task, workspace, answer, session.expected_answer)
         except (DataError, SandboxError, OSError) as exc:
@@ -235,8 +249,11 @@ class TerminalVerifier(Verifier):
         """
         task = load_task(reference)
         if task.format == "agentbench":
-            from rlvr.verifiers.terminal.agentbench import reference_solution
+            from rlvr.verifiers.terminal.agentbench_run import reference_solution
 
+            record = task.agentbench
+            if record.evaluation == "compare" and record.match is None and record.example:
+                return json.dumps({"commands": [], "answer_command": record.example})  # this episode's own data
             commands, answer = reference_solution(task, self.config.sandbox)
             return json.dumps({"commands": commands, "answer": answer})
         return oracle_command(task)

@@ -91,8 +91,9 @@ class TaskSession:
         notes: what preparation did beyond the steps (skipped installs, background commands).
     """
 
-    def __init__(self, task: TerminalTask, config: SessionConfig | None = None) -> None:
+    def __init__(self, task: TerminalTask, config: SessionConfig | None = None, *, expected: bool = True) -> None:
         self.task = task
+        self._want_expected = expected
         base = config or SessionConfig()
         self.config = base.model_copy(update={"workdir": task.workdir, "home": task.home})
         self.env: dict[str, str] = {}
@@ -100,8 +101,12 @@ class TaskSession:
         self.notes: list[str] = list(task.metadata.get("setup_notes") or [])
         self._stage = stage_dir("rlvr-task-")
         writable = dict.fromkeys(d for d in (task.solution_dir, "/logs") if d not in (task.workdir, task.home, "/tmp"))
-        self.session = SandboxSession(self.config, mounts=[Mount(IN_DIR, self._stage),
-                                                           *(Mount(d, kind="tmpfs", size_mb=64) for d in writable)])
+        mounts = [Mount(IN_DIR, self._stage), *(Mount(d, kind="tmpfs", size_mb=64) for d in writable)]
+        if task.format == "agentbench":
+            from rlvr.verifiers.terminal.agentbench_run import SEED_DIR, seed_dir
+
+            mounts.append(Mount(SEED_DIR, seed_dir()))
+        self.session = SandboxSession(self.config, mounts=mounts)
         self.env = dict(self.session.env)
 
     # -- preparation -----------------------------------------------------------------------
@@ -120,7 +125,7 @@ class TaskSession:
             if self.task.agentbench is not None:
                 self._agentbench_prepare()
             self.session.env = dict(self.env)
-            self.session.start_shell(self.task.workdir)
+            self.session.start_shell(self.task.start_dir)
         except BaseException:
             self.close()
             raise
@@ -166,10 +171,16 @@ class TaskSession:
                             f"{(result.stderr or result.stdout).strip()[-600:]}")
 
     def _agentbench_prepare(self) -> None:
+        from rlvr.verifiers.terminal.agentbench_run import expected_needs_copy
+
         record: Any = self.task.agentbench
-        if record.evaluation == "state" or not record.example:
+        if record.evaluation == "state" or not record.example or not self._want_expected:
             return
-        result = self.session.exec(record.example, cwd=self.task.workdir, env=self.env, timeout_s=600.0)
+        if expected_needs_copy(record):  # the example writes files: run it where the agent never works
+            with TaskSession(self.task, self.config, expected=False) as other:
+                result = other.session.exec(record.example, cwd=self.task.start_dir, env=other.env, timeout_s=600.0)
+        else:
+            result = self.session.exec(record.example, cwd=self.task.start_dir, env=self.env, timeout_s=600.0)
         if result.error or result.exit_code != 0:
             why = result.error or f"exit {result.exit_code}"
             raise DataError(f"{self.task.task_id}: the example command that computes the expected answer failed "

@@ -1,0 +1,3 @@
+#!/bin/bash
+# rebuild the site
+echo building
