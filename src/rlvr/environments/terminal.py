@@ -93,6 +93,9 @@ class TerminalEnv(ToolEnv):
         episode_timeout_s: the episode's command-time budget, seconds; None: the task's agent budget.
         text_tags: also read ```` ```bash ```` blocks and `<submit>answer</submit>` from message text.
         hermes: also read Hermes/Qwen `<tool_call>` JSON calls from message text.
+        show_tests: give the agent a writable copy of the task's tests at /tests (to run them);
+            grading always uses a fresh copy from the trusted task source.
+        skipped: (task id, reason) of the tasks left out (they need a container).
 
     Raises:
         ConfigError: non-positive limits, or max_turns < 1.
@@ -103,7 +106,8 @@ class TerminalEnv(ToolEnv):
     def __init__(self, tasks: Sequence[Task], verifier: TerminalVerifier, spec: EnvSpec, *, max_turns: int = 30,
                  command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
                  sandbox: SessionConfig | None = None, episode_timeout_s: float | None = None,
-                 text_tags: bool = True, hermes: bool = False, skipped: Sequence[tuple[str, str]] = ()) -> None:
+                 text_tags: bool = True, hermes: bool = False, show_tests: bool = False,
+                 skipped: Sequence[tuple[str, str]] = ()) -> None:
         for name, value in (("command_timeout_s", command_timeout_s), ("max_output_chars", max_output_chars)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"{name} must be a positive number, got {value!r}")
@@ -114,6 +118,7 @@ class TerminalEnv(ToolEnv):
         self.sandbox_config = sandbox or verifier.config.sandbox
         self.episode_timeout_s = episode_timeout_s
         self.skipped = list(skipped)
+        self.show_tests = show_tests
         tags = [TextTag.fence("bash", tool="run", argument="command"),
                 TextTag.fence("sh", tool="run", argument="command"),
                 TextTag.xml("submit", tool="submit", argument="answer")] if text_tags else []
@@ -188,7 +193,7 @@ class TerminalEnv(ToolEnv):
         if spec.placement != "local":
             raise ConfigError(f"task {spec.task_id} needs a container: {spec.placement_reason}")
         self._task_spec, self._answer, self._used_s, self._out_of_time = spec, None, 0.0, False
-        session = TaskSession(spec, self.sandbox_config)
+        session = TaskSession(spec, self.sandbox_config, show_tests=self.show_tests)
         await run_with_timeout(session.start, 1200.0, f"preparing task {spec.task_id}")
         self._session = session
         info.update(placement=spec.placement, workdir=spec.workdir, format=spec.format)
@@ -323,7 +328,7 @@ def _check_limit(limit: Any) -> None:
 def _build(env_id: str, description: str, references: list[TerminalReference], dataset: str, *,
            system_prompt: str | None, limit: int | None, task_ids: Sequence[str] | None, max_turns: int,
            command_timeout_s: float, max_output_chars: int, verifier: TerminalVerifier | None,
-           overrides: dict[str, Any]) -> TerminalEnv:
+           overrides: dict[str, Any], show_tests: bool = False) -> TerminalEnv:
     _check_limit(limit)
     built = _verifier(verifier, overrides)
     wanted = set(task_ids) if task_ids is not None else None
@@ -349,13 +354,13 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
                               "time_budget_s": max((load_task(t.reference).agent_timeout_s for t in tasks), default=0)},
                    seeding="deterministic")
     return TerminalEnv(tasks, built, spec, max_turns=max_turns, command_timeout_s=command_timeout_s,
-                       max_output_chars=max_output_chars, skipped=skipped)
+                       max_output_chars=max_output_chars, show_tests=show_tests, skipped=skipped)
 
 
 def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, task_ids: Sequence[str] | None = None,
                 max_turns: int = 30, command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
-                system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, verifier: TerminalVerifier | None = None,
-                **verifier_overrides: Any) -> TerminalEnv:
+                system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
+                verifier: TerminalVerifier | None = None, **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/tbench-v1`: a directory of Terminal-Bench tasks (default: the suite shipped with rlvr).
 
     Args:
@@ -366,6 +371,7 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, t
         command_timeout_s: limit of one command, seconds.
         max_output_chars: cap of one command's observation.
         system_prompt: system message ('' or None for none).
+        show_tests: give the agent a writable copy of the task's tests at /tests (grading uses a fresh one).
         verifier: a `TerminalVerifier` to use as is.
         **verifier_overrides: `TerminalConfig` options (e.g. `reward="fraction"`).
 
@@ -379,13 +385,13 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, t
     return _build("terminal/tbench-v1", "Terminal-Bench tasks in a persistent bubblewrap shell, tests graded in a "
                   "fresh sandbox.", refs, str(root), system_prompt=system_prompt, limit=limit, task_ids=task_ids,
                   max_turns=max_turns, command_timeout_s=command_timeout_s, max_output_chars=max_output_chars,
-                  verifier=verifier, overrides=verifier_overrides)
+                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests)
 
 
 def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Sequence[str] | None = None,
                 max_turns: int = 30, command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
-                system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, verifier: TerminalVerifier | None = None,
-                **verifier_overrides: Any) -> TerminalEnv:
+                system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
+                verifier: TerminalVerifier | None = None, **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/harbor-v1`: a directory of Harbor tasks (instruction.md, task.toml, tests/test.sh).
 
     Arguments as in `make_tbench`; `tasks_dir` is required.
@@ -399,7 +405,7 @@ def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Seque
     return _build("terminal/harbor-v1", "Harbor tasks in a persistent bubblewrap shell, test.sh graded in a fresh "
                   "sandbox.", refs, str(tasks_dir), system_prompt=system_prompt, limit=limit, task_ids=task_ids,
                   max_turns=max_turns, command_timeout_s=command_timeout_s, max_output_chars=max_output_chars,
-                  verifier=verifier, overrides=verifier_overrides)
+                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests)
 
 
 def make_agentbench_os(split: Literal["dev", "test", "all"] = "all", path: str | None = None, limit: int | None = None,

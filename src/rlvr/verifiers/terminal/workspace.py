@@ -26,6 +26,7 @@ from rlvr.core.errors import DataError, SandboxError
 from rlvr.sandbox.local import remove_tree
 from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig, stage_dir
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
+from rlvr.verifiers.terminal.testscript import TESTS_MOUNT
 
 __all__ = ["SETUP_TIMEOUT_S", "TaskSession", "expand_env", "pack_tree"]
 
@@ -85,15 +86,20 @@ class TaskSession:
     Args:
         task: the task.
         config: sandbox limits; its `workdir` and `home` are replaced by the task's.
+        expected: compute an AgentBench question's expected answer before the agent acts.
+        show_tests: give the agent a writable copy of the task's tests at /tests (grading always
+            uses a fresh copy from the task source).
 
     Attributes:
         expected_answer: AgentBench question tasks: the answer computed before the agent acted.
         notes: what preparation did beyond the steps (skipped installs, background commands).
     """
 
-    def __init__(self, task: TerminalTask, config: SessionConfig | None = None, *, expected: bool = True) -> None:
+    def __init__(self, task: TerminalTask, config: SessionConfig | None = None, *, expected: bool = True,
+                 show_tests: bool = False) -> None:
         self.task = task
         self._want_expected = expected
+        self.show_tests = show_tests and task.tests is not None
         base = config or SessionConfig()
         self.config = base.model_copy(update={"workdir": task.workdir, "home": task.home})
         self.env: dict[str, str] = {}
@@ -101,6 +107,8 @@ class TaskSession:
         self.notes: list[str] = list(task.metadata.get("setup_notes") or [])
         self._stage = stage_dir("rlvr-task-")
         writable = dict.fromkeys(d for d in (task.solution_dir, "/logs") if d not in (task.workdir, task.home, "/tmp"))
+        if self.show_tests:
+            writable[TESTS_MOUNT] = None
         mounts = [Mount(IN_DIR, self._stage), *(Mount(d, kind="tmpfs", size_mb=64) for d in writable)]
         if task.format == "agentbench":
             from rlvr.verifiers.terminal.agentbench_run import SEED_DIR, seed_dir
@@ -124,6 +132,8 @@ class TaskSession:
                 self._apply(index, step, tars)
             if self.task.agentbench is not None:
                 self._agentbench_prepare()
+            if self.show_tests:  # a writable copy: what the agent does to it never reaches the grader
+                self.session.extract(f"{IN_DIR}/tests.tar", TESTS_MOUNT)
             self.session.env = dict(self.env)
             self.session.start_shell(self.task.start_dir)
         except BaseException:
@@ -133,6 +143,9 @@ class TaskSession:
 
     def _stage_copies(self) -> dict[int, str]:
         tars = {}
+        if self.show_tests and self.task.tests is not None:
+            pack_tree(Path(self.task.tests.tests_dir), Path(self._stage, "tests.tar"))
+            os.chmod(Path(self._stage, "tests.tar"), 0o644)
         for index, step in enumerate(self.task.setup):
             if step.kind != "copy" or step.source is None:
                 continue

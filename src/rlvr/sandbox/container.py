@@ -1,0 +1,655 @@
+r"""`ContainerSession`: a terminal session inside a podman or docker container, same supervisor protocol.
+
+Terminal-Bench and Harbor tasks whose Dockerfile needs a real image (a base image other than a
+stock distribution, packages the host lacks, files outside the working directory, `USER`,
+multi-stage builds) cannot be reproduced by `SandboxSession`'s host-`/usr` bubblewrap sandbox.
+For them, `build_image` builds the task's Dockerfile with a container engine (the `podman` or
+`docker` CLI) and `ContainerSession` runs the image with the same stdlib-only supervisor
+(`rlvr/sandbox/_session.py`) as the container's pid 1, spoken to over the engine client's
+stdin/stdout. Everything above the protocol (the shell on a pty, `exec`, the `pytest` op, `finish`'s
+export) is inherited from `SandboxSession` unchanged.
+
+Differences from the bubblewrap session:
+
+- the image's own files are the machine: the working directory, HOME and /tmp keep what the
+  image put there (no tmpfs over them); writes go to the container's writable layer, whose size
+  the engine does not cap unless its storage driver supports `--storage-opt size=` (pass it in
+  `ContainerConfig.extra_args`); `SessionConfig.workdir_mb` and `tmp_mb` do not apply;
+- the image's ENV is the base of the shell's environment (below `env`), its `USER` is kept
+  unless `ContainerConfig.user` says otherwise, its ENTRYPOINT is replaced by the supervisor;
+- the supervisor needs `python3` (3.10 or newer: `_session.py` evaluates `X | None`
+  annotations) in the image; `SessionConfig.python` names another interpreter in the image;
+- limits: the supervisor's rlimits and nice value as in `SandboxSession`, plus the engine's
+  cgroup limits (`--memory`, `--pids-limit`, `--cpus`) where the engine can apply them here;
+- isolation: `--network none`, `--cap-drop ALL`, `no-new-privileges`, private pid namespace; with
+  podman also a user namespace (`--uidmap`: container root is host uid 100000, not host root),
+  which also makes RLIMIT_NPROC count this container's processes only (the kernel counts it per
+  user namespace and uid). Docker has no per-container uid map (its daemon's `userns-remap`
+  decides), so there RLIMIT_NPROC (`SessionConfig.processes`) counts every process of host uid 0,
+  other containers' included: raise it and rely on `pids_limit` on a busy docker host.
+
+The container never outlives the session: it is named (`rlvr-<random>`), `close()` (also run by
+`__del__` and at interpreter exit) removes it with `<engine> rm -f`, and if this process dies
+without closing, the engine client sees end-of-file on its stdin, the supervisor exits, and
+`run --rm` removes the container.
+
+Host quirks handled by `container_engine()`'s probe (one trial run per engine, cached): podman's
+default OCI runtime crun refuses hosts with hybrid cgroups ("cgroups in hybrid mode not
+supported", crun issue containers/crun#1006): the probe then uses `--runtime runc` when runc is
+installed; podman applies its default ulimits (nofile 1048576) from its own process, which fails
+without CAP_SYS_RESOURCE ("error setting rlimit ... operation not permitted"), so explicit ulimits
+no higher than this process's hard limits are always passed; cgroup limits that the engine cannot
+apply are left out (the probe says so in `EngineInfo.notes`).
+
+Example:
+    >>> engine = container_engine()                                  # doctest: +SKIP
+    >>> tag = build_image("task/Dockerfile", "task", engine=engine)  # doctest: +SKIP
+    >>> with ContainerSession(tag) as s:                             # doctest: +SKIP
+    ...     s.start_shell()
+    ...     s.run("cd /tmp && echo hi > f; pwd; cat f").stdout
+    '/tmp\\nhi\\n'
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import hashlib
+import json
+import os
+import resource
+import secrets
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlvr.core.errors import SandboxError
+from rlvr.sandbox._process import kill_group
+from rlvr.sandbox.local import remove_tree
+from rlvr.sandbox.session import SESSION_SUPERVISOR, Mount, SandboxSession, SessionConfig, stage_dir
+
+__all__ = [
+    "ContainerConfig",
+    "ContainerSession",
+    "EngineInfo",
+    "build_image",
+    "container_engine",
+    "engine_info",
+    "image_env",
+    "image_exists",
+    "image_tag",
+]
+
+EngineKind = Literal["podman", "docker"]
+_PROBE_TIMEOUT_S = 60.0
+_START_TIMEOUT_S = 120.0
+_RM_TIMEOUT_S = 60.0
+_SUP_DIR = "/run/rlvr/sup"
+_SUPERVISOR_MIN_PYTHON = "3.10"
+
+
+class ContainerConfig(BaseModel):
+    """How `ContainerSession` and `build_image` call the container engine.
+
+    Frozen. The defaults work with podman (rootful, also on hosts with hybrid cgroups) and with
+    docker on a usual daemon host.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    engine: str | None = Field(default=None, description="'podman', 'docker' or a path to either CLI; None: "
+                               "`container_engine()` (podman first).")
+    runtime: str | None = Field(default=None, description="podman's OCI runtime (`podman --runtime`); None: as the "
+                                "probe found working (runc where crun fails on hybrid cgroups). Ignored for docker.")
+    ulimits: dict[str, str] | None = Field(default=None, description="`--ulimit name=soft:hard` of the container; "
+                                           "None: nofile and nproc no higher than this process's hard limits "
+                                           "(podman sets them from its own process) and core=0:0; {}: none.")
+    memory_mb: int | None = Field(default=4096, ge=16, description="cgroup memory limit of the whole container "
+                                  "(`--memory`), MiB; None: none. Left out where the engine cannot apply it.")
+    pids_limit: int | None = Field(default=1024, ge=16, description="cgroup process limit of the whole container "
+                                   "(`--pids-limit`); None: none. Left out where the engine cannot apply it.")
+    cpus: float | None = Field(default=None, gt=0, description="CPU quota (`--cpus`), cores; None: none.")
+    network: str = Field(default="none", description="`--network` of the session container.")
+    uidmap: str | None = Field(default="0:100000:65536", pattern=r"^\d+:\d+:\d+$", description="podman "
+                               "`--uidmap`/`--gidmap` (container:host:count): container root is an unprivileged "
+                               "host uid; None: no user namespace. Ignored for docker.")
+    user: str | None = Field(default=None, description="`--user` of the container; None: the image's USER.")
+    cap_drop_all: bool = Field(default=True, description="`--cap-drop ALL` (root in the container has no "
+                               "capabilities: no chown of others' files, no apt sandbox user switch).")
+    cap_add: tuple[str, ...] = Field(default=(), description="Capabilities added back (`--cap-add`).")
+    image_env: bool = Field(default=True, description="The image's ENV is the base of the shell's environment.")
+    extra_args: tuple[str, ...] = Field(default=(), description="More `run` options, placed before the image.")
+    build_args: tuple[str, ...] = Field(default=(), description="More `build` options (e.g. `--network host`).")
+    start_timeout_s: float = Field(default=_START_TIMEOUT_S, gt=0, description="Wait for the supervisor's ready "
+                                   "line, seconds (the first run of an image with a uid map copies its layers).")
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What the probe found about one container engine CLI.
+
+    Attributes:
+        path: the CLI.
+        kind: 'podman' or 'docker' (a `docker` that is podman's wrapper counts as podman).
+        runtime: OCI runtime to pass as `--runtime` (podman), None for the engine's default.
+        cgroup_limits: `--memory` and `--pids-limit` work here.
+        userns: `--uidmap`/`--gidmap` work here (podman).
+        notes: what the probe had to work around.
+    """
+
+    path: str
+    kind: EngineKind
+    runtime: str | None = None
+    cgroup_limits: bool = True
+    userns: bool = False
+    notes: tuple[str, ...] = ()
+
+    def global_args(self, runtime: str | None = None) -> list[str]:
+        """Options before the subcommand: `--runtime` for podman."""
+        chosen = runtime or self.runtime
+        return ["--runtime", chosen] if self.kind == "podman" and chosen else []
+
+
+_ENGINES: dict[str, EngineInfo | None] = {}
+_REASONS: dict[str, str] = {}
+_ENGINE_LOCK = threading.Lock()
+_BUILD_LOCKS: dict[str, threading.Lock] = collections.defaultdict(threading.Lock)
+_LIVE: weakref.WeakSet[ContainerSession] = weakref.WeakSet()
+
+
+def _cli(argv: Sequence[str], timeout_s: float, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run an engine command; a missing binary or a timeout is an `rc` of 127 / 124 with the reason on stderr."""
+    try:
+        return subprocess.run(list(argv), input=stdin, capture_output=True, timeout=timeout_s, check=False,
+                              stdin=None if stdin is not None else subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(list(argv), 124, b"", f"timed out after {timeout_s:g} s".encode())
+    except OSError as exc:
+        return subprocess.CompletedProcess(list(argv), 127, b"", str(exc).encode())
+
+
+def _text(data: bytes, limit: int = 2000) -> str:
+    return data.decode(errors="replace").strip()[-limit:]
+
+
+def _resolve(name: str) -> str | None:
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) else None
+    return shutil.which(name)
+
+
+def auto_ulimits(open_files: int = 1024, kind: EngineKind = "podman") -> dict[str, str]:
+    """The default `--ulimit`s: nofile `open_files` (at least 1024), nproc 4096, core 0.
+
+    podman applies a container's rlimits from its own process, so above this process's hard
+    limits they fail with EPERM unless it has CAP_SYS_RESOURCE: for podman they are capped at
+    them. Docker applies them in its daemon, so they are passed as they are.
+    """
+    wanted = {"nofile": (resource.RLIMIT_NOFILE, max(open_files, 1024)), "nproc": (resource.RLIMIT_NPROC, 4096)}
+    out = {}
+    for name, (kind_id, value) in wanted.items():
+        hard = resource.getrlimit(kind_id)[1]
+        if kind == "podman" and hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        out[name] = f"{value}:{value}"
+    out["core"] = "0:0"
+    return out
+
+
+def _ulimit_args(ulimits: Mapping[str, str]) -> list[str]:
+    return [arg for name, value in ulimits.items() for arg in ("--ulimit", f"{name}={value}")]
+
+
+def _probe_rootfs(root: str) -> list[str]:
+    """An empty rootfs under `root` that sees the host's /usr (and /bin, /lib* where they are not symlinks)."""
+    mounts = ["-v", "/usr:/usr:ro"]
+    for name in ("bin", "sbin", "lib", "lib64"):
+        host = f"/{name}"
+        if os.path.islink(host):
+            os.symlink(os.readlink(host).lstrip("/"), os.path.join(root, name))
+        elif os.path.isdir(host):
+            mounts += ["-v", f"{host}:{host}:ro"]
+    for name in ("proc", "dev", "sys", "etc", "tmp", "run"):
+        os.makedirs(os.path.join(root, name), exist_ok=True)
+    os.chmod(root, 0o755)
+    return mounts
+
+
+def _engine_kind(path: str) -> EngineKind:
+    if "podman" in os.path.basename(path):
+        return "podman"
+    version = _cli([path, "--version"], 15.0)
+    return "podman" if b"podman" in version.stdout.lower() else "docker"
+
+
+def _probe_podman(path: str) -> EngineInfo | str:
+    """One trial `podman run` of the host's `true` in a scratch rootfs per variant; the first that works."""
+    info = _cli([path, "info", "--format", "{{.Host.OCIRuntime.Name}}"], _PROBE_TIMEOUT_S)
+    if info.returncode != 0:
+        return f"`podman info` failed: {_text(info.stderr, 500)}"
+    default_runtime = _text(info.stdout, 100) or None
+    true = shutil.which("true", path="/usr/bin:/bin") or "/usr/bin/true"
+    runtimes: list[str | None] = [None]
+    if default_runtime != "runc" and shutil.which("runc"):
+        runtimes.append("runc")
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="rlvr-probe-") as root:
+        os.chmod(root, 0o755)
+        rootfs = os.path.join(root, "rootfs")
+        os.mkdir(rootfs)
+        binds = _probe_rootfs(rootfs)
+
+        def trial(runtime: str | None, extra: list[str]) -> str | None:
+            argv = [path, *(["--runtime", runtime] if runtime else []), "run", "--rm", "--log-driver", "none",
+                    "--network", "none", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+                    *_ulimit_args(auto_ulimits()), *binds, *extra, "--rootfs", rootfs, true]
+            done = _cli(argv, _PROBE_TIMEOUT_S)
+            return None if done.returncode == 0 else _text(done.stderr, 300) or f"exit {done.returncode}"
+
+        limits = ["--pids-limit", "64", "--memory", "64m"]
+        for runtime in runtimes:
+            for with_limits in (True, False):
+                why = trial(runtime, limits if with_limits else [])
+                if why is not None:
+                    failures.append(f"runtime {runtime or default_runtime}"
+                                    f"{' with cgroup limits' if with_limits else ''}: {why}")
+                    continue
+                notes = list(failures)
+                uid = ["--uidmap", "0:100000:65536", "--gidmap", "0:100000:65536"]
+                userns_why = trial(runtime, uid + (limits if with_limits else []))
+                if userns_why is not None:
+                    notes.append(f"no user namespace (--uidmap failed: {userns_why})")
+                return EngineInfo(path=path, kind="podman", runtime=runtime, cgroup_limits=with_limits,
+                                  userns=userns_why is None, notes=tuple(notes))
+    return "no podman run worked: " + " | ".join(failures)
+
+
+def _probe_docker(path: str) -> EngineInfo | str:
+    """`docker info` (the daemon answers); docker has no image-less trial run, so `run` is trusted then."""
+    info = _cli([path, "info", "--format", "{{.ServerVersion}}"], 30.0)
+    if info.returncode != 0 or not info.stdout.strip():
+        return f"`docker info` failed (no daemon?): {_text(info.stderr, 500)}"
+    return EngineInfo(path=path, kind="docker")
+
+
+def probe_engine(path: str) -> EngineInfo | None:
+    """Probe the engine CLI at `path` once per process (cached); None when it cannot run containers here.
+
+    The reason for None is kept for `engine_info`'s error message.
+    """
+    with _ENGINE_LOCK:
+        if path in _ENGINES:
+            return _ENGINES[path]
+        found = _probe_podman(path) if _engine_kind(path) == "podman" else _probe_docker(path)
+        if isinstance(found, str):
+            _REASONS[path] = found
+            _ENGINES[path] = None
+        else:
+            _ENGINES[path] = found
+        return _ENGINES[path]
+
+
+def container_engine(preferred: str | None = None) -> str | None:
+    """The path of a container engine CLI that can run containers here, or None.
+
+    Args:
+        preferred: 'podman', 'docker' or a path: only that one is tried. None: podman, then docker.
+
+    Returns:
+        The CLI's path; None when none works (a docker CLI without a reachable daemon, podman
+        whose every runtime fails). The probe runs once per CLI and process.
+    """
+    for name in [preferred] if preferred else ["podman", "docker"]:
+        path = _resolve(name)
+        if path is not None and probe_engine(path) is not None:
+            return path
+    return None
+
+
+def engine_info(engine: str | None = None) -> EngineInfo:
+    """The probe result of `engine` ('podman', 'docker', a path; None: `container_engine()`).
+
+    Raises:
+        SandboxError: no such engine, or it cannot run containers here (the message says why).
+    """
+    path = container_engine() if engine is None else _resolve(engine)
+    if path is None:
+        why = "; ".join(f"{p}: {r}" for p, r in _REASONS.items()) or "neither `podman` nor `docker` is on PATH"
+        raise SandboxError(f"no working container engine ({engine or 'podman or docker'}): {why}. Install podman "
+                           "(Debian: `apt-get install podman runc`) or start the docker daemon")
+    info = probe_engine(path)
+    if info is None:
+        raise SandboxError(f"the container engine {path} cannot run containers here: {_REASONS.get(path, '')}")
+    return info
+
+
+# -- images --------------------------------------------------------------------------------------
+def image_tag(dockerfile: str | Path, context: str | Path) -> str:
+    """The content tag of a build: `rlvr-task-<12 hex digits>`.
+
+    The digits are the SHA-256 of the Dockerfile and of every context entry's name, type,
+    executable bit and content (symlinks: their target), in sorted order: same inputs, same tag.
+
+    Raises:
+        SandboxError: the Dockerfile or the context directory is missing.
+    """
+    dockerfile, context = Path(dockerfile), Path(context)
+    if not dockerfile.is_file() or not context.is_dir():
+        raise SandboxError(f"cannot build: {dockerfile} is not a file or {context} is not a directory")
+    digest = hashlib.sha256(b"rlvr-image-v1\0dockerfile\0" + dockerfile.read_bytes() + b"\0")
+    for path in sorted(context.rglob("*")):
+        rel = path.relative_to(context).as_posix().encode()
+        if path.is_symlink():
+            digest.update(b"L\0" + rel + b"\0" + os.readlink(path).encode() + b"\0")
+        elif path.is_dir():
+            digest.update(b"D\0" + rel + b"\0")
+        elif path.is_file():
+            executable = b"x" if os.stat(path).st_mode & 0o111 else b"-"
+            digest.update(b"F\0" + rel + b"\0" + executable + str(path.stat().st_size).encode() + b"\0")
+            with path.open("rb") as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+    return f"rlvr-task-{digest.hexdigest()[:12]}"
+
+
+def _qualified(tag: str, kind: EngineKind) -> str:
+    """Podman names local images `localhost/NAME`; say so, so that no registry is searched for a short name."""
+    first = tag.split("/", 1)[0]
+    if kind == "podman" and ("/" not in tag or ("." not in first and ":" not in first and first != "localhost")):
+        return f"localhost/{tag}"
+    return tag
+
+
+def image_exists(image: str, *, engine: str) -> bool:
+    """True when `image` is in the engine's local store (never pulls)."""
+    return _cli([engine, "image", "inspect", image], 60.0).returncode == 0
+
+
+def image_env(image: str, *, engine: str) -> dict[str, str]:
+    """The image's ENV (its `Config.Env`), from the local store.
+
+    Raises:
+        SandboxError: the image is not in the local store.
+    """
+    done = _cli([engine, "image", "inspect", "--format", "{{json .Config.Env}}", image], 60.0)
+    if done.returncode != 0:
+        raise SandboxError(f"the image {image} is not in {engine}'s local store (build it with `build_image`): "
+                           f"{_text(done.stderr, 300)}")
+    out: dict[str, str] = {}
+    for item in json.loads(done.stdout or b"null") or []:
+        name, _, value = str(item).partition("=")
+        if name:
+            out[name] = value
+    return out
+
+
+def build_image(dockerfile: str | Path, context: str | Path, *, engine: str, tag: str | None = None,
+                timeout_s: float = 1800, config: ContainerConfig | None = None) -> str:
+    """Build `dockerfile` with build context `context` unless an image of that tag already exists.
+
+    Args:
+        dockerfile: the Dockerfile (it may lie outside `context`).
+        context: the build context directory.
+        engine: engine CLI ('podman', 'docker' or a path).
+        tag: image name; None: `image_tag(dockerfile, context)` (a content hash, so an unchanged
+            task is built once and a changed one gets a new image).
+        timeout_s: limit of the build, seconds (the build is killed at it).
+        config: `runtime` and `build_args` are used (podman RUN steps need the same runtime
+            workaround as `run`).
+
+    Returns:
+        The image reference to run (podman: `localhost/<tag>`).
+
+    Raises:
+        SandboxError: the engine does not work, the inputs are missing, or the build failed or
+            timed out (the message ends with the build log's tail).
+    """
+    cfg = config or ContainerConfig()
+    info = engine_info(engine)
+    ref = _qualified(tag or image_tag(dockerfile, context), info.kind)
+    with _BUILD_LOCKS[ref]:
+        if image_exists(ref, engine=info.path):
+            return ref
+        argv = [info.path, *info.global_args(cfg.runtime), "build", "-f", str(dockerfile), "-t", ref,
+                *cfg.build_args, str(context)]
+        with tempfile.TemporaryFile() as log:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            try:
+                code: int | None = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                kill_group(proc)
+                proc.wait()
+                code = None
+            log.seek(max(0, log.seek(0, os.SEEK_END) - 4000))
+            tail = _text(log.read(), 4000)
+        if code != 0:
+            why = f"timed out after {timeout_s:g} s" if code is None else f"exit {code}"
+            raise SandboxError(f"building {dockerfile} ({' '.join(argv)}) failed ({why}):\n{tail}")
+        return ref
+
+
+# -- the session ---------------------------------------------------------------------------------
+def _check_path(path: str) -> str:
+    if ":" in path or "," in path:
+        raise SandboxError(f"a container mount path may not contain ':' or ',': {path!r}")
+    return path
+
+
+def _mount_args(mount: Mount) -> list[str]:
+    """Engine options for one `Mount` (tmpfs mounts are executable and world-writable like /tmp)."""
+    dest = _check_path(mount.dest)
+    if mount.kind == "tmpfs":
+        return ["--tmpfs", f"{dest}:rw,exec,nosuid,nodev,size={mount.size_mb}m,mode=1777"]
+    assert mount.source is not None
+    return ["-v", f"{_check_path(mount.source)}:{dest}:{'ro' if mount.kind == 'ro' else 'rw'}"]
+
+
+class ContainerSession(SandboxSession):
+    """One persistent container of `image` with the session supervisor as pid 1 (module docstring).
+
+    Args:
+        image: a local image (e.g. from `build_image`); it is never pulled.
+        config: session limits (rlimits, output caps, export cap, `workdir` = the container's
+            working directory, `python` = the supervisor's interpreter in the image, default
+            `python3`); `workdir_mb`, `tmp_mb`, `uid`/`gid`, `bwrap_path` do not apply.
+        mounts: extra mounts: host paths bound read-only or read-write (readable by the
+            container's host uid, i.e. by others when a uid map is used), or tmpfs mounts.
+        env: environment of the shell and of `exec` processes, over the image's ENV.
+        container: engine options.
+
+    Raises:
+        SandboxError: no working engine, or `image` is not in its local store.
+    """
+
+    def __init__(self, image: str, config: SessionConfig | None = None, mounts: Sequence[Mount] = (),
+                 env: Mapping[str, str] | None = None, *, container: ContainerConfig | None = None) -> None:
+        cfg = config or SessionConfig()
+        if cfg.python is None:  # the image's interpreter, not the host's
+            cfg = cfg.model_copy(update={"python": "python3"})
+        self._launched = False
+        self._stderr: collections.deque[bytes] = collections.deque(maxlen=64)
+        self._stderr_thread: threading.Thread | None = None
+        super().__init__(cfg, mounts, env)
+        self.image = image
+        self.container = container or ContainerConfig()
+        self.name = f"rlvr-{secrets.token_hex(6)}"
+        self.info = engine_info(self.container.engine)
+        base = image_env(image, engine=self.info.path)
+        if self.container.image_env:
+            self.env = {**self.env, **base, "PS1": "", "PS2": "", **(env or {})}
+
+    # -- launch ------------------------------------------------------------------------------
+    def _argv(self, sup_dir: str, info_fd: int = -1) -> list[str]:
+        """The engine command line that starts the container (`info_fd` is unused)."""
+        cfg, ccfg, info = self.config, self.container, self.info
+        argv = [info.path, *info.global_args(ccfg.runtime), "run", "--rm", "-i", "--name", self.name,
+                "--pull", "never", "--log-driver", "none", "--network", ccfg.network, "--hostname", "sandbox",
+                "--security-opt", "no-new-privileges"]
+        if ccfg.cap_drop_all:
+            argv += ["--cap-drop", "ALL"]
+        for cap in ccfg.cap_add:
+            argv += ["--cap-add", cap]
+        ulimits = ccfg.ulimits if ccfg.ulimits is not None else auto_ulimits(cfg.open_files, info.kind)
+        argv += _ulimit_args(ulimits)
+        if info.cgroup_limits:
+            if ccfg.memory_mb is not None:
+                argv += ["--memory", f"{ccfg.memory_mb}m"]
+            if ccfg.pids_limit is not None:
+                argv += ["--pids-limit", str(ccfg.pids_limit)]
+            if ccfg.cpus is not None:
+                argv += ["--cpus", f"{ccfg.cpus:g}"]
+        if info.kind == "podman" and info.userns and ccfg.uidmap:
+            argv += ["--uidmap", ccfg.uidmap, "--gidmap", ccfg.uidmap]
+        if ccfg.user is not None:
+            argv += ["--user", ccfg.user]
+        argv += ["--tmpfs", "/run/rlvr:rw,nosuid,nodev,size=16m,mode=1777",
+                 "-v", f"{_check_path(sup_dir)}:{_SUP_DIR}:ro"]
+        for mount in self.mounts:
+            argv += _mount_args(mount)
+        argv += ["-w", cfg.workdir, "--entrypoint", self.python, *ccfg.extra_args, self.image,
+                 "-I", "-S", f"{_SUP_DIR}/_session.py"]
+        return argv
+
+    def start(self) -> ContainerSession:
+        """Start the container and wait for its supervisor (idempotent).
+
+        Raises:
+            SandboxError: the engine could not start the container, the image has no usable
+                `python3` (the message names the fix), or the supervisor did not report ready
+                within `ContainerConfig.start_timeout_s`.
+        """
+        if self._proc is not None:
+            return self
+        if self.closed:
+            raise SandboxError("this session was closed; start a new ContainerSession")
+        sup_dir = stage_dir("rlvr-container-")
+        self._dirs.append(sup_dir)
+        shutil.copyfile(SESSION_SUPERVISOR, os.path.join(sup_dir, "_session.py"))
+        os.chmod(os.path.join(sup_dir, "_session.py"), 0o644)
+        argv = self._argv(sup_dir)
+        try:
+            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            raise SandboxError(f"could not start {self.info.path}: {exc}") from exc
+        self._launched = True
+        _LIVE.add(self)
+        assert self._proc.stderr is not None
+        self._stderr_thread = threading.Thread(target=_drain, args=(self._proc.stderr, self._stderr), daemon=True,
+                                               name=f"rlvr-{self.name}-stderr")
+        self._stderr_thread.start()
+        try:
+            ready = self._readline(time.monotonic() + self.container.start_timeout_s)
+            try:
+                ok = ready is not None and bool(json.loads(ready).get("ready"))
+            except ValueError:
+                ok = False
+            if not ok:
+                raise SandboxError(self._start_failure())
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _start_failure(self) -> str:
+        proc = self._proc
+        code = None
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = proc.wait(timeout=10.0)
+        if self._stderr_thread is not None:
+            self._stderr_thread.join(timeout=5.0)
+        err = self._stderr_tail()
+        low = err.lower()
+        python = self.python
+        if (python in err and ("not found" in low or "no such file" in low)) or code == 127:
+            return (f"the image {self.image} has no `{python}`: the session supervisor runs on the image's "
+                    f"Python ({_SUPERVISOR_MIN_PYTHON} or newer, standard library only). Add it to the Dockerfile, "
+                    "e.g. `RUN apt-get update && apt-get install -y --no-install-recommends python3` (Debian, "
+                    "Ubuntu) or `RUN apk add --no-cache python3` (Alpine), or base the image on `python:3.x`; or "
+                    f"set SessionConfig(python=...) to its interpreter's path in the image. Engine said: {err}")
+        if "syntaxerror" in low or "unsupported operand type(s) for |" in low:
+            return (f"the `{python}` of the image {self.image} is too old for the session supervisor (it needs "
+                    f"Python {_SUPERVISOR_MIN_PYTHON} or newer): install a newer python3 in the Dockerfile. "
+                    f"Supervisor said: {err}")
+        return f"the container of {self.image} did not start (exit {code}): {err}"
+
+    def _stderr_tail(self) -> str:
+        return b"".join(self._stderr).decode(errors="replace").strip()[-1500:]
+
+    def host_pid(self) -> int | None:
+        """The host pid of the container's pid 1 (the supervisor), None when it is not running."""
+        if not self.alive:
+            return None
+        done = _cli([self.info.path, "inspect", "--format", "{{.State.Pid}}", self.name], 30.0)
+        with contextlib.suppress(ValueError):
+            pid = int(done.stdout.strip() or b"0")
+            return pid or None
+        return None
+
+    # -- teardown ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Remove the container (killing every process in it) and the host staging directories.
+
+        Safe to call more than once; also run by `__del__` and at interpreter exit.
+        """
+        self.closed = True
+        _LIVE.discard(self)
+        proc, self._proc = self._proc, None
+        if self._launched:
+            self._launched = False
+            _remove_container(self.info, self.name, self.container.runtime)
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            try:
+                proc.wait(timeout=_RM_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                kill_group(proc)
+                proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        for path in self._dirs:
+            remove_tree(path)
+        self._dirs = []
+
+    def __enter__(self) -> ContainerSession:
+        return self.start()
+
+
+def _drain(stream: IO[bytes], into: collections.deque[bytes]) -> None:
+    """Keep the engine client's stderr read (so it never blocks on a full pipe), the last chunks kept."""
+    with contextlib.suppress(OSError, ValueError):
+        while chunk := os.read(stream.fileno(), 4096):
+            into.append(chunk)
+
+
+def _remove_container(info: EngineInfo, name: str, runtime: str | None = None) -> None:
+    """`rm -f` the container (podman: without the 10 s SIGTERM grace, which pid 1 ignores anyway)."""
+    argv = [info.path, *info.global_args(runtime), "rm", "-f"]
+    done = _cli([*argv, "-t", "0", name] if info.kind == "podman" else [*argv, name], _RM_TIMEOUT_S)
+    if done.returncode != 0 and info.kind == "podman" and b"unknown shorthand flag" in done.stderr:
+        _cli([info.path, *info.global_args(runtime), "kill", name], _RM_TIMEOUT_S)
+        _cli([*argv, name], _RM_TIMEOUT_S)
+
+
+@atexit.register
+def _close_all() -> None:
+    """Remove the containers of sessions still open at interpreter exit."""
+    for session in list(_LIVE):
+        with contextlib.suppress(Exception):
+            session.close()
