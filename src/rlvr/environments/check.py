@@ -6,11 +6,14 @@ r"""Conformance check of an environment, in the spirit of Gymnasium's `utils/env
 - `deterministic`: verifying the same response twice gives the same status and reward;
 - `junk_rejected`: junk responses ('', 'I do not know.', `\boxed{}`) are not correct;
 - `reward_in_range`: every reward lies within `spec.reward_range` (or is None for an error);
-- `time_budget`: each verification takes at most `time_budget_s` seconds (after a warm-up call);
+- `time_budget`: each verification takes at most `time_budget_s` seconds (after a warm-up call), or
+  the environment's own `spec.resources["time_budget_s"]` when that is larger (a terminal task's
+  verification replays its solution and runs its tests: it may take the task's time budget);
 
 and once: `reset_deterministic` (the same seed poses the same task) and `episode_protocol`
 (reset → step with the reference response → terminated, with a Verdict and a float reward).
-Multi-turn environments (`spec.max_turns > 1`) also get `oracle_episode` (replaying
+Environments that say where their tasks run (`placement_summary()`, the terminal ones) get an
+informational `placement` result. Multi-turn environments (`spec.max_turns > 1`) also get `oracle_episode` (replaying
 `env.reference_actions(task)` through a real episode ends it with a correct verdict) and
 `noop_episode` (empty assistant messages until the episode ends never score correct).
 
@@ -233,7 +236,8 @@ def check(
         if tasks:  # warm-up: start the worker processes outside the time budget
             env.score(tasks[0], "")
         try:
-            results = _check_tasks(env, tasks, time_budget_s)
+            budget = max(time_budget_s, float(env.spec.resources.get("time_budget_s", 0.0)))
+            results = _check_tasks(env, tasks, budget)
         except (ValueError, KeyError) as exc:  # the verifier cannot build a reference response
             raise ConfigError(
                 f"{env.spec.id}: `rlvr check` replays each task's reference solution, but {exc}; add one to the "
@@ -245,6 +249,9 @@ def check(
                 results += _check_policies(env, tasks)
         else:
             results.append(CheckResult(name="dataset", passed=False, detail="the environment has no tasks"))
+        placement = getattr(env, "placement_summary", None)
+        if callable(placement):  # where the tasks run (terminal environments: locally, or left out)
+            results.append(CheckResult(name="placement", passed=True, detail=str(placement()), items=total))
         return CheckReport(env_id=env.spec.id, n=count, seed=seed, elapsed_s=time.monotonic() - start,
                            results=results)
     finally:

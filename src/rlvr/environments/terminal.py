@@ -325,6 +325,11 @@ def _check_limit(limit: Any) -> None:
         raise ConfigError(f"limit must be a positive int or None, got {limit!r}")
 
 
+def _budget(task: TerminalTask) -> float:
+    """Longest a verification of `task` can take: its agent budget plus its test budget, seconds."""
+    return task.agent_timeout_s + task.test_timeout_s
+
+
 def _build(env_id: str, description: str, references: list[TerminalReference], dataset: str, *,
            system_prompt: str | None, limit: int | None, task_ids: Sequence[str] | None, max_turns: int,
            command_timeout_s: float, max_output_chars: int, verifier: TerminalVerifier | None,
@@ -351,7 +356,7 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
     tasks = tasks[:limit] if limit else tasks
     spec = EnvSpec(id=env_id, description=description, max_turns=max_turns, dataset=dataset,
                    resources={"sandbox": "rlvr.sandbox.session.SandboxSession (bubblewrap)",
-                              "time_budget_s": max((load_task(t.reference).agent_timeout_s for t in tasks), default=0)},
+                              "time_budget_s": max((_budget(load_task(t.reference)) for t in tasks), default=0.0)},
                    seeding="deterministic")
     return TerminalEnv(tasks, built, spec, max_turns=max_turns, command_timeout_s=command_timeout_s,
                        max_output_chars=max_output_chars, show_tests=show_tests, skipped=skipped)

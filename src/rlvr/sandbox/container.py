@@ -62,6 +62,7 @@ import resource
 import secrets
 import shutil
 import subprocess
+import tarfile
 import tempfile
 import threading
 import time
@@ -375,18 +376,29 @@ def image_exists(image: str, *, engine: str) -> bool:
     return _cli([engine, "image", "inspect", image], 60.0).returncode == 0
 
 
+def _image_config(image: str, engine: str) -> dict[str, object]:
+    """The image's `Config` (Env, WorkingDir, User, ...) from the local store.
+
+    Raises:
+        SandboxError: the image is not in the local store.
+    """
+    done = _cli([engine, "image", "inspect", "--format", "{{json .Config}}", image], 60.0)
+    if done.returncode != 0:
+        raise SandboxError(f"the image {image} is not in {engine}'s local store (build it with `build_image`): "
+                           f"{_text(done.stderr, 300)}")
+    config = json.loads(done.stdout or b"null")
+    return config if isinstance(config, dict) else {}
+
+
 def image_env(image: str, *, engine: str) -> dict[str, str]:
     """The image's ENV (its `Config.Env`), from the local store.
 
     Raises:
         SandboxError: the image is not in the local store.
     """
-    done = _cli([engine, "image", "inspect", "--format", "{{json .Config.Env}}", image], 60.0)
-    if done.returncode != 0:
-        raise SandboxError(f"the image {image} is not in {engine}'s local store (build it with `build_image`): "
-                           f"{_text(done.stderr, 300)}")
     out: dict[str, str] = {}
-    for item in json.loads(done.stdout or b"null") or []:
+    items = _image_config(image, engine).get("Env") or []
+    for item in items if isinstance(items, list) else []:
         name, _, value = str(item).partition("=")
         if name:
             out[name] = value
@@ -461,8 +473,9 @@ class ContainerSession(SandboxSession):
     Args:
         image: a local image (e.g. from `build_image`); it is never pulled.
         config: session limits (rlimits, output caps, export cap, `workdir` = the container's
-            working directory, `python` = the supervisor's interpreter in the image, default
-            `python3`); `workdir_mb`, `tmp_mb`, `uid`/`gid`, `bwrap_path` do not apply.
+            working directory, created at start when the image lacks it, `python` = the
+            supervisor's interpreter in the image, default `python3`); `workdir_mb`, `tmp_mb`,
+            `uid`/`gid`, `host_uid`/`host_gid`, `bwrap_path` do not apply.
         mounts: extra mounts: host paths bound read-only or read-write (readable by the
             container's host uid, i.e. by others when a uid map is used), or tmpfs mounts.
         env: environment of the shell and of `exec` processes, over the image's ENV.
@@ -478,6 +491,7 @@ class ContainerSession(SandboxSession):
         if cfg.python is None:  # the image's interpreter, not the host's
             cfg = cfg.model_copy(update={"python": "python3"})
         self._launched = False
+        self._workdir_tmpfs = False
         self._stderr: collections.deque[bytes] = collections.deque(maxlen=64)
         self._stderr_thread: threading.Thread | None = None
         super().__init__(cfg, mounts, env)
@@ -485,9 +499,11 @@ class ContainerSession(SandboxSession):
         self.container = container or ContainerConfig()
         self.name = f"rlvr-{secrets.token_hex(6)}"
         self.info = engine_info(self.container.engine)
-        base = image_env(image, engine=self.info.path)
+        image_config = _image_config(image, self.info.path)
+        self.image_workdir = os.path.normpath(str(image_config.get("WorkingDir") or "/"))
+        self.image_user = str(image_config.get("User") or "")
         if self.container.image_env:
-            self.env = {**self.env, **base, "PS1": "", "PS2": "", **(env or {})}
+            self.env = {**self.env, **image_env(image, engine=self.info.path), "PS1": "", "PS2": "", **(env or {})}
 
     # -- launch ------------------------------------------------------------------------------
     def _argv(self, sup_dir: str, info_fd: int = -1) -> list[str]:
@@ -517,12 +533,22 @@ class ContainerSession(SandboxSession):
                  "-v", f"{_check_path(sup_dir)}:{_SUP_DIR}:ro"]
         for mount in self.mounts:
             argv += _mount_args(mount)
-        argv += ["-w", cfg.workdir, "--entrypoint", self.python, *ccfg.extra_args, self.image,
+        if self._workdir_tmpfs:
+            user = ccfg.user if ccfg.user is not None else self.image_user
+            mode = "755" if user.split(":")[0] in ("", "0", "root") else "1777"
+            argv += ["--tmpfs", f"{_check_path(cfg.workdir)}:rw,exec,nosuid,nodev,size={cfg.workdir_mb}m,mode={mode}"]
+        if os.path.normpath(cfg.workdir) == self.image_workdir or self._workdir_tmpfs:
+            argv += ["-w", cfg.workdir]  # podman refuses a `-w` the image lacks (unless it is the image's own)
+        argv += ["--entrypoint", self.python, *ccfg.extra_args, self.image,
                  "-I", "-S", f"{_SUP_DIR}/_session.py"]
         return argv
 
     def start(self) -> ContainerSession:
         """Start the container and wait for its supervisor (idempotent).
+
+        A working directory the image lacks is created; where its parent is not writable
+        without capabilities (podman's rootfs `/` is mode 0555), the container is started again
+        with a tmpfs of `SessionConfig.workdir_mb` there (the image had nothing in it to keep).
 
         Raises:
             SandboxError: the engine could not start the container, the image has no usable
@@ -536,31 +562,50 @@ class ContainerSession(SandboxSession):
         sup_dir = stage_dir("rlvr-container-")
         self._dirs.append(sup_dir)
         shutil.copyfile(SESSION_SUPERVISOR, os.path.join(sup_dir, "_session.py"))
-        os.chmod(os.path.join(sup_dir, "_session.py"), 0o644)
+        with tarfile.open(os.path.join(sup_dir, "empty.tar"), "w"):
+            pass
+        for name in ("_session.py", "empty.tar"):
+            os.chmod(os.path.join(sup_dir, name), 0o644)
+        try:
+            self._launch(sup_dir)
+            if os.path.normpath(self.config.workdir) != self.image_workdir:
+                try:  # `extract` creates its destination
+                    self.extract(f"{_SUP_DIR}/empty.tar", self.config.workdir, timeout_s=60.0)
+                except SandboxError:
+                    if not self.alive:  # the container died: nothing to retry
+                        raise
+                    self._stop_container()
+                    self._workdir_tmpfs = True
+                    self._launch(sup_dir)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _launch(self, sup_dir: str) -> None:
+        """Start the engine client and wait for the supervisor's ready line."""
+        self.name = f"rlvr-{secrets.token_hex(6)}"
         argv = self._argv(sup_dir)
+        self._stderr.clear()
         try:
             self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             raise SandboxError(f"could not start {self.info.path}: {exc}") from exc
         self._launched = True
+        self._buf = b""
         _LIVE.add(self)
         assert self._proc.stderr is not None
         self._stderr_thread = threading.Thread(target=_drain, args=(self._proc.stderr, self._stderr), daemon=True,
                                                name=f"rlvr-{self.name}-stderr")
         self._stderr_thread.start()
+        ready = self._readline(time.monotonic() + self.container.start_timeout_s)
         try:
-            ready = self._readline(time.monotonic() + self.container.start_timeout_s)
-            try:
-                ok = ready is not None and bool(json.loads(ready).get("ready"))
-            except ValueError:
-                ok = False
-            if not ok:
-                raise SandboxError(self._start_failure())
-        except BaseException:
-            self.close()
-            raise
-        return self
+            ok = ready is not None and bool(json.loads(ready).get("ready"))
+        except ValueError:
+            ok = False
+        if not ok:
+            raise SandboxError(self._start_failure())
 
     def _start_failure(self) -> str:
         proc = self._proc
@@ -606,26 +651,31 @@ class ContainerSession(SandboxSession):
         """
         self.closed = True
         _LIVE.discard(self)
+        self._stop_container()
+        for path in self._dirs:
+            remove_tree(path)
+        self._dirs = []
+
+    def _stop_container(self) -> None:
+        """`rm -f` the container, then reap the engine client (killed if it hangs)."""
         proc, self._proc = self._proc, None
         if self._launched:
             self._launched = False
             _remove_container(self.info, self.name, self.container.runtime)
-        if proc is not None:
-            with contextlib.suppress(OSError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            try:
-                proc.wait(timeout=_RM_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                kill_group(proc)
-                proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
-        for path in self._dirs:
-            remove_tree(path)
-        self._dirs = []
+        if proc is None:
+            return
+        with contextlib.suppress(OSError):
+            if proc.stdin is not None:
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=_RM_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def __enter__(self) -> ContainerSession:
         return self.start()

@@ -13,7 +13,8 @@ import ast
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 
-__all__ = ["MAX_REPORT_BYTES", "expected_tests", "match_expected", "parse_junit", "test_functions"]
+__all__ = ["MAX_REPORT_BYTES", "expected_tests", "failure_messages", "match_expected", "parse_junit",
+           "test_functions"]
 
 MAX_REPORT_BYTES = 8 << 20
 """Largest JUnit report parsed, bytes; a bigger one is refused (no legitimate suite writes that much)."""
@@ -116,6 +117,25 @@ def parse_junit(data: bytes, files: Iterable[str], nonce: str | None = None) -> 
             key = _case_id(case, modules)
             outcomes[key] = status if key not in outcomes else "fail"
     return outcomes
+
+
+def failure_messages(data: bytes, files: Iterable[str], limit: int = 300) -> dict[str, str]:
+    """Test id -> the first `limit` characters of its failure or error message, from a JUnit report."""
+    try:
+        root = ET.fromstring(data) if data.strip() and len(data) <= MAX_REPORT_BYTES else None
+    except ET.ParseError:
+        root = None
+    if root is None:
+        return {}
+    modules = _module_map(files)
+    out = {}
+    for case in root.iter("testcase"):
+        for child in case:
+            if child.tag in ("failure", "error"):
+                text = (child.get("message") or child.text or "").strip().replace("\n", " ")
+                out[_case_id(case, modules)] = text[:limit]
+                break
+    return out
 
 
 def match_expected(outcomes: Mapping[str, str], exact: Iterable[str], prefixes: Iterable[str]) -> dict[str, str]:

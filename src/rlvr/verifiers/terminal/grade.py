@@ -90,7 +90,8 @@ def _expected(plan: TestPlan, tests: Path) -> tuple[list[str], list[str]]:
 
 
 def verdict_from_tests(outcomes: dict[str, str] | str, exact: list[str], prefixes: list[str], selective: bool,
-                       *, reward: str, notes: list[str], elapsed_s: float) -> Verdict:
+                       *, reward: str, notes: list[str], elapsed_s: float,
+                       messages: dict[str, str] | None = None) -> Verdict:
     """The verdict from JUnit outcomes: correct only when every expected test passed (and at least one ran)."""
     if isinstance(outcomes, str):
         return Verdict(status="incorrect", reward=0.0, detail="\n".join([f"no usable test report: {outcomes}",
@@ -100,8 +101,9 @@ def verdict_from_tests(outcomes: dict[str, str] | str, exact: list[str], prefixe
     total = len(results)
     passed = sum(v == "pass" for v in results.values())
     ok = total > 0 and passed == total
+    why = messages or {}
     lines = [f"{'PASS' if v == 'pass' else 'FAIL'} {k}" + ("" if v in ("pass", "fail") else f" ({v})")
-             for k, v in results.items()]
+             + (f": {why[k]}" if v != "pass" and k in why else "") for k, v in results.items()]
     if total == 0:
         lines.append("no tests ran (zero tests is a failure)")
     score = (passed / total if total else 0.0) if reward == "fraction" else float(ok)
@@ -132,7 +134,7 @@ def _pytest_verdict(run: PytestRun, plan: TestPlan, tests: Path, nonce: str, rew
         return Verdict.error(f"a test file of the task does not parse: {exc}", elapsed_s=elapsed)
     outcomes = junit.parse_junit(run.report, plan.test_files, nonce=nonce)
     return verdict_from_tests(outcomes, exact, prefixes, plan.selective, reward=reward, notes=notes,
-                              elapsed_s=elapsed)
+                              elapsed_s=elapsed, messages=junit.failure_messages(run.report, plan.test_files))
 
 
 def _run_pytest(session: SandboxSession, task: TerminalTask, plan: TestPlan, tests: Path, env: dict[str, str],

@@ -126,7 +126,8 @@ def _classify(node: Any, text: str) -> Command:
     start, end = node.pos
     if node.kind == "pipeline":
         kind: Kind = "install" if _is_uv_bootstrap(node, text) else "other"
-        return Command(kind, text, start, end)
+        first = next((p for p in node.parts if p.kind == "command"), None)
+        return Command(kind, text, start, end, tuple(_words(first)) if first is not None else ())
     if node.kind == "compound":
         return Command(_classify_compound(text), text, start, end)
     if node.kind != "command":

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 sys.path.insert(0, "/app")
-VISIBLE_TESTS_SHA256 = "c518dec67c3acab5b239e387b21eff5956eb72397965cb5e1e88b3cb0c334e51"
+VISIBLE_TESTS_SHA256 = "775f8f0ba664d33a890c865a82064a471a897873f75360b4441394663f771722"
 
 
 def _pricing():

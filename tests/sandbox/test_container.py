@@ -1,0 +1,327 @@
+"""ContainerSession against a real container engine (podman or docker), without any registry.
+
+The base image is made from this host's own files: bash, coreutils and python3 with their shared
+libraries and the Python standard library, packed into a tar and `import`ed (cached by a tag that
+hashes the file list, so the suite builds it once per host). A task image is then built `FROM` it
+with `build_image`, as a Terminal-Bench Dockerfile would be: a tool written outside the working
+directory, `WORKDIR /app`, a `COPY`.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from rlvr.core.errors import SandboxError
+from rlvr.sandbox.container import (
+    ContainerConfig,
+    ContainerSession,
+    build_image,
+    container_engine,
+    engine_info,
+    image_exists,
+    image_tag,
+)
+from rlvr.sandbox.session import Mount, SessionConfig, stage_dir
+
+pytestmark = pytest.mark.slow
+
+HOST_PYTHON = "/usr/bin/python3"
+BINARIES = ("bash", "sh", "ls", "cat", "echo", "mkdir", "rm", "cp", "mv", "pwd", "sleep", "env", "chmod", "touch",
+            "id", "head", "tail", "wc", "sort", "tr", "test", "true", "false", "dirname", "basename", "uname", "grep",
+            "sed", "ln", "chown", "stat", "readlink", "printf", "kill", "tee", "date", "cut", "xargs", "python3")
+SKIP_STDLIB = re.compile(r"(test|idlelib|tkinter|ensurepip|lib2to3|turtledemo|config-3[^/]*|site-packages|"
+                         r"dist-packages)(/|$)")
+
+
+# -- the registry-free base image ----------------------------------------------------------------
+def _host_closure() -> tuple[list[str], str]:
+    """Host files of the base image (binaries, their libraries and the loader) and the stdlib directory."""
+    files = {p for b in BINARIES if (p := shutil.which(b, path="/usr/bin:/bin"))}
+    stdlib = subprocess.run([HOST_PYTHON, "-I", "-S", "-c", "import os; print(os.path.dirname(os.__file__))"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    dynload = os.path.join(stdlib, "lib-dynload")
+    objects = [os.path.realpath(p) for p in files] + [os.path.join(dynload, n) for n in os.listdir(dynload)]
+    ldd = subprocess.run(["ldd", *objects], capture_output=True, text=True).stdout
+    files |= set(re.findall(r"=> (/\S+)", ldd)) | set(re.findall(r"^\s*(/\S*ld-linux\S*)", ldd, re.M))
+    return sorted(files), stdlib
+
+
+def _arcname(path: str) -> str:
+    """A host path's name in the image, with the directories resolved (/lib/x -> usr/lib/x on merged-/usr hosts)."""
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)).lstrip("/")
+
+
+def _write_base_tar(out: Path, files: list[str], stdlib: str) -> None:
+    done: set[str] = set()
+
+    def add(tar: tarfile.TarFile, path: str) -> None:
+        name = _arcname(path)
+        if name in done:
+            return
+        done.add(name)
+        tar.add(path, arcname=name, recursive=False)
+        if os.path.islink(path):  # and what it points to
+            target = os.readlink(path)
+            add(tar, target if target.startswith("/") else os.path.join(os.path.dirname(path), target))
+
+    with tarfile.open(out, "w") as tar:
+        for name in ("bin", "sbin", "lib", "lib64"):
+            if os.path.islink(f"/{name}"):
+                info = tarfile.TarInfo(name)
+                info.type, info.linkname = tarfile.SYMTYPE, os.readlink(f"/{name}").lstrip("/")
+                tar.addfile(info)
+        for name in (".", "tmp", "root", "proc", "dev", "sys", "run", "etc", "usr/local/bin"):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if name == "tmp" else 0o755  # "/" too: else 0555
+            tar.addfile(info)
+        for path in files:
+            add(tar, path)
+        root = _arcname(stdlib)
+        tar.add(stdlib, arcname=root, filter=lambda ti: None if SKIP_STDLIB.match(ti.name[len(root) + 1:]) else ti)
+        for name in ("passwd", "group", "nsswitch.conf"):
+            if os.path.exists(f"/etc/{name}"):
+                tar.add(f"/etc/{name}", arcname=f"etc/{name}")
+
+
+@pytest.fixture(scope="module")
+def engine() -> str:
+    path = container_engine()
+    if path is None:
+        pytest.skip("no working container engine (podman, or docker with a reachable daemon)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def base_image(engine: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    if not os.access(HOST_PYTHON, os.X_OK) or shutil.which("ldd") is None:
+        pytest.skip(f"the registry-free base image is made from the host's {HOST_PYTHON} and ldd")
+    files, stdlib = _host_closure()
+    digest = hashlib.sha256(b"rlvr-test-base-v2")
+    for path in [*files, stdlib]:
+        st = os.stat(path)
+        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    tag = f"localhost/rlvr-test-base:{digest.hexdigest()[:12]}"
+    if not image_exists(tag, engine=engine):
+        tar = tmp_path_factory.mktemp("base") / "base.tar"
+        _write_base_tar(tar, files, stdlib)
+        done = subprocess.run([engine, "import", str(tar), tag], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+    return tag
+
+
+@pytest.fixture(scope="module")
+def task_image(engine: str, base_image: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    ctx = tmp_path_factory.mktemp("task")
+    (ctx / "data.txt").write_text("from-the-image\n")
+    (ctx / "Dockerfile").write_text(
+        f"FROM {base_image}\n"
+        "RUN printf '#!/bin/bash\\necho tool-ok \"$@\"\\n' > /usr/local/bin/mytool && chmod 755 /usr/local/bin/mytool\n"
+        "ENV TASK_FLAVOUR=container\n"
+        "WORKDIR /app\n"
+        "COPY data.txt /app/data.txt\n")
+    return build_image(ctx / "Dockerfile", ctx, engine=engine)
+
+
+@pytest.fixture()
+def session(task_image: str):
+    s = ContainerSession(task_image, SessionConfig(processes=64)).start()
+    s.start_shell()
+    yield s
+    s.close()
+
+
+def _containers(engine: str) -> list[str]:
+    out = subprocess.run([engine, "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def _host_cmdlines_with(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+# -- engine and images ---------------------------------------------------------------------------
+def test_engine_probe_is_cached_and_usable(engine):
+    info = engine_info(engine)
+    assert info.path == engine and info.kind in ("podman", "docker")
+    start = time.monotonic()
+    assert container_engine() == engine and time.monotonic() - start < 0.05
+    assert container_engine("/nonexistent/podman") is None
+
+
+def test_image_tag_hashes_dockerfile_and_context(tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM x\n")
+    (tmp_path / "a.txt").write_text("1")
+    first = image_tag(tmp_path / "Dockerfile", tmp_path)
+    assert re.fullmatch(r"rlvr-task-[0-9a-f]{12}", first) and image_tag(tmp_path / "Dockerfile", tmp_path) == first
+    (tmp_path / "a.txt").write_text("2")
+    second = image_tag(tmp_path / "Dockerfile", tmp_path)
+    (tmp_path / "a.txt").chmod(0o755)
+    assert len({first, second, image_tag(tmp_path / "Dockerfile", tmp_path)}) == 3
+    with pytest.raises(SandboxError):
+        image_tag(tmp_path / "missing", tmp_path)
+
+
+def test_build_is_skipped_when_the_tag_exists_and_failures_show_the_log(engine, task_image, base_image, tmp_path):
+    assert image_exists(task_image, engine=engine)
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    (ctx / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo building-step-output && exit 3\n")
+    with pytest.raises(SandboxError, match="building-step-output"):
+        build_image(ctx / "Dockerfile", ctx, engine=engine, timeout_s=300)
+    start = time.monotonic()
+    (ctx / "Dockerfile").write_text(f"FROM {base_image}\nRUN true\n")
+    tag = build_image(ctx / "Dockerfile", ctx, engine=engine)
+    assert build_image(ctx / "Dockerfile", ctx, engine=engine) == tag and image_exists(tag, engine=engine)
+    assert time.monotonic() - start < 120
+    subprocess.run([engine, "rmi", "-f", tag], capture_output=True, check=False)
+
+
+# -- the session ---------------------------------------------------------------------------------
+def test_shell_state_persists_and_the_image_is_the_machine(session):
+    assert session.run("cd /tmp && export GREETING=hi && f() { echo fn-$1; }").exit_code == 0
+    r = session.run("pwd; echo $GREETING; f x; mytool arg; cat /app/data.txt; echo $TASK_FLAVOUR")
+    assert (r.stdout, r.exit_code) == ("/tmp\nhi\nfn-x\ntool-ok arg\nfrom-the-image\ncontainer\n", 0)
+    r = session.run("echo out; echo err >&2; (exit 7)")
+    assert (r.stdout, r.stderr, r.exit_code) == ("out\n", "err\n", 7)
+
+
+def test_root_without_privileges_or_network(session):
+    r = session.run("id -u; grep CapEff /proc/self/status; cat /proc/1/cmdline | tr '\\0' ' '")
+    lines = r.stdout.splitlines()
+    assert lines[0] == "0" and int(lines[1].split()[1], 16) == 0 and "_session.py" in lines[2]
+    r = session.run("python3 -I -c \"import socket; socket.create_connection(('1.1.1.1', 53), 2)\"")
+    assert r.exit_code != 0 and "unreachable" in r.stderr.lower()
+
+
+def test_timeout_interrupts_and_the_shell_survives(session):
+    session.run("cd /tmp && export KEEP=1")
+    r = session.run("sleep 30", timeout_s=1)
+    assert r.timed_out and r.exit_code is None and r.elapsed_s < 10
+    assert session.run("pwd; echo $KEEP").stdout == "/tmp\n1\n"
+
+
+def test_exec_runs_a_clean_process(session):
+    session.run("export ONLY_IN_SHELL=1")
+    r = session.exec("echo ${ONLY_IN_SHELL:-unset}; pwd", cwd="/app")
+    assert (r.stdout, r.exit_code) == ("unset\n/app\n", 0)
+
+
+def test_mounts_and_pytest_op(task_image, tmp_path):
+    stage = stage_dir("rlvr-test-in-")
+    try:
+        Path(stage, "test_ok.py").write_text("def test_one():\n    assert open('/app/data.txt').read() == "
+                                             "'from-the-image\\n'\n")
+        os.chmod(Path(stage, "test_ok.py"), 0o644)
+        site = os.path.dirname(os.path.dirname(pytest.__file__))
+        py = f"{sys.version_info.major}.{sys.version_info.minor}"
+        version = "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"
+        image_py = subprocess.run([HOST_PYTHON, "-c", version], capture_output=True, text=True).stdout.strip()
+        mounts = [Mount("/run/rlvr/in", stage), Mount("/logs", kind="tmpfs", size_mb=8), Mount(site, site)]
+        with ContainerSession(task_image, mounts=mounts) as s:
+            assert s.list_dir("/run/rlvr/in") == ["test_ok.py"]
+            assert s.exec("echo x > /logs/y && cat /logs/y").stdout == "x\n"
+            if py != image_py:
+                pytest.skip(f"this pytest is for Python {py}, the image's python3 is {image_py}")
+            env = {**s.env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # as the grader runs it
+            run = s.pytest(["/run/rlvr/in/test_ok.py", "-p", "no:cacheprovider", "-q"], site=[site], env=env,
+                           timeout_s=60)
+            assert run.started and run.exit_code == 0, (run.stdout, run.stderr, run.import_error)
+            assert b'tests="1"' in run.report and b"failures=\"0\"" in run.report
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def test_finish_exports_image_files_and_agent_changes(session, tmp_path):
+    session.run("echo agent > /app/new.txt && mkdir -p /app/sub && echo deep > /app/sub/f && rm /app/data.txt "
+                "&& echo changed > /app/data.txt && sleep 1000 &")
+    time.sleep(0.3)
+    out = tmp_path / "ws.tar"
+    killed = session.finish(export_to=out)
+    assert killed >= 1
+    with tarfile.open(out) as tar:
+        names = set(tar.getnames())
+        assert {"./data.txt", "./new.txt", "./sub/f"} <= names
+        data = tar.extractfile("./data.txt")
+        assert data is not None and data.read() == b"changed\n"
+
+
+def test_close_leaves_no_process_and_no_container(engine, task_image):
+    s = ContainerSession(task_image).start()
+    s.start_shell()
+    marker = f"9{os.getpid()}7"
+    s.run(f"sleep {marker} & (sleep {marker} &) ; true")
+    pid1 = s.host_pid()
+    assert pid1 is not None and _host_cmdlines_with(marker) and s.name in _containers(engine)
+    s.close()
+    assert not _host_cmdlines_with(marker) and not os.path.exists(f"/proc/{pid1}")
+    assert s.name not in _containers(engine)
+    assert s.run("true").error is not None  # a closed session never restarts
+    s.close()  # idempotent
+
+
+def test_a_dropped_session_removes_its_container(engine, task_image):
+    s = ContainerSession(task_image).start()
+    name = s.name
+    del s
+    gc.collect()
+    assert name not in _containers(engine)
+
+
+def test_an_image_without_python_names_the_fix(engine, base_image, tmp_path):
+    (tmp_path / "Dockerfile").write_text(f"FROM {base_image}\nRUN rm -f /usr/bin/python3*\n")
+    tag = build_image(tmp_path / "Dockerfile", tmp_path, engine=engine)
+    s = ContainerSession(tag, container=ContainerConfig())
+    with pytest.raises(SandboxError, match=r"has no `python3`.*apt-get install"):
+        s.start()
+    assert s.name not in _containers(engine)
+
+
+def test_a_workdir_the_image_lacks_is_created(task_image, tmp_path):
+    with ContainerSession(task_image, SessionConfig(workdir="/srv/work")) as s:
+        s.start_shell()
+        assert s.run("pwd; ls /app").stdout == "/srv/work\ndata.txt\n"
+        s.run("echo x > made.txt")
+        s.finish(export_to=tmp_path / "w.tar")
+    with tarfile.open(tmp_path / "w.tar") as tar:
+        assert "./made.txt" in tar.getnames()
+
+
+def test_the_image_user_is_kept(engine, base_image, tmp_path):
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {base_image}\n"
+        "RUN echo 'app:x:1000:1000::/home/app:/bin/bash' >> /etc/passwd && mkdir -p /home/app /app "
+        "&& chown 1000:1000 /home/app /app\n"
+        "USER app\nWORKDIR /app\n")
+    tag = build_image(tmp_path / "Dockerfile", tmp_path, engine=engine)
+    with ContainerSession(tag, SessionConfig(home="/home/app")) as s:
+        s.start_shell()
+        r = s.run("id -u; pwd; echo mine > f.txt && cat f.txt")
+        assert r.stdout == "1000\n/app\nmine\n", r
+        s.finish(export_to=tmp_path / "u.tar")
+    with tarfile.open(tmp_path / "u.tar") as tar:
+        assert tar.getmember("./f.txt").uid == 1000
+
+
+def test_a_missing_image_is_an_error(engine):
+    with pytest.raises(SandboxError, match="not in"):
+        ContainerSession("localhost/rlvr-no-such-image:none")
