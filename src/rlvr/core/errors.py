@@ -60,10 +60,9 @@ class BackendError(RlvrError):
 class MissingExtraError(BackendError, ImportError):
     """An optional dependency is missing; the message names the `pip install` to run."""
 
-    def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"this feature needs the package {package!r}, which is not installed; "
-            f"install it with: pip install 'rlvr[{extra}]'"
-        )
+    def __init__(self, package: str, extra: str, install: str | None = None) -> None:
+        command = install or f"pip install 'rlvr[{extra}]'"
+        super().__init__(f"this feature needs the package {package!r}, which is not installed; "
+                         f"install it with: {command}")
         self.package = package
         self.extra = extra

@@ -205,7 +205,8 @@ def agentbench_data_dir(path: str | None = None) -> Path:
             spec = None
         locations = list(spec.submodule_search_locations or []) if spec is not None else []
         if not locations:
-            raise MissingExtraError("inspect-evals", "terminal")
+            # only its data files are read: its own dependencies (inspect_ai, ...) are not needed
+            raise MissingExtraError("inspect-evals", "terminal", install="pip install --no-deps inspect-evals")
         candidates = [Path(loc, "agent_bench", "data") for loc in locations]
         folder = next((c for c in candidates if c.is_dir()), candidates[0])
         hint = "reinstall it (pip install --force-reinstall inspect-evals) or pass path="
