@@ -12,10 +12,12 @@ PY="${PYTHON:-python3}"
 # pip, with this machine's notes about absent local mirror folders filtered out.
 pipi() { "$1" -m pip install -q "${@:2}" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }; }
 
-echo "== system packages (bubblewrap for the sandbox, PostgreSQL server for SQL tests)"
+echo "== system packages (bubblewrap for the sandbox, PostgreSQL for SQL tests, podman for container terminal tasks)"
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
+command -v podman >/dev/null 2>&1 || need+=(podman)
+command -v runc >/dev/null 2>&1 || need+=(runc)  # podman's fallback OCI runtime where crun refuses hybrid cgroups
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

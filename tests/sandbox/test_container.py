@@ -10,7 +10,6 @@ directory, `WORKDIR /app`, a `COPY`.
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import re
 import shutil
@@ -37,88 +36,6 @@ from rlvr.sandbox.session import Mount, SessionConfig, stage_dir
 pytestmark = pytest.mark.slow
 
 HOST_PYTHON = "/usr/bin/python3"
-BINARIES = ("bash", "sh", "ls", "cat", "echo", "mkdir", "rm", "cp", "mv", "pwd", "sleep", "env", "chmod", "touch",
-            "id", "head", "tail", "wc", "sort", "tr", "test", "true", "false", "dirname", "basename", "uname", "grep",
-            "sed", "ln", "chown", "stat", "readlink", "printf", "kill", "tee", "date", "cut", "xargs", "python3")
-SKIP_STDLIB = re.compile(r"(test|idlelib|tkinter|ensurepip|lib2to3|turtledemo|config-3[^/]*|site-packages|"
-                         r"dist-packages)(/|$)")
-
-
-# -- the registry-free base image ----------------------------------------------------------------
-def _host_closure() -> tuple[list[str], str]:
-    """Host files of the base image (binaries, their libraries and the loader) and the stdlib directory."""
-    files = {p for b in BINARIES if (p := shutil.which(b, path="/usr/bin:/bin"))}
-    stdlib = subprocess.run([HOST_PYTHON, "-I", "-S", "-c", "import os; print(os.path.dirname(os.__file__))"],
-                            capture_output=True, text=True, check=True).stdout.strip()
-    dynload = os.path.join(stdlib, "lib-dynload")
-    objects = [os.path.realpath(p) for p in files] + [os.path.join(dynload, n) for n in os.listdir(dynload)]
-    ldd = subprocess.run(["ldd", *objects], capture_output=True, text=True).stdout
-    files |= set(re.findall(r"=> (/\S+)", ldd)) | set(re.findall(r"^\s*(/\S*ld-linux\S*)", ldd, re.M))
-    return sorted(files), stdlib
-
-
-def _arcname(path: str) -> str:
-    """A host path's name in the image, with the directories resolved (/lib/x -> usr/lib/x on merged-/usr hosts)."""
-    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)).lstrip("/")
-
-
-def _write_base_tar(out: Path, files: list[str], stdlib: str) -> None:
-    done: set[str] = set()
-
-    def add(tar: tarfile.TarFile, path: str) -> None:
-        name = _arcname(path)
-        if name in done:
-            return
-        done.add(name)
-        tar.add(path, arcname=name, recursive=False)
-        if os.path.islink(path):  # and what it points to
-            target = os.readlink(path)
-            add(tar, target if target.startswith("/") else os.path.join(os.path.dirname(path), target))
-
-    with tarfile.open(out, "w") as tar:
-        for name in ("bin", "sbin", "lib", "lib64"):
-            if os.path.islink(f"/{name}"):
-                info = tarfile.TarInfo(name)
-                info.type, info.linkname = tarfile.SYMTYPE, os.readlink(f"/{name}").lstrip("/")
-                tar.addfile(info)
-        for name in (".", "tmp", "root", "proc", "dev", "sys", "run", "etc", "usr/local/bin"):
-            info = tarfile.TarInfo(name)
-            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if name == "tmp" else 0o755  # "/" too: else 0555
-            tar.addfile(info)
-        for path in files:
-            add(tar, path)
-        root = _arcname(stdlib)
-        tar.add(stdlib, arcname=root, filter=lambda ti: None if SKIP_STDLIB.match(ti.name[len(root) + 1:]) else ti)
-        for name in ("passwd", "group", "nsswitch.conf"):
-            if os.path.exists(f"/etc/{name}"):
-                tar.add(f"/etc/{name}", arcname=f"etc/{name}")
-
-
-@pytest.fixture(scope="module")
-def engine() -> str:
-    path = container_engine()
-    if path is None:
-        pytest.skip("no working container engine (podman, or docker with a reachable daemon)")
-    return path
-
-
-@pytest.fixture(scope="module")
-def base_image(engine: str, tmp_path_factory: pytest.TempPathFactory) -> str:
-    if not os.access(HOST_PYTHON, os.X_OK) or shutil.which("ldd") is None:
-        pytest.skip(f"the registry-free base image is made from the host's {HOST_PYTHON} and ldd")
-    files, stdlib = _host_closure()
-    digest = hashlib.sha256(b"rlvr-test-base-v2")
-    for path in [*files, stdlib]:
-        st = os.stat(path)
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    tag = f"localhost/rlvr-test-base:{digest.hexdigest()[:12]}"
-    if not image_exists(tag, engine=engine):
-        tar = tmp_path_factory.mktemp("base") / "base.tar"
-        _write_base_tar(tar, files, stdlib)
-        done = subprocess.run([engine, "import", str(tar), tag], capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr
-    return tag
-
 
 @pytest.fixture(scope="module")
 def task_image(engine: str, base_image: str, tmp_path_factory: pytest.TempPathFactory) -> str:

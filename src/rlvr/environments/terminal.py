@@ -190,8 +190,6 @@ class TerminalEnv(ToolEnv):
         messages, info = await super().reset(task, seed)
         assert self.task is not None
         spec = load_task(self.task.reference)
-        if spec.placement != "local":
-            raise ConfigError(f"task {spec.task_id} needs a container: {spec.placement_reason}")
         self._task_spec, self._answer, self._used_s, self._out_of_time = spec, None, 0.0, False
         session = TaskSession(spec, self.sandbox_config, show_tests=self.show_tests)
         await run_with_timeout(session.start, 1200.0, f"preparing task {spec.task_id}")
@@ -330,12 +328,33 @@ def _budget(task: TerminalTask) -> float:
     return task.agent_timeout_s + task.test_timeout_s
 
 
+Backend = Literal["auto", "local", "container"]
+
+
+def _containers(backend: str) -> bool:
+    """Whether tasks that need a container are included: 'container' demands an engine, 'auto' uses one if any."""
+    from rlvr.verifiers.terminal.workspace import container_available
+
+    if backend not in ("auto", "local", "container"):
+        raise ConfigError(f"backend must be 'auto', 'local' or 'container', got {backend!r}")
+    if backend == "local":
+        return False
+    if container_available():
+        return True
+    if backend == "container":
+        raise ConfigError("backend='container' needs a working podman or docker: install podman (Debian package "
+                          "`podman`) or start a docker daemon; backend='auto' leaves those tasks out instead")
+    return False
+
+
 def _build(env_id: str, description: str, references: list[TerminalReference], dataset: str, *,
            system_prompt: str | None, limit: int | None, task_ids: Sequence[str] | None, max_turns: int,
            command_timeout_s: float, max_output_chars: int, verifier: TerminalVerifier | None,
-           overrides: dict[str, Any], show_tests: bool = False) -> TerminalEnv:
+           overrides: dict[str, Any], show_tests: bool = False, backend: str = "auto") -> TerminalEnv:
     _check_limit(limit)
     built = _verifier(verifier, overrides)
+    needs = any(load_task(r).placement != "local" and r.format != "agentbench" for r in references)
+    containers = _containers(backend) if needs else False
     wanted = set(task_ids) if task_ids is not None else None
     tasks: list[Task] = []
     skipped: list[tuple[str, str]] = []
@@ -343,7 +362,7 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
         task = load_task(ref)
         if wanted is not None and task.task_id not in wanted:
             continue
-        if task.placement != "local":
+        if task.placement != "local" and not (containers and task.format != "agentbench"):
             skipped.append((task.task_id, task.placement_reason))
             continue
         tasks.append(Task(id=task.task_id, prompt=_prompt(task, system_prompt),
@@ -365,7 +384,8 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
 def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, task_ids: Sequence[str] | None = None,
                 max_turns: int = 30, command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
                 system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
-                verifier: TerminalVerifier | None = None, **verifier_overrides: Any) -> TerminalEnv:
+                backend: Backend = "auto", verifier: TerminalVerifier | None = None,
+                **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/tbench-v1`: a directory of Terminal-Bench tasks (default: the suite shipped with rlvr).
 
     Args:
@@ -377,6 +397,8 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, t
         max_output_chars: cap of one command's observation.
         system_prompt: system message ('' or None for none).
         show_tests: give the agent a writable copy of the task's tests at /tests (grading uses a fresh one).
+        backend: 'auto' (local tasks in bubblewrap; tasks that need an image in podman/docker when one
+            works here, else left out), 'local' (leave those out), 'container' (require an engine).
         verifier: a `TerminalVerifier` to use as is.
         **verifier_overrides: `TerminalConfig` options (e.g. `reward="fraction"`).
 
@@ -390,13 +412,14 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, t
     return _build("terminal/tbench-v1", "Terminal-Bench tasks in a persistent bubblewrap shell, tests graded in a "
                   "fresh sandbox.", refs, str(root), system_prompt=system_prompt, limit=limit, task_ids=task_ids,
                   max_turns=max_turns, command_timeout_s=command_timeout_s, max_output_chars=max_output_chars,
-                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests)
+                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests, backend=backend)
 
 
 def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Sequence[str] | None = None,
                 max_turns: int = 30, command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
                 system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
-                verifier: TerminalVerifier | None = None, **verifier_overrides: Any) -> TerminalEnv:
+                backend: Backend = "auto", verifier: TerminalVerifier | None = None,
+                **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/harbor-v1`: a directory of Harbor tasks (instruction.md, task.toml, tests/test.sh).
 
     Arguments as in `make_tbench`; `tasks_dir` is required.
@@ -410,7 +433,7 @@ def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Seque
     return _build("terminal/harbor-v1", "Harbor tasks in a persistent bubblewrap shell, test.sh graded in a fresh "
                   "sandbox.", refs, str(tasks_dir), system_prompt=system_prompt, limit=limit, task_ids=task_ids,
                   max_turns=max_turns, command_timeout_s=command_timeout_s, max_output_chars=max_output_chars,
-                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests)
+                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests, backend=backend)
 
 
 def make_agentbench_os(split: Literal["dev", "test", "all"] = "all", path: str | None = None, limit: int | None = None,
@@ -422,8 +445,14 @@ def make_agentbench_os(split: Literal["dev", "test", "all"] = "all", path: str |
     Args:
         split: 'dev' (26 records), 'test' (119) or 'all'.
         path: a folder with inspect-evals' `agent_bench_os*.json` and `scripts/` (default: the installed package).
-        limit, task_ids, max_turns, command_timeout_s, max_output_chars, system_prompt, verifier,
-            verifier_overrides: as in `make_tbench`.
+        limit: first N tasks.
+        task_ids: only these task ids (`agentbench-os-<split>-<record id>`).
+        max_turns: assistant messages per episode.
+        command_timeout_s: limit of one command, seconds.
+        max_output_chars: cap of one command's observation.
+        system_prompt: system message ('' or None for none).
+        verifier: a `TerminalVerifier` to use as is.
+        **verifier_overrides: `TerminalConfig` options.
 
     Raises:
         MissingExtraError: inspect-evals is not installed and no `path` is given.

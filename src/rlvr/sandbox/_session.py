@@ -107,7 +107,19 @@ def _set_limits(limits: dict[str, Any], nice: int) -> None:
 
 
 def _pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    """Pids of the namespace's live processes (zombies, which only wait to be reaped, left out)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+                    continue
+        except (OSError, IndexError):
+            continue
+        out.append(int(name))
+    return out
 
 
 def kill_others(keep: tuple[int, ...] = ()) -> int:
@@ -116,7 +128,7 @@ def kill_others(keep: tuple[int, ...] = ()) -> int:
     `kill(-1, SIGSTOP)` first freezes all of them at once, so a fork bomb cannot refill the
     process table while they are killed one by one; the processes in `keep` are continued after.
     """
-    count = 0
+    killed: set[int] = set()
     deadline = time.monotonic() + 5.0
     with contextlib.suppress(OSError):
         os.kill(-1, signal.SIGSTOP if keep else signal.SIGKILL)
@@ -130,14 +142,14 @@ def kill_others(keep: tuple[int, ...] = ()) -> int:
         for pid in victims:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        count += len(victims)
+        killed.update(victims)
         _reap()
         time.sleep(0.002)
     for pid in keep:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGCONT)
     _reap()
-    return count
+    return len(killed)
 
 
 class _Capped:

@@ -22,24 +22,28 @@ Differences from the bubblewrap session:
 - limits: the supervisor's rlimits and nice value as in `SandboxSession`, plus the engine's
   cgroup limits (`--memory`, `--pids-limit`, `--cpus`) where the engine can apply them here;
 - isolation: `--network none`, `--cap-drop ALL`, `no-new-privileges`, private pid namespace; with
-  podman also a user namespace (`--uidmap`: container root is host uid 100000, not host root),
-  which also makes RLIMIT_NPROC count this container's processes only (the kernel counts it per
-  user namespace and uid). Docker has no per-container uid map (its daemon's `userns-remap`
-  decides), so there RLIMIT_NPROC (`SessionConfig.processes`) counts every process of host uid 0,
-  other containers' included: raise it and rely on `pids_limit` on a busy docker host.
+  podman also a user namespace (`--uidmap`: container root is host uid 100000, not host root).
+  The user namespace is also what makes RLIMIT_NPROC (`SessionConfig.processes`) bite: the
+  kernel counts it per user namespace and uid, and exempts host uid 0 from it altogether
+  (`copy_process` in kernel/fork.c skips the check for INIT_USER). Without one (docker, which has
+  no per-container uid map, its daemon's `userns-remap` decides; podman with `uidmap=None`) the
+  processes are bounded by the supervisor's kill at 90 % of `processes` and by `pids_limit` only.
 
 The container never outlives the session: it is named (`rlvr-<random>`), `close()` (also run by
 `__del__` and at interpreter exit) removes it with `<engine> rm -f`, and if this process dies
 without closing, the engine client sees end-of-file on its stdin, the supervisor exits, and
 `run --rm` removes the container.
 
-Host quirks handled by `container_engine()`'s probe (one trial run per engine, cached): podman's
-default OCI runtime crun refuses hosts with hybrid cgroups ("cgroups in hybrid mode not
-supported", crun issue containers/crun#1006): the probe then uses `--runtime runc` when runc is
-installed; podman applies its default ulimits (nofile 1048576) from its own process, which fails
-without CAP_SYS_RESOURCE ("error setting rlimit ... operation not permitted"), so explicit ulimits
-no higher than this process's hard limits are always passed; cgroup limits that the engine cannot
-apply are left out (the probe says so in `EngineInfo.notes`).
+Host quirks handled by `container_engine()`'s probe (one trial run per variant, cached per
+process): podman's default OCI runtime crun refuses hosts whose cgroup controllers are split
+between v1 and v2 ("cgroups in hybrid mode not supported, drop all controllers from cgroupv2",
+raised in crun's src/libcrun/cgroup.c; see buildbuddy-io/buildbuddy#6857), so the probe falls
+back to `--runtime runc` where runc is installed (runc drives v1 controllers); podman sets
+nofile and nproc to 1048576 unless told otherwise (podman-run(1), `--ulimit`), and raising them
+above the hard limits of podman's own process needs CAP_SYS_RESOURCE (setrlimit(2)), so
+explicit ulimits no higher than this process's hard limits are always passed (`auto_ulimits`);
+cgroup limits the engine cannot apply are left out (`EngineInfo.cgroup_limits`, with the reason
+in `EngineInfo.notes`).
 
 Example:
     >>> engine = container_engine()                                  # doctest: +SKIP
@@ -164,7 +168,8 @@ class EngineInfo:
 _ENGINES: dict[str, EngineInfo | None] = {}
 _REASONS: dict[str, str] = {}
 _ENGINE_LOCK = threading.Lock()
-_BUILD_LOCKS: dict[str, threading.Lock] = collections.defaultdict(threading.Lock)
+_BUILD_LOCKS: dict[str, threading.Lock] = {}
+_BUILD_GUARD = threading.Lock()
 _LIVE: weakref.WeakSet[ContainerSession] = weakref.WeakSet()
 
 
@@ -429,7 +434,9 @@ def build_image(dockerfile: str | Path, context: str | Path, *, engine: str, tag
     cfg = config or ContainerConfig()
     info = engine_info(engine)
     ref = _qualified(tag or image_tag(dockerfile, context), info.kind)
-    with _BUILD_LOCKS[ref]:
+    with _BUILD_GUARD:
+        lock = _BUILD_LOCKS.setdefault(ref, threading.Lock())
+    with lock:
         if image_exists(ref, engine=info.path):
             return ref
         argv = [info.path, *info.global_args(cfg.runtime), "build", "-f", str(dockerfile), "-t", ref,
@@ -504,6 +511,9 @@ class ContainerSession(SandboxSession):
         self.image_user = str(image_config.get("User") or "")
         if self.container.image_env:
             self.env = {**self.env, **image_env(image, engine=self.info.path), "PS1": "", "PS2": "", **(env or {})}
+        user = (self.container.user if self.container.user is not None else self.image_user).split(":")[0]
+        if user and not user.isdigit() and "USER" not in (env or {}):
+            self.env["USER"] = user
 
     # -- launch ------------------------------------------------------------------------------
     def _argv(self, sup_dir: str, info_fd: int = -1) -> list[str]:

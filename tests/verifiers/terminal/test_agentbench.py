@@ -78,7 +78,8 @@ def test_deleting_what_a_question_asks_about_does_not_make_a_wrong_answer_fit():
     try:
         task = next(t for t in env.tasks if t.metadata.get("evaluation") == "compare")
         env.reset_sync(task)
-        env.step_sync(tool_call_message("run", {"command": "rm -rf /home/agent/* /home/agent/.[!.]* 2>/dev/null; ls -A"}))
+        wipe = "rm -rf /home/agent/* /home/agent/.[!.]* 2>/dev/null; ls -A"
+        env.step_sync(tool_call_message("run", {"command": wipe}))
         final = env.step_sync(tool_call_message("submit", {"answer": "0"}, call_id="s"))
         assert final.verdict is not None and final.verdict.status == "incorrect", final.verdict
     finally:

@@ -159,7 +159,7 @@ def test_bad_task_sources_name_the_problem(tmp_path):
     with pytest.raises(DataError, match="no Terminal-Bench"):
         find_task_dirs(tmp_path, "tbench")
     bad = make_tbench_task(tmp_path, "bad", "FROM ubuntu:24.04\nWORKDIR /app\nCOPY missing.txt /app/\n")
-    with pytest.raises(DataError, match="missing.txt"):
+    with pytest.raises(DataError, match=r"missing\.txt"):
         load_tbench(bad)
     with pytest.raises(DataError, match="task_dir"):
         load_task({"format": "tbench"})
@@ -169,7 +169,8 @@ def test_parse_response():
     task = load_tbench(TBENCH_SUITE / "dedupe-emails")
     fence = "`" * 3
     assert parse_response("echo a\necho b", task) == (["echo a\necho b"], "")
-    assert parse_response(f"first\n{fence}bash\nls\n{fence}\nthen\n{fence}sh\npwd\n{fence}", task) == (["ls\n", "pwd\n"], "")
+    fenced = f"first\n{fence}bash\nls\n{fence}\nthen\n{fence}sh\npwd\n{fence}"
+    assert parse_response(fenced, task) == (["ls\n", "pwd\n"], "")
     assert parse_response('{"commands": ["ls", "pwd"], "answer": "3"}', task) == (["ls", "pwd"], "3")
     assert parse_response("  ", task) == ([], "")
 

@@ -72,9 +72,13 @@ SEED_BYTES = 16 << 20
 
 
 def _seeded(script: str, task_id: str) -> str:
-    """`script` with its randomness made reproducible: bash's RANDOM seeded from the task id, and
-    /dev/urandom read from a fixed pseudo-random byte file (`seed_dir`), so every episode of a task
-    (and the oracle computing its answer) sees the same files. inspect-evals leaves them random."""
+    """`script` with its randomness made reproducible.
+
+    bash's RANDOM is seeded from the task id and /dev/urandom is read from a fixed pseudo-random
+    byte file (`seed_dir`), so every episode of a task (and the oracle computing its answer) sees
+    the same files; inspect-evals leaves them random. (A `$RANDOM` inside a subshell is reseeded
+    by bash itself and stays random.)
+    """
     if "RANDOM" in script:
         seed = int(hashlib.sha256(task_id.encode()).hexdigest()[:4], 16)
         script = f"RANDOM={seed}\n{script}"

@@ -187,7 +187,11 @@ class _Reader:
             self.plan.steps.append(SetupStep(kind="run", command=command, cwd=self.cwd))
             return
         kept = []
+        writable = (self.plan.workdir or "/app", "/tmp", "/root", "/dev/null", "/dev/stdout", "/dev/stderr")
         for part in parts:
+            outside = [p for p in part.writes if not any(_inside(posixpath.normpath(p), w) for w in writable)]
+            if outside and part.kind != "install":
+                self.need(f"RUN line {line} writes {outside[0]} outside the working directory (read-only here)")
             if part.kind == "install":
                 self.check_install(part.words, line)
             elif part.words and (_DOWNLOADS.match(part.words[0]) or part.words[:2] == ("git", "clone")):

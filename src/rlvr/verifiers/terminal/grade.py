@@ -237,7 +237,7 @@ def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionC
         grader = stage / "grader"
         grader.mkdir()
         shutil.copyfile(workspace_tar, grader / "workspace.tar")
-        _wrappers(grader, _python(config), site)
+        _wrappers(grader, "python3" if task.placement == "container" else _python(config), site)
         if plan.script is not None:
             (grader / "test-script.sh").write_text(plan.script)
         make_readable(str(stage))
@@ -245,7 +245,11 @@ def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionC
         mounts = [Mount(TESTS_MOUNT, str(tests)), Mount(GRADER_DIR, str(grader)), Mount(LOGS, kind="tmpfs", size_mb=64),
                   *(Mount(p, p) for p in site)]
         env = _clean_env(task, plan, site)
-        with SandboxSession(cfg, mounts=mounts, env=env) as session:
+        from rlvr.verifiers.terminal.workspace import sandbox_for
+
+        with sandbox_for(task, cfg, mounts, env) as session:
+            if task.placement == "container":  # the image's own copy of the working directory goes first
+                session.exec(f"find {shlex.quote(task.workdir)} -mindepth 1 -delete", env=env, timeout_s=120.0)
             session.extract(_WORKSPACE, task.workdir)
             notes = list(plan.notes)
             if plan.mode == "pytest":

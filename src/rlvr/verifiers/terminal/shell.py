@@ -39,6 +39,8 @@ class Command:
     end: int
     words: tuple[str, ...] = ()
     pytest_args: tuple[str, ...] = field(default=())
+    writes: tuple[str, ...] = field(default=())
+    """Absolute paths the command writes: redirect targets and the paths of file-changing commands."""
 
 
 _APT = {"apt-get", "apt", "aptitude", "dpkg", "apk", "yum", "dnf", "microdnf"}
@@ -70,6 +72,36 @@ def _redirects(node: Any) -> list[str]:
         if part.kind == "redirect" and hasattr(part.output, "word"):
             out.append(part.output.word)
     return out
+
+
+_WRITERS = {"cp", "mv", "mkdir", "ln", "touch", "tee", "install", "chmod", "chown", "rm", "rmdir", "truncate", "dd",
+            "tar", "unzip", "git"}
+
+
+def _writes(node: Any) -> tuple[str, ...]:
+    """Absolute paths `node` writes to: `>`/`>>` targets anywhere in it, absolute arguments of file-changing commands."""
+    out: list[str] = []
+
+    def visit(n: Any) -> None:
+        if getattr(n, "kind", "") == "redirect" and getattr(n, "type", "") in (">", ">>", ">|", "&>") and \
+                hasattr(n.output, "word") and n.output.word.startswith("/"):
+            out.append(n.output.word)
+        if getattr(n, "kind", "") == "command":
+            words = _words(n)
+            if words and words[0].rsplit("/", 1)[-1] in _WRITERS:
+                out.extend(w.split("=", 1)[-1] for w in words[1:] if w.split("=", 1)[-1].startswith("/"))
+        for child in getattr(n, "parts", []) or []:
+            visit(child)
+        for name in ("list", "command"):
+            child = getattr(n, name, None)
+            if isinstance(child, list):
+                for c in child:
+                    visit(c)
+            elif child is not None and hasattr(child, "kind"):
+                visit(child)
+
+    visit(node)
+    return tuple(out)
 
 
 def _strip_python(words: list[str]) -> list[str] | None:
@@ -123,6 +155,16 @@ def _is_uv_bootstrap(node: Any, text: str) -> bool:
 
 
 def _classify(node: Any, text: str) -> Command:
+    command = _classify_kind(node, text)
+    writes = _writes(node)
+    if not writes:
+        return command
+    from dataclasses import replace
+
+    return replace(command, writes=writes)
+
+
+def _classify_kind(node: Any, text: str) -> Command:
     start, end = node.pos
     if node.kind == "pipeline":
         kind: Kind = "install" if _is_uv_bootstrap(node, text) else "other"

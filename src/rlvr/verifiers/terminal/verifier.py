@@ -159,7 +159,11 @@ def score_terminal(config: TerminalConfig, response: str, reference: Any) -> Ver
     except DataError as exc:
         return Verdict.error(f"terminal verifier: {exc}")
     if task.placement != "local":
-        return Verdict.error(f"task {task.task_id} needs a container backend: {task.placement_reason}")
+        from rlvr.verifiers.terminal.workspace import container_available
+
+        if not container_available():
+            return Verdict.error(f"task {task.task_id} needs a container backend (podman or docker): "
+                                 f"{task.placement_reason}")
     commands, answer = parse_response(response, task)
     with _gate(config.max_parallel):
         try:

@@ -6,6 +6,9 @@ sandbox; RUN steps run in clean bash processes in their WORKDIR with the ENV set
 AgentBench `start` command is left running in the background. A setup step that fails makes the
 task unusable: `DataError`, naming the step and its output.
 
+Tasks with `placement="container"` run in a container of their image instead (`sandbox_for`,
+`rlvr.sandbox.container`): the image build did the steps.
+
 Only then does the agent's shell start. For AgentBench-OS question tasks the expected answer is
 computed here too, by the task's example command in a clean process *before* the agent acts, so
 an agent cannot change the files to fit a wrong answer.
@@ -19,6 +22,7 @@ import os
 import re
 import tarfile
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,8 @@ from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionCo
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
 from rlvr.verifiers.terminal.testscript import TESTS_MOUNT
 
-__all__ = ["SETUP_TIMEOUT_S", "TaskSession", "expand_env", "pack_tree"]
+__all__ = ["SETUP_TIMEOUT_S", "TaskSession", "container_available", "expand_env", "pack_tree", "sandbox_for",
+           "task_image"]
 
 SETUP_TIMEOUT_S = 600.0
 """Limit of one setup step (a Dockerfile RUN line), seconds."""
@@ -40,6 +45,46 @@ def expand_env(value: str, env: dict[str, str]) -> str:
     """`$NAME` and `${NAME}` in `value` replaced from `env` (unknown names become '' as in a shell)."""
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)",
                   lambda m: env.get(m.group(1) or m.group(2), ""), value)
+
+
+def container_available() -> bool:
+    """True when a working podman or docker can run the tasks whose placement is 'container'."""
+    from rlvr.sandbox.container import container_engine
+
+    return container_engine() is not None
+
+
+_IMAGE_LOCK = threading.Lock()
+
+
+def task_image(task: TerminalTask) -> str:
+    """The image of a container task: its Dockerfile built once (tag = content hash), or Harbor's prebuilt image.
+
+    Raises:
+        SandboxError: no container engine works here, or the build failed (with its log).
+    """
+    from rlvr.sandbox.container import build_image, container_engine
+
+    engine = container_engine()
+    if engine is None:
+        raise SandboxError(f"task {task.task_id} needs a container ({task.placement_reason}), and no working podman "
+                           "or docker was found: install podman (Debian package `podman`) or start a docker daemon")
+    if task.dockerfile is None:
+        if task.image is None:
+            raise SandboxError(f"task {task.task_id} names neither a Dockerfile nor an image")
+        return task.image
+    with _IMAGE_LOCK:  # concurrent episodes of one task build its image once
+        return build_image(task.dockerfile, os.path.dirname(task.dockerfile), engine=engine)
+
+
+def sandbox_for(task: TerminalTask, config: SessionConfig, mounts: list[Mount],
+                env: dict[str, str] | None = None) -> SandboxSession:
+    """A sandbox for `task`: bubblewrap for local tasks, a container of the task's image for the others."""
+    if task.placement != "container":
+        return SandboxSession(config, mounts=mounts, env=env)
+    from rlvr.sandbox.container import ContainerSession
+
+    return ContainerSession(task_image(task), config, mounts=mounts, env=env)
 
 
 def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -114,7 +159,7 @@ class TaskSession:
             from rlvr.verifiers.terminal.agentbench_run import SEED_DIR, seed_dir
 
             mounts.append(Mount(SEED_DIR, seed_dir()))
-        self.session = SandboxSession(self.config, mounts=mounts)
+        self.session = sandbox_for(task, self.config, mounts)
         self.env = dict(self.session.env)
 
     # -- preparation -----------------------------------------------------------------------
@@ -128,8 +173,8 @@ class TaskSession:
         tars = self._stage_copies()
         try:
             self.session.start()
-            for index, step in enumerate(self.task.setup):
-                self._apply(index, step, tars)
+            for index, step in enumerate(self.task.setup if self.task.placement == "local" else ()):
+                self._apply(index, step, tars)  # a container's image already holds what the steps made
             if self.task.agentbench is not None:
                 self._agentbench_prepare()
             if self.show_tests:  # a writable copy: what the agent does to it never reaches the grader
