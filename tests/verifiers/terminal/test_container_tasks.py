@@ -29,7 +29,8 @@ def _task(root: Path, base_image: str) -> Path:
                                     "max_agent_timeout_sec: 60\nmax_test_timeout_sec: 30\n")
     (task / "Dockerfile").write_text(
         f"FROM {base_image}\n"
-        "RUN printf '#!/bin/bash\\necho \"greetings, $1!\"\\n' > /usr/local/bin/greet && chmod 755 /usr/local/bin/greet\n"
+        "RUN printf '#!/bin/bash\\necho \"greetings, $1!\"\\n' > /usr/local/bin/greet && "
+        "chmod 755 /usr/local/bin/greet\n"
         "WORKDIR /app\nCOPY names.txt /app/names.txt\n")
     (task / "names.txt").write_text("ada\ngrace\nlinus\n")
     (task / "run-tests.sh").write_text("#!/bin/bash\npytest $TEST_DIR/test_outputs.py -rA\n")

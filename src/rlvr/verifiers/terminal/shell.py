@@ -79,7 +79,7 @@ _WRITERS = {"cp", "mv", "mkdir", "ln", "touch", "tee", "install", "chmod", "chow
 
 
 def _writes(node: Any) -> tuple[str, ...]:
-    """Absolute paths `node` writes to: `>`/`>>` targets anywhere in it, absolute arguments of file-changing commands."""
+    """Absolute paths `node` writes: `>`/`>>` targets anywhere in it, absolute arguments of file-changing commands."""
     out: list[str] = []
 
     def visit(n: Any) -> None:
