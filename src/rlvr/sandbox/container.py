@@ -81,7 +81,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox._process import kill_group
 from rlvr.sandbox.local import remove_tree
-from rlvr.sandbox.session import SESSION_SUPERVISOR, Mount, SandboxSession, SessionConfig, stage_dir
+from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig, stage_supervisor
 
 __all__ = [
     "ContainerConfig",
@@ -569,9 +569,8 @@ class ContainerSession(SandboxSession):
             return self
         if self.closed:
             raise SandboxError("this session was closed; start a new ContainerSession")
-        sup_dir = stage_dir("rlvr-container-")
+        sup_dir = stage_supervisor("rlvr-container-")
         self._dirs.append(sup_dir)
-        shutil.copyfile(SESSION_SUPERVISOR, os.path.join(sup_dir, "_session.py"))
         with tarfile.open(os.path.join(sup_dir, "empty.tar"), "w"):
             pass
         for name in ("_session.py", "empty.tar"):

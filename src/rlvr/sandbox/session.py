@@ -54,7 +54,8 @@ from rlvr.sandbox.local import _is_root, _prefix, find_bwrap, remove_tree, sandb
 
 __all__ = ["CommandResult", "Mount", "PytestRun", "SandboxSession", "SessionConfig"]
 
-SESSION_SUPERVISOR = Path(__file__).with_name("_session.py")
+SUPERVISOR_FILES = tuple(Path(__file__).with_name(n) for n in ("_session.py", "_session_proc.py", "_session_shell.py"))
+"""The in-sandbox supervisor's files (standard library only), copied side by side into each sandbox."""
 _GRACE_S = 10.0
 _START_TIMEOUT_S = 60.0
 T = TypeVar("T")
@@ -195,6 +196,16 @@ def stage_dir(prefix: str) -> str:
     return path
 
 
+def stage_supervisor(prefix: str) -> str:
+    """A new readable host directory holding the supervisor's files (`SUPERVISOR_FILES`)."""
+    path = stage_dir(prefix)
+    for source in SUPERVISOR_FILES:
+        target = os.path.join(path, source.name)
+        shutil.copyfile(source, target)
+        os.chmod(target, 0o644)
+    return path
+
+
 def make_readable(root: str) -> None:
     """Directories 0755 and files at least 0644 under `root`, so the sandbox's host uid can read them."""
     for dirpath, _dirs, names in os.walk(root):
@@ -269,10 +280,8 @@ class SandboxSession:
             return self
         if self.closed:
             raise SandboxError("this session was closed; start a new SandboxSession")
-        sup_dir = stage_dir("rlvr-session-")
+        sup_dir = stage_supervisor("rlvr-session-")
         self._dirs.append(sup_dir)
-        shutil.copyfile(SESSION_SUPERVISOR, os.path.join(sup_dir, "_session.py"))
-        os.chmod(os.path.join(sup_dir, "_session.py"), 0o644)
         info_r, info_w = os.pipe()
         argv = self._argv(sup_dir, info_w)
         kwargs: dict[str, Any] = {}

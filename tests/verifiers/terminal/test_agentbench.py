@@ -6,6 +6,7 @@ In `.venvs/extras` (inspect-evals installed with --no-deps: rlvr reads its data 
 from __future__ import annotations
 
 import collections
+import importlib.util
 import shutil
 
 import pytest
@@ -13,7 +14,9 @@ import pytest
 from rlvr.core.errors import MissingExtraError
 
 pytestmark = [pytest.mark.extras,
-              pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")]
+              pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)"),
+              pytest.mark.skipif(importlib.util.find_spec("inspect_evals") is None,
+                                 reason="inspect-evals is not installed (pip install --no-deps inspect-evals)")]
 
 
 @pytest.fixture(scope="module")

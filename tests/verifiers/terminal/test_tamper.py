@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -201,7 +202,7 @@ def test_fork_bomb_and_disk_filler_leave_the_host_alone():
     try:
         bomb = [":(){ :|:& };:", "sleep 2; echo still-here", "ls /app/data | wc -l"]
         verdict, outputs = episode(small, "dedupe-emails", bomb, observe=True)
-        assert "still-here" in outputs[1] and "process limit" in " ".join(outputs)
+        assert "still-here" in outputs[1] and outputs[2].split()[-1] == "1"  # the shell went on working
         assert_incorrect(verdict)
         filler = ["dd if=/dev/zero of=/app/fill bs=1M count=4096 2>&1 | head -1",
                   "dd if=/dev/zero of=/tmp/fill bs=1M count=4096 2>&1 | head -1; "
@@ -213,7 +214,10 @@ def test_fork_bomb_and_disk_filler_leave_the_host_alone():
     finally:
         small.close()
         env.close()
-    assert shutil.disk_usage("/").free > free - (64 << 20)  # the fillers wrote to their own tmpfs quotas
+    # the fillers asked for 3 x 4 GiB and got their tmpfs quotas (48 + 2 x 32 MiB, in RAM); 1 GiB of slack for
+    # whatever else the machine writes meanwhile
+    assert shutil.disk_usage("/").free > free - (1 << 30)
+    assert not [p for p in Path(tempfile.gettempdir()).glob("rlvr-task-*")]  # no staging left behind
     assert _sandbox_procs() <= before_procs  # nothing of either episode is left running
 
 

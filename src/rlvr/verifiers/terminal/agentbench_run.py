@@ -87,11 +87,18 @@ def _seeded(script: str, task_id: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def seed_dir() -> str:
-    """A host directory holding `urandom`: SEED_BYTES of SHAKE-256 output, readable by the sandbox."""
-    path = stage_dir("rlvr-agentbench-seed-")
-    Path(path, "urandom").write_bytes(hashlib.shake_256(b"rlvr agentbench-os").digest(SEED_BYTES))
-    make_readable(path)
-    return path
+    """A host directory holding `urandom`: SEED_BYTES of SHAKE-256 output, readable by the sandbox.
+
+    Staged once per machine and user (`rlvr.sandbox.site_packages.stage_files`: read-only, reused).
+    """
+    import tempfile
+
+    from rlvr.sandbox.site_packages import stage_files
+
+    with tempfile.TemporaryDirectory(prefix="rlvr-seed-") as tmp:
+        source = Path(tmp, "urandom")
+        source.write_bytes(hashlib.shake_256(b"rlvr agentbench-os").digest(SEED_BYTES))
+        return stage_files([("urandom", source)], key=f"agentbench-seed shake256 {SEED_BYTES}")
 
 
 def _clean_env() -> dict[str, str]:

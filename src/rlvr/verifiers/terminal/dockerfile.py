@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlvr.core.errors import DataError
-from rlvr.verifiers.terminal.shell import ShellParseError, install_packages, split_and_list
+from rlvr.verifiers.terminal.shell import ShellParseError, install_packages, split_commands
 from rlvr.verifiers.terminal.spec import SetupStep
 
 __all__ = ["STOCK_BASES", "DockerPlan", "read_dockerfile"]
@@ -182,7 +182,7 @@ class _Reader:
             with contextlib.suppress(ValueError, TypeError):
                 command = shlex.join(json.loads(command))
         try:
-            parts = split_and_list(command)
+            parts = split_commands(command)  # a RUN line split at its top-level && and ;
         except ShellParseError:
             self.plan.steps.append(SetupStep(kind="run", command=command, cwd=self.cwd))
             return

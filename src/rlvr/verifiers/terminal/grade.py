@@ -50,7 +50,7 @@ LOGS = "/logs/verifier"
 _WORKSPACE = "/run/rlvr/grader/workspace.tar"
 
 
-def _clean_env(task: TerminalTask, plan: TestPlan | None, site: tuple[str, ...]) -> dict[str, str]:
+def _clean_env(task: TerminalTask, plan: TestPlan | None) -> dict[str, str]:
     """The tests' whole environment: built here, nothing inherited from the agent or the caller."""
     env = {"PATH": f"{GRADER_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
            "HOME": task.home, "LANG": "C.UTF-8", "TERM": "dumb", "USER": "root", "TEST_DIR": TESTS_MOUNT,
@@ -244,7 +244,7 @@ def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionC
         cfg = (config or SessionConfig()).model_copy(update={"workdir": task.workdir, "home": task.home})
         mounts = [Mount(TESTS_MOUNT, str(tests)), Mount(GRADER_DIR, str(grader)), Mount(LOGS, kind="tmpfs", size_mb=64),
                   *(Mount(p, p) for p in site)]
-        env = _clean_env(task, plan, site)
+        env = _clean_env(task, plan)
         from rlvr.verifiers.terminal.workspace import sandbox_for
 
         with sandbox_for(task, cfg, mounts, env) as session:

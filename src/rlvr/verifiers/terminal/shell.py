@@ -16,11 +16,10 @@ source spans; this module classifies them the way a grader needs:
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Command", "ShellParseError", "install_packages", "split_and_list", "split_commands"]
+__all__ = ["Command", "ShellParseError", "install_packages", "split_commands"]
 
 Kind = Literal["install", "pytest", "cd", "export", "noop", "guard", "reward", "other"]
 
@@ -223,11 +222,6 @@ def split_commands(source: str) -> list[Command]:
     return out
 
 
-def split_and_list(command: str) -> list[Command]:
-    """A Dockerfile RUN line split at its top-level `&&` and `;` into classified commands."""
-    return split_commands(command)
-
-
 def install_packages(words: tuple[str, ...]) -> tuple[str, list[str]]:
     """(manager, package names) of an install command: ('apt', [...]), ('pip', [...]) or ('', [])."""
     if not words:
@@ -260,8 +254,3 @@ def install_packages(words: tuple[str, ...]) -> tuple[str, list[str]]:
                 names.append(re.split(r"[<>=!~\[; ]", a, maxsplit=1)[0])
         return "pip", names
     return "", []
-
-
-def quote(words: list[str]) -> str:
-    """Shell-quote and join words."""
-    return shlex.join(words)

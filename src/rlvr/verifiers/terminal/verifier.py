@@ -38,7 +38,7 @@ from rlvr.core.errors import DataError, RlvrError, SandboxError
 from rlvr.core.types import Verdict
 from rlvr.sandbox.session import SessionConfig
 from rlvr.verifiers.base import Verifier, VerifierConfig
-from rlvr.verifiers.terminal.spec import TerminalReference, TerminalTask
+from rlvr.verifiers.terminal.spec import TerminalTask
 from rlvr.verifiers.terminal.tasks import load_task
 from rlvr.verifiers.terminal.workspace import TaskSession
 
@@ -264,8 +264,3 @@ class TerminalVerifier(Verifier):
 
     def close(self) -> None:
         """Nothing to stop: every sandbox lives only as long as its verification."""
-
-
-def reference_of(data: Any) -> TerminalReference:
-    """Validate a terminal reference (for callers building rows)."""
-    return data if isinstance(data, TerminalReference) else TerminalReference.model_validate(data)

@@ -21,7 +21,6 @@ import io
 import os
 import re
 import tarfile
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -274,18 +273,3 @@ class TaskSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def workspace_copy(tar: Path) -> Path:
-    """A private copy of an exported workspace tar (for keeping it past the session)."""
-    fd, name = tempfile.mkstemp(prefix="rlvr-workspace-", suffix=".tar")
-    with os.fdopen(fd, "wb") as out, tar.open("rb") as src:
-        while chunk := src.read(1 << 20):
-            out.write(chunk)
-    return Path(name)
-
-
-def check_alive(session: SandboxSession) -> None:
-    """Raise SandboxError when `session` is gone."""
-    if not session.alive:
-        raise SandboxError("the terminal sandbox is gone")

@@ -1,0 +1,223 @@
+"""Process plumbing of the in-sandbox session supervisor (`_session.py`): reaping, limits, output.
+
+Standard library only, like the supervisor: it runs inside the sandbox, where rlvr is not importable.
+"""
+
+import contextlib
+import ctypes
+import os
+import resource
+import select
+import signal
+import time
+from typing import Any
+
+_LIMITS = {
+    "cpu_s": resource.RLIMIT_CPU,
+    "address_space": resource.RLIMIT_AS,
+    "file_size": resource.RLIMIT_FSIZE,
+    "open_files": resource.RLIMIT_NOFILE,
+    "processes": resource.RLIMIT_NPROC,
+}
+CMD_DIR = "/run/rlvr/cmd"
+BACKLOG_CAP = 1 << 16
+"""Bytes of background output kept between commands (more is counted, not kept)."""
+
+_EXITED: dict[int, int] = {}
+
+
+def _prctl(option: int, arg: int) -> None:
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
+
+
+def _reap() -> None:
+    """Reap every exited child (as init we adopt all orphans); remember the statuses."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _EXITED[pid] = status
+
+
+def _status(pid: int) -> int | None:
+    _reap()
+    return _EXITED.pop(pid, None)
+
+
+def _wait(pid: int, timeout_s: float) -> int | None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = _status(pid)
+        if status is not None or time.monotonic() > deadline:
+            return status
+        time.sleep(0.002)
+
+
+def _set_limits(limits: dict[str, Any], nice: int) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for name, value in limits.items():
+        if value is None or name not in _LIMITS:
+            continue
+        kind = _LIMITS[name]
+        _soft, hard = resource.getrlimit(kind)
+        new = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(kind, (new, new))
+    if nice:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+
+
+def _pids() -> list[int]:
+    """Pids of the namespace's live processes (zombies, which only wait to be reaped, left out)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+                    continue
+        except (OSError, IndexError):
+            continue
+        out.append(int(name))
+    return out
+
+
+def kill_others(keep: tuple[int, ...] = ()) -> int:
+    """SIGKILL every process of the namespace but this one and `keep`; return how many were signalled.
+
+    `kill(-1, SIGSTOP)` first freezes all of them at once, so a fork bomb cannot refill the
+    process table while they are killed one by one; the processes in `keep` are continued after.
+    """
+    killed: set[int] = set()
+    deadline = time.monotonic() + 5.0
+    with contextlib.suppress(OSError):
+        os.kill(-1, signal.SIGSTOP if keep else signal.SIGKILL)
+    while time.monotonic() < deadline:
+        victims = [p for p in _pids() if p != os.getpid() and p not in keep]
+        if not victims:
+            break
+        if not keep:
+            with contextlib.suppress(OSError):
+                os.kill(-1, signal.SIGKILL)
+        for pid in victims:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        killed.update(victims)
+        _reap()
+        time.sleep(0.002)
+    for pid in keep:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGCONT)
+    _reap()
+    return len(killed)
+
+
+class _Capped:
+    """A stream's bytes, capped: the first half of `cap` and the last half are kept, the middle counted."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = max(cap, 64)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.cap // 2 - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail += data
+        extra = len(self.tail) - self.cap // 2
+        if extra > 0:
+            del self.tail[:extra]
+            self.dropped += extra
+
+    def text(self) -> str:
+        body = bytes(self.head)
+        if self.dropped:
+            body += f"\n[... {self.dropped} bytes omitted ...]\n".encode()
+        return (body + bytes(self.tail)).decode("utf-8", errors="replace")
+
+
+def _read_ready(fd: int) -> bytes | None:
+    """Bytes available on `fd`; None at end of file (or a pty whose slave side closed: EIO)."""
+    try:
+        data = os.read(fd, 65536)
+    except BlockingIOError:
+        return b""
+    except OSError:
+        return None
+    return data if data else None
+
+
+def _status_peek(pid: int) -> bool:
+    """True when `pid` has exited (its status stays available to `_status`)."""
+    _reap()
+    return pid in _EXITED
+
+
+def _spawn(command: str, cwd: str, env: dict[str, str], limits: dict[str, Any], nice: int,
+           fds: tuple[int, int]) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            os.dup2(fds[0], 1)
+            os.dup2(fds[1], 2)
+            os.closerange(3, 1 << 16)
+            os.chdir(cwd)
+            _set_limits(limits, nice)
+            os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", command], env)
+        finally:
+            os._exit(127)
+    return pid
+
+
+def _collect(pid: int, fds: list[int], deadline: float, cap: int) -> tuple[list[_Capped], bool, int | None]:
+    bufs = {fd: _Capped(cap) for fd in fds}
+    open_fds = set(fds)
+    status = None
+    exited_at = 0.0
+    timed_out = False
+    while open_fds or status is None:
+        now = time.monotonic()
+        if now >= deadline:
+            timed_out = True
+            break
+        if status is None:
+            status = _status(pid)
+            if status is not None:
+                exited_at = now
+        elif now - exited_at > 0.2:
+            break  # exited; a leftover descendant holds a pipe open: stop waiting for it
+        if not open_fds:  # output closed: the process is exiting, wait for its status
+            time.sleep(0.002)
+            continue
+        readable, _, _ = select.select(list(open_fds), [], [], min(deadline - now, 0.05))
+        for fd in readable:
+            data = _read_ready(fd)
+            if data is None:
+                open_fds.discard(fd)
+            elif data:
+                bufs[fd].add(data)
+    return [bufs[fd] for fd in fds], timed_out, status
+
+
+def _finish_process(pid: int, status: int | None) -> tuple[int | None, int | None]:
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+    if status is None:
+        status = _wait(pid, 2.0)
+    if status is None:
+        return None, None
+    return (os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
