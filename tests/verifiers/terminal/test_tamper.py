@@ -202,7 +202,7 @@ def test_fork_bomb_and_disk_filler_leave_the_host_alone():
     try:
         bomb = [":(){ :|:& };:", "sleep 2; echo still-here", "ls /app/data | wc -l"]
         verdict, outputs = episode(small, "dedupe-emails", bomb, observe=True)
-        assert "still-here" in outputs[1] and outputs[2].split()[-1] == "1"  # the shell went on working
+        assert "still-here" in outputs[1] and "]\n1\n" in outputs[2]  # the shell went on working
         assert_incorrect(verdict)
         filler = ["dd if=/dev/zero of=/app/fill bs=1M count=4096 2>&1 | head -1",
                   "dd if=/dev/zero of=/tmp/fill bs=1M count=4096 2>&1 | head -1; "
