@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Captured", "kill_group", "read_child_pid", "run_captured", "wait_gone"]
+__all__ = ["Captured", "StreamReader", "kill_group", "read_child_pid", "run_captured", "wait_gone"]
 
 
 @dataclass
@@ -25,6 +25,39 @@ class Captured:
     timed_out: bool = False
     output_limited: bool = False
     elapsed_s: float = 0.0
+
+
+class StreamReader:
+    """Lines and exact byte counts from a pipe, each read waiting at most until a deadline (select)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+
+    def _fill(self, deadline: float) -> bool:
+        wait = deadline - time.monotonic()
+        if wait <= 0:
+            return False
+        ready, _, _ = select.select([self.fd], [], [], wait)
+        chunk = os.read(self.fd, 1 << 20) if ready else b""
+        self.buf += chunk
+        return bool(chunk)
+
+    def readline(self, deadline: float) -> bytes | None:
+        """The next line without its newline; None at the deadline or end of file."""
+        while b"\n" not in self.buf:
+            if not self._fill(deadline):
+                return None
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line
+
+    def read(self, n: int, deadline: float) -> bytes | None:
+        """Exactly `n` bytes; None at the deadline or end of file."""
+        while len(self.buf) < n:
+            if not self._fill(deadline):
+                return None
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
 
 
 def read_child_pid(fd: int) -> int | None:

@@ -44,12 +44,23 @@ try:  # the host (type checking, tests) imports the package; the sandbox runs th
         _reap,
         _set_limits,
         _spawn,
+        child_stdio,
         kill_others,
     )
     from rlvr.sandbox._session_shell import Shell
 except ImportError:  # pragma: no cover - inside the sandbox
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _session_proc import _collect, _finish_process, _pids, _prctl, _reap, _set_limits, _spawn, kill_others  # type: ignore[import-not-found,no-redef]
+    from _session_proc import (  # type: ignore[import-not-found,no-redef]
+        _collect,
+        _finish_process,
+        _pids,
+        _prctl,
+        _reap,
+        _set_limits,
+        _spawn,
+        child_stdio,
+        kill_others,
+    )
     from _session_shell import Shell  # type: ignore[import-not-found,no-redef]
 
 
@@ -97,12 +108,8 @@ def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
     pid = os.fork()
     if pid == 0:
         try:
-            os.setsid()
-            devnull = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(devnull, 0)
-            os.dup2(out_w, 1)
-            os.dup2(err_w, 2)
-            for fd in (out_r, err_r, res_r, devnull):
+            child_stdio(out_w, err_w)
+            for fd in (out_r, err_r, res_r):
                 os.close(fd)
             os.chdir(req.get("cwd") or "/")
             os.environ.clear()

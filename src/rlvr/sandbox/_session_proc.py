@@ -163,16 +163,22 @@ def _status_peek(pid: int) -> bool:
     return pid in _EXITED
 
 
+def child_stdio(out_fd: int, err_fd: int) -> None:
+    """In a forked child: a new session, stdin /dev/null, stdout and stderr to `out_fd` and `err_fd`."""
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    os.close(devnull)
+
+
 def _spawn(command: str, cwd: str, env: dict[str, str], limits: dict[str, Any], nice: int,
            fds: tuple[int, int]) -> int:
     pid = os.fork()
     if pid == 0:
         try:
-            os.setsid()
-            devnull = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(devnull, 0)
-            os.dup2(fds[0], 1)
-            os.dup2(fds[1], 2)
+            child_stdio(*fds)
             os.closerange(3, 1 << 16)
             os.chdir(cwd)
             _set_limits(limits, nice)

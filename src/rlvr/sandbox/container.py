@@ -602,7 +602,7 @@ class ContainerSession(SandboxSession):
         except OSError as exc:
             raise SandboxError(f"could not start {self.info.path}: {exc}") from exc
         self._launched = True
-        self._buf = b""
+        self._stream = None
         _LIVE.add(self)
         assert self._proc.stderr is not None
         self._stderr_thread = threading.Thread(target=_drain, args=(self._proc.stderr, self._stderr), daemon=True,

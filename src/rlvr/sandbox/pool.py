@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import queue
-import select
 import subprocess
 import threading
 import time
@@ -28,7 +27,7 @@ import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from rlvr.sandbox._process import kill_group, read_child_pid, wait_gone
+from rlvr.sandbox._process import StreamReader, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.config import ExecResult
 
 if TYPE_CHECKING:
@@ -95,7 +94,7 @@ class _Worker:
         self._preludes: set[str] = set()  # keys of the preludes this supervisor has already received
         self.child_pid: int | None = None
         assert self.proc.stdout is not None and self.proc.stdin is not None
-        self._buf = b""
+        self._reader = StreamReader(self.proc.stdout.fileno())
         ready = self._readline(time.monotonic() + _START_TIMEOUT_S)
         if ready is None or not json.loads(ready).get("ready"):
             self.kill()
@@ -105,21 +104,7 @@ class _Worker:
             self.child_pid = read_child_pid(self._info_r)
 
     def _readline(self, deadline: float) -> bytes | None:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self._buf:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
-                return None
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return None
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return line
+        return self._reader.readline(deadline)
 
     def run(self, job: dict[str, Any], timeout_s: float) -> ExecResult | None:
         """Run a job; None if the supervisor died or hung (the worker is then dead)."""

@@ -35,7 +35,6 @@ import contextlib
 import json
 import os
 import queue
-import select
 import shutil
 import subprocess
 import tempfile
@@ -49,7 +48,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import kill_group, read_child_pid, wait_gone
+from rlvr.sandbox._process import StreamReader, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.local import _is_root, _prefix, find_bwrap, remove_tree, sandbox_python, system_binds
 
 __all__ = ["CommandResult", "Mount", "PytestRun", "SandboxSession", "SessionConfig"]
@@ -241,7 +240,7 @@ class SandboxSession:
         self.python = sandbox_python(self.config.python)
         self._proc: subprocess.Popen[bytes] | None = None
         self._child_pid: int | None = None
-        self._buf = b""
+        self._stream: StreamReader | None = None
         self._dirs: list[str] = []
         self.shell_started = False
         self.closed = False
@@ -356,40 +355,21 @@ class SandboxSession:
                 self.close()
 
     # -- protocol --------------------------------------------------------------------------
-    def _readline(self, deadline: float) -> bytes | None:
+    def _reader(self) -> StreamReader | None:
         proc = self._proc
         if proc is None or proc.stdout is None:
             return None
-        fd = proc.stdout.fileno()
-        while b"\n" not in self._buf:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
-                return None
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return None
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return line
+        if self._stream is None or self._stream.fd != proc.stdout.fileno():
+            self._stream = StreamReader(proc.stdout.fileno())
+        return self._stream
+
+    def _readline(self, deadline: float) -> bytes | None:
+        reader = self._reader()
+        return reader.readline(deadline) if reader is not None else None
 
     def _readexact(self, n: int, deadline: float) -> bytes | None:
-        proc = self._proc
-        assert proc is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
-        while len(self._buf) < n:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], wait)
-            chunk = os.read(fd, 1 << 20) if ready else b""
-            if not chunk:
-                return None
-            self._buf += chunk
-        data, self._buf = self._buf[:n], self._buf[n:]
-        return data
+        reader = self._reader()
+        return reader.read(n, deadline) if reader is not None else None
 
     def _send(self, request: dict[str, Any]) -> None:
         self.start()
