@@ -48,7 +48,7 @@ def expand_env(value: str, env: dict[str, str]) -> str:
 
 def container_available() -> bool:
     """True when a working podman or docker can run the tasks whose placement is 'container'."""
-    from rlvr.sandbox.container import container_engine
+    from rlvr.sandbox.engines import container_engine
 
     return container_engine() is not None
 
@@ -62,7 +62,7 @@ def task_image(task: TerminalTask) -> str:
     Raises:
         SandboxError: no container engine works here, or the build failed (with its log).
     """
-    from rlvr.sandbox.container import build_image, container_engine
+    from rlvr.sandbox.engines import build_image, container_engine
 
     engine = container_engine()
     if engine is None:
