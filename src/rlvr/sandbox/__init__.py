@@ -5,11 +5,18 @@ with a fresh work directory, an unprivileged uid, rlimits, a parent-side wall-cl
 capped output; `ExecResult` is the raw evidence (exit status, output, result channel). Deciding
 what the evidence means is the verifier's job. `rlvr.sandbox.e2b.E2BSandbox` (extra `e2b`) runs
 the same `run_python` protocol in an E2B cloud sandbox.
+
+`SandboxSession` is the long-lived kind, for terminal tasks: one bubblewrap sandbox with a
+persistent shell, clean one-off processes, pytest for grading and an export of its work
+directory; `rlvr.sandbox.container.ContainerSession` runs the same session in a podman/docker
+container of a task's image.
 """
 
 from __future__ import annotations
 
 from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
 from rlvr.sandbox.local import LocalSandbox, find_bwrap
+from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig
 
-__all__ = ["ISOLATION_LEVELS", "ExecResult", "Isolation", "LocalSandbox", "SandboxConfig", "find_bwrap"]
+__all__ = ["ISOLATION_LEVELS", "CommandResult", "ExecResult", "Isolation", "LocalSandbox", "Mount", "SandboxConfig",
+           "SandboxSession", "SessionConfig", "find_bwrap"]
