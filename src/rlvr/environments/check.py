@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlvr.core.errors import ConfigError
+from rlvr.core.errors import ConfigError, RlvrError
 from rlvr.core.types import Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment
 
@@ -141,6 +141,14 @@ def _check_tasks(env: Environment, tasks: list[Task], time_budget_s: float) -> l
             for n in names]
 
 
+def _guarded(name: str, fn: Callable[[Environment, int], CheckResult], env: Environment, seed: int) -> CheckResult:
+    """`fn(env, seed)`, or a failed `name` result naming the error when the episode itself cannot run."""
+    try:
+        return fn(env, seed)
+    except RlvrError as exc:
+        return CheckResult(name=name, passed=False, detail=f"{type(exc).__name__}: {exc}"[:600], items=1, failed=1)
+
+
 def _check_reset(env: Environment, seed: int) -> CheckResult:
     first, info1 = env.reset_sync(seed=seed)
     second, info2 = env.reset_sync(seed=seed)
@@ -189,13 +197,18 @@ def _check_policies(env: Environment, tasks: list[Task]) -> list[CheckResult]:
     """`oracle_episode` and `noop_episode` over `tasks` (multi-turn environments)."""
     oracle, noop = _Tally("oracle_episode"), _Tally("noop_episode")
     for task in tasks:
-        if env.reference_actions(task):
-            result = _replay(env, task)
-            verdict = result.verdict if result is not None else None
-            oracle.record(verdict is not None and verdict.is_correct,
-                          f"{task.id}: {verdict.status if verdict else 'no verdict'} after the reference actions"
-                          + (f" ({verdict.detail[:100]})" if verdict else ""))
-        result = _replay(env, task, [""])
+        try:
+            if env.reference_actions(task):
+                result = _replay(env, task)
+                verdict = result.verdict if result is not None else None
+                oracle.record(verdict is not None and verdict.is_correct,
+                              f"{task.id}: {verdict.status if verdict else 'no verdict'} after the reference actions"
+                              + (f" ({verdict.detail[:100]})" if verdict else ""))
+            result = _replay(env, task, [""])
+        except RlvrError as exc:  # the episode could not even start: a failure of this task, not of the check
+            for tally in (oracle, noop):
+                tally.record(False, f"{task.id}: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
         verdict = result.verdict if result is not None else None
         what = f"scored {verdict.status}" if verdict else "never ended the episode"
         noop.record(verdict is not None and not verdict.is_correct, f"{task.id}: empty messages {what}")
@@ -244,7 +257,8 @@ def check(
                 "rows (e.g. a 'solution' field for code tasks) or check a dataset that has them"
             ) from exc
         if total:
-            results += [_check_reset(env, seed), _check_episode(env, seed)]
+            results += [_guarded("reset_deterministic", _check_reset, env, seed),
+                        _guarded("episode_protocol", _check_episode, env, seed)]
             if env.spec.max_turns > 1:
                 results += _check_policies(env, tasks)
         else:

@@ -36,7 +36,7 @@ from rlvr.environments.multi_turn import ToolEnv, tool_call_message
 from rlvr.environments.tools import Tool, ToolError, run_with_timeout
 from rlvr.sandbox.session import CommandResult, SessionConfig
 from rlvr.verifiers.terminal import TerminalReference, TerminalTask, TerminalVerifier, load_task, oracle_command
-from rlvr.verifiers.terminal.workspace import TaskSession
+from rlvr.verifiers.terminal.workspace import TaskSession, container_problem
 
 __all__ = ["TBENCH_SUITE", "TERMINAL_SYSTEM_PROMPT", "TerminalEnv", "make_agentbench_os", "make_harbor",
            "make_tbench", "render_result"]
@@ -362,9 +362,12 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
         task = load_task(ref)
         if wanted is not None and task.task_id not in wanted:
             continue
-        if task.placement != "local" and not (containers and task.format != "agentbench"):
-            skipped.append((task.task_id, task.placement_reason))
-            continue
+        if task.placement != "local":
+            why = "no container backend" if not containers or task.format == "agentbench" else (
+                container_problem(task) if backend == "auto" else None)
+            if why is not None:
+                skipped.append((task.task_id, f"{task.placement_reason} ({why})"))
+                continue
         tasks.append(Task(id=task.task_id, prompt=_prompt(task, system_prompt),
                           reference=ref.model_dump(exclude_none=True),
                           metadata={"format": task.format, "placement": task.placement, "workdir": task.workdir,
@@ -398,7 +401,8 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, t
         system_prompt: system message ('' or None for none).
         show_tests: give the agent a writable copy of the task's tests at /tests (grading uses a fresh one).
         backend: 'auto' (local tasks in bubblewrap; tasks that need an image in podman/docker when one
-            works here, else left out), 'local' (leave those out), 'container' (require an engine).
+            works here and has their base image, else left out), 'local' (leave those out),
+            'container' (require an engine; images are built, base images must be pullable).
         verifier: a `TerminalVerifier` to use as is.
         **verifier_overrides: `TerminalConfig` options (e.g. `reward="fraction"`).
 

@@ -60,6 +60,7 @@ def test_placement_is_container(tasks_dir):
 def test_local_backend_leaves_it_out_and_the_container_backend_runs_it(tasks_dir):
     local = make_tbench(tasks_dir, backend="local")
     assert not local.tasks and local.skipped[0][0] == "greet-everyone"
+    assert [t.id for t in make_tbench(tasks_dir).tasks] == ["greet-everyone"]  # auto: its base image is here
     env = make_tbench(tasks_dir, backend="container")
     try:
         assert [t.id for t in env.tasks] == ["greet-everyone"]
@@ -83,6 +84,14 @@ def test_replayed_reference_through_the_verifier(tasks_dir):
     verifier = TerminalVerifier()
     assert verifier.verify(verifier.reference_response(ref), ref).status == "correct"
     assert verifier.verify("echo nothing", ref).status == "incorrect"
+
+
+def test_auto_leaves_out_a_task_whose_base_image_is_absent(tmp_path):
+    from tests.verifiers.terminal.test_tasks import make_tbench_task
+
+    make_tbench_task(tmp_path, "needs-node", "FROM node:20-rlvr-absent\nWORKDIR /app\n")
+    env = make_tbench(tmp_path)
+    assert not env.tasks and "not in" in env.skipped[0][1] and "pull it first" in env.skipped[0][1]
 
 
 def test_bad_backend_names_the_choices(tasks_dir):

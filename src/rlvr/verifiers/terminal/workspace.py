@@ -31,8 +31,8 @@ from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionCo
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
 from rlvr.verifiers.terminal.testscript import TESTS_MOUNT
 
-__all__ = ["SETUP_TIMEOUT_S", "TaskSession", "container_available", "expand_env", "pack_tree", "sandbox_for",
-           "task_image"]
+__all__ = ["SETUP_TIMEOUT_S", "TaskSession", "container_available", "container_problem", "expand_env", "pack_tree",
+           "sandbox_for", "task_image"]
 
 SETUP_TIMEOUT_S = 600.0
 """Limit of one setup step (a Dockerfile RUN line), seconds."""
@@ -51,6 +51,22 @@ def container_available() -> bool:
     from rlvr.sandbox.engines import container_engine
 
     return container_engine() is not None
+
+
+def container_problem(task: TerminalTask) -> str | None:
+    """Why `task` cannot run in a container here (None when it can): no engine, or its base image is absent.
+
+    The base image (the Dockerfile's FROM, or Harbor's prebuilt `docker_image`) must be in the
+    engine's local store: rlvr never pulls (`podman pull IMAGE` first where a registry is reachable).
+    """
+    from rlvr.sandbox.engines import container_engine, image_exists
+
+    engine = container_engine()
+    if engine is None:
+        return "no working podman or docker here"
+    if task.image and not image_exists(task.image, engine=engine):
+        return f"its base image {task.image!r} is not in {os.path.basename(engine)}'s local store (pull it first)"
+    return None
 
 
 _IMAGE_LOCK = threading.Lock()
