@@ -34,7 +34,7 @@ from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.actions import TextTag
 from rlvr.environments.multi_turn import ToolEnv, tool_call_message
 from rlvr.environments.tools import Tool, ToolError, run_with_timeout
-from rlvr.sandbox.session import CommandResult, SessionConfig
+from rlvr.sandbox.session import CommandResult, ExportError, SessionConfig
 from rlvr.verifiers.terminal import TerminalReference, TerminalTask, TerminalVerifier, load_task, oracle_command
 from rlvr.verifiers.terminal.workspace import TaskSession, container_problem
 
@@ -235,6 +235,8 @@ class TerminalEnv(ToolEnv):
                                                      session.expected_answer), budget, "the terminal grader")
         except TimeoutError as exc:
             return Verdict.timeout(f"grading did not finish: {exc}", elapsed_s=time.monotonic() - start)
+        except ExportError as exc:  # what the agent left cannot be exported (too large, names too long)
+            return Verdict(status="incorrect", reward=0.0, detail=str(exc), elapsed_s=time.monotonic() - start)
         except (SandboxError, RlvrError, OSError) as exc:
             return Verdict.error(f"the sandbox failed before grading: {type(exc).__name__}: {exc}",
                                  elapsed_s=time.monotonic() - start)

@@ -26,10 +26,13 @@ into the sandbox (`rlvr.sandbox.session.SUPERVISOR_FILES`).
 """
 
 import base64
+import contextlib
 import json
 import os
+import posixpath
 import select
 import signal
+import socket
 import sys
 import tarfile
 import time
@@ -46,6 +49,7 @@ try:  # the host (type checking, tests) imports the package; the sandbox runs th
         _spawn,
         child_stdio,
         kill_others,
+        orphans,
     )
     from rlvr.sandbox._session_shell import Shell
 except ImportError:  # pragma: no cover - inside the sandbox
@@ -60,29 +64,108 @@ except ImportError:  # pragma: no cover - inside the sandbox
         _spawn,
         child_stdio,
         kill_others,
+        orphans,
     )
     from _session_shell import Shell  # type: ignore[import-not-found,no-redef]
+
+
+class _PytestServer:
+    """A unix socket through which a test script's `pytest` commands run as `op_pytest` children of this process.
+
+    The grader's `pytest` on the script's PATH is a client of this socket: each request runs pytest
+    here, non-dumpable, its JUnit report on a close-on-exec pipe; the report stays in this process
+    (`runs`), only pytest's output and exit status go back to the client. A program the script
+    starts can ask for runs too, but never write a report: it can only add real runs.
+    """
+
+    def __init__(self, path: str, defaults: dict[str, Any]) -> None:
+        self.path, self.defaults = path, defaults
+        self.runs: list[dict[str, Any]] = []
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        os.chmod(path, 0o777)
+        self.sock.listen(8)
+        self.sock.setblocking(False)
+        self.handlers: dict[int, Any] = {self.sock.fileno(): self._accept}
+
+    def _accept(self, _fd: int) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        conn.settimeout(30.0)
+        try:
+            data = b""
+            while b"\n" not in data and len(data) < 1 << 20:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            request = json.loads(data.split(b"\n", 1)[0])
+            env = {**(request.get("env") or {}), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+            reply = op_pytest({**self.defaults, "args": [str(a) for a in request.get("args") or []],
+                               "cwd": str(request.get("cwd") or "/"), "env": env})
+            self.runs.append({"args": request.get("args"), "cwd": request.get("cwd"), "report": reply["report"],
+                              "exit_code": reply["exit_code"],
+                              "signal": reply["signal"], "timed_out": reply["timed_out"]})
+            conn.settimeout(30.0)
+            conn.sendall(json.dumps({k: reply[k] for k in ("stdout", "stderr", "exit_code")}).encode() + b"\n")
+        except (OSError, ValueError):
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
 
 
 def op_exec(req: dict[str, Any], nice: int) -> dict[str, Any]:
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     start = time.monotonic()
+    server = _PytestServer(req["pytest_socket"], req.get("pytest_defaults") or {}) if req.get("pytest_socket") \
+        else None
+    pipes = {int(fd): os.pipe() for fd in req.get("report_fds") or []}  # fd -> (read end, write end)
     pid = _spawn(req["command"], req.get("cwd") or "/", req.get("env") or {}, req.get("limits") or {}, nice,
-                 (out_w, err_w))
+                 (out_w, err_w), keep={fd: w for fd, (_r, w) in pipes.items()})
     os.close(out_w)
     os.close(err_w)
+    for _r, w in pipes.values():
+        os.close(w)
     if req.get("background"):
         os.close(out_r)
         os.close(err_r)
         return {"pid": pid}
-    (out, err), timed_out, status = _collect(pid, [out_r, err_r], start + float(req.get("timeout_s", 60)),
-                                             int(req.get("max_output", 1 << 16)))
+    stray: list[int] = []
+
+    def tick() -> None:  # a test script: whatever its programs leave running on their own is stopped at once
+        for victim in orphans(keep=(pid,)):
+            with contextlib.suppress(OSError):
+                os.kill(victim, signal.SIGKILL)
+            stray.append(victim)
+
+    readers = [r for r, _w in pipes.values()]
+    (out, err, *reports), timed_out, status = _collect(
+        pid, [out_r, err_r, *readers], start + float(req.get("timeout_s", 60)), int(req.get("max_output", 1 << 16)),
+        server.handlers if server is not None else None, tick if server is not None else None)
     code, sig = _finish_process(pid, None if timed_out else status)
-    os.close(out_r)
-    os.close(err_r)
-    return {"stdout": out.text(), "stderr": err.text(), "exit_code": code, "signal": sig, "timed_out": timed_out,
-            "elapsed_s": time.monotonic() - start}
+    for fd in (out_r, err_r, *readers):
+        os.close(fd)
+    reply: dict[str, Any] = {"stdout": out.text(), "stderr": err.text(), "exit_code": code, "signal": sig,
+                             "timed_out": timed_out, "elapsed_s": time.monotonic() - start}
+    if pipes:  # everything written to them, by the script and by anything it started
+        reply["reports"] = {str(fd): base64.b64encode(bytes(buf.head) + bytes(buf.tail)).decode()
+                            for fd, buf in zip(pipes, reports, strict=True)}
+    if server is not None:  # before anything is read back: nothing the script started may write afterwards
+        server.close()
+        reply["killed"] = kill_others() + len(set(stray))
+        reply["pytest_runs"] = server.runs
+    return reply
 
 
 _PYTEST_CHILD = """
@@ -139,13 +222,36 @@ def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
             "elapsed_s": time.monotonic() - start}
 
 
+def _link_target(member: tarfile.TarInfo, dest: str) -> str:
+    """Where a symlink member points once unpacked under `dest` (resolved lexically, `..` included)."""
+    if member.linkname.startswith("/"):
+        return posixpath.normpath(member.linkname)
+    return posixpath.normpath(posixpath.join(dest, posixpath.dirname(member.name), member.linkname))
+
+
 def op_extract(req: dict[str, Any]) -> dict[str, Any]:
+    """Unpack a tar into `dest`; with `link_roots`, symbolic links pointing outside those roots are left out.
+
+    Grading passes the working directory and the read-only system directories as `link_roots`: a
+    link the agent made to /tests, /logs or /tmp would otherwise show the grader's own files (the
+    expected outputs) in the agent's place.
+    """
     dest = req["dest"]
+    roots = [posixpath.normpath(r) for r in req.get("link_roots") or []]
     os.makedirs(dest, exist_ok=True)
+    dropped = []
     with tarfile.open(req["tar"], "r:*") as tar:
+        members = []
+        for member in tar.getmembers():
+            if member.issym() and roots:
+                target = _link_target(member, dest)
+                if not any(target == r or target.startswith(r.rstrip("/") + "/") for r in roots):
+                    dropped.append(f"{member.name} -> {member.linkname}")
+                    continue
+            members.append(member)
         kwargs: dict[str, Any] = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}
-        tar.extractall(dest, **kwargs)
-    return {"ok": True}
+        tar.extractall(dest, members=members, **kwargs)
+    return {"ok": True, "dropped_links": dropped}
 
 
 def op_read(req: dict[str, Any]) -> dict[str, Any]:

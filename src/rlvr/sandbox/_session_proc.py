@@ -5,6 +5,7 @@ Standard library only, like the supervisor: it runs inside the sandbox, where rl
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import resource
 import select
@@ -84,6 +85,23 @@ def _pids() -> list[int]:
         except (OSError, IndexError):
             continue
         out.append(int(name))
+    return out
+
+
+def orphans(keep: tuple[int, ...] = ()) -> list[int]:
+    """Live processes whose parent is this init (their own parent exited), except `keep`."""
+    out = []
+    me = os.getpid()
+    for pid in _pids():
+        if pid == me or pid in keep:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == me:
+            out.append(pid)
     return out
 
 
@@ -174,12 +192,21 @@ def child_stdio(out_fd: int, err_fd: int) -> None:
 
 
 def _spawn(command: str, cwd: str, env: dict[str, str], limits: dict[str, Any], nice: int,
-           fds: tuple[int, int]) -> int:
+           fds: tuple[int, int], keep: dict[int, int] | None = None) -> int:
+    """Fork and exec `bash -c command`; `keep` maps fd numbers the child gets to fds of this process."""
     pid = os.fork()
     if pid == 0:
         try:
             child_stdio(*fds)
-            os.closerange(3, 1 << 16)
+            wanted = keep or {}
+            high = {t: fcntl.fcntl(s, fcntl.F_DUPFD, 1000) for t, s in wanted.items()}  # out of the targets' way
+            for target, source in high.items():
+                os.dup2(source, target)  # dup2 clears close-on-exec on the target
+            start = 3
+            for target in sorted(wanted):
+                os.closerange(start, target)
+                start = target + 1
+            os.closerange(start, 1 << 16)
             os.chdir(cwd)
             _set_limits(limits, nice)
             os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", command], env)
@@ -188,7 +215,14 @@ def _spawn(command: str, cwd: str, env: dict[str, str], limits: dict[str, Any], 
     return pid
 
 
-def _collect(pid: int, fds: list[int], deadline: float, cap: int) -> tuple[list[_Capped], bool, int | None]:
+def _collect(pid: int, fds: list[int], deadline: float, cap: int, extra: dict[int, Any] | None = None,
+             tick: Any = None) -> tuple[list[_Capped], bool, int | None]:
+    """Read `fds` until `pid` exited and they closed (or the deadline); `extra` fd -> callback when readable.
+
+    The callbacks (a listening socket and its clients) run in this loop and may take their time;
+    the deadline still holds for the process. `tick()`, when given, runs every ~10 ms.
+    """
+    handlers = extra if extra is not None else {}
     bufs = {fd: _Capped(cap) for fd in fds}
     open_fds = set(fds)
     status = None
@@ -205,11 +239,16 @@ def _collect(pid: int, fds: list[int], deadline: float, cap: int) -> tuple[list[
                 exited_at = now
         elif now - exited_at > 0.2:
             break  # exited; a leftover descendant holds a pipe open: stop waiting for it
-        if not open_fds:  # output closed: the process is exiting, wait for its status
+        if tick is not None:
+            tick()
+        if not open_fds and not handlers:  # output closed: the process is exiting, wait for its status
             time.sleep(0.002)
             continue
-        readable, _, _ = select.select(list(open_fds), [], [], min(deadline - now, 0.05))
+        readable, _, _ = select.select([*open_fds, *handlers], [], [], min(deadline - now, 0.01 if tick else 0.05))
         for fd in readable:
+            if fd in handlers:
+                handlers[fd](fd)
+                continue
             data = _read_ready(fd)
             if data is None:
                 open_fds.discard(fd)

@@ -51,7 +51,7 @@ from rlvr.core.errors import SandboxError
 from rlvr.sandbox._process import StreamReader, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.local import _is_root, _prefix, find_bwrap, remove_tree, sandbox_python, system_binds
 
-__all__ = ["CommandResult", "Mount", "PytestRun", "SandboxSession", "SessionConfig"]
+__all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SandboxSession", "SessionConfig", "UnpackError"]
 
 SUPERVISOR_FILES = tuple(Path(__file__).with_name(n) for n in ("_session.py", "_session_proc.py", "_session_shell.py"))
 """The in-sandbox supervisor's files (standard library only), copied side by side into each sandbox."""
@@ -84,7 +84,8 @@ class SessionConfig(BaseModel):
     nice: int = Field(default=10, ge=0, le=19, description="Nice value of the sandbox's processes.")
     max_output_bytes: int = Field(default=1 << 14, ge=256, description="Kept per stream per command, bytes: the "
                                   "first and last halves; the middle is counted and dropped.")
-    export_max_mb: int = Field(default=1024, ge=1, description="Largest work directory `finish` exports, MiB.")
+    export_max_mb: int | None = Field(default=None, ge=1, description="Largest tar `finish` exports, MiB; None: "
+                                      "`workdir_mb` + 64 (sparse files count at their full size in a tar).")
     bwrap_path: str | None = Field(default=None, description="bubblewrap binary; None: `bwrap` on PATH.")
     python: str | None = Field(default=None, description="Python running the in-sandbox supervisor; None: as "
                                "`LocalSandbox` chooses (this interpreter, or the system python3 when root).")
@@ -149,6 +150,32 @@ class PytestRun(BaseModel):
     stdout: str = ""
     stderr: str = ""
     elapsed_s: float = 0.0
+    args: tuple[str, ...] = Field(default=(), description="The arguments it was asked for (script mode).")
+    cwd: str = Field(default="", description="Its working directory (script mode).")
+
+
+class UnpackError(SandboxError):
+    """A tar did not unpack in the sandbox (no space, a name too long): what it holds, not the sandbox, failed."""
+
+
+class ExportError(SandboxError):
+    """`finish` could not export the work directory because of what it holds (too large, names too long)."""
+
+
+def _pytest_run(reply: dict[str, Any]) -> PytestRun:
+    """A supervisor's pytest reply (report channel: status lines, then the JUnit XML) as a `PytestRun`."""
+    channel = base64.b64decode(reply["report"])
+    started = b"\x00started\n" in channel
+    import_error = ""
+    if channel.startswith(b"\x00import-error "):
+        import_error = channel[len(b"\x00import-error "):].decode(errors="replace")
+        channel = b""
+    report = channel.split(b"\x00started\n", 1)[1] if started else channel
+    return PytestRun(report=report, started=started, import_error=import_error, exit_code=reply.get("exit_code"),
+                     signal=reply.get("signal"), timed_out=bool(reply.get("timed_out")),
+                     stdout=reply.get("stdout", ""), stderr=reply.get("stderr", ""),
+                     elapsed_s=float(reply.get("elapsed_s", 0.0)), args=tuple(str(a) for a in reply.get("args") or ()),
+                     cwd=str(reply.get("cwd") or ""))
 
 
 class _Spawner:
@@ -398,15 +425,27 @@ class SandboxSession:
         return reply
 
     # -- operations ------------------------------------------------------------------------
-    def extract(self, tar_path: str, dest: str | None = None, timeout_s: float = 120.0) -> None:
+    def extract(self, tar_path: str, dest: str | None = None, timeout_s: float = 120.0,
+                link_roots: Sequence[str] = ()) -> list[str]:
         """Unpack the tar at `tar_path` (a path inside the sandbox, e.g. a read-only mount) into `dest`.
 
+        Args:
+            tar_path: the tar, inside the sandbox.
+            dest: target directory (default `config.workdir`).
+            timeout_s: limit, seconds.
+            link_roots: when given, symbolic links pointing outside these directories are left out.
+
+        Returns:
+            The symbolic links left out (`name -> target`).
+
         Raises:
-            SandboxError: the tar cannot be unpacked.
+            SandboxError: the tar cannot be unpacked (`UnpackError` when its content does not fit).
         """
-        reply = self.request({"op": "extract", "tar": tar_path, "dest": dest or self.config.workdir}, timeout_s)
+        reply = self.request({"op": "extract", "tar": tar_path, "dest": dest or self.config.workdir,
+                              "link_roots": list(link_roots)}, timeout_s)
         if "error" in reply:
-            raise SandboxError(f"could not unpack {tar_path} into the sandbox: {reply['error']}")
+            raise UnpackError(f"could not unpack {tar_path} into the sandbox: {reply['error']}")
+        return list(reply.get("dropped_links") or [])
 
     def exec(self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None,
              timeout_s: float = 60.0, background: bool = False, limits: bool = True) -> CommandResult:
@@ -433,6 +472,39 @@ class SandboxSession:
                              exit_code=None if reply["timed_out"] else reply["exit_code"],
                              timed_out=reply["timed_out"], elapsed_s=reply["elapsed_s"],
                              notes=(f"killed by signal {reply['signal']}",) if reply.get("signal") else ())
+
+    def exec_script(self, command: str, *, cwd: str, env: Mapping[str, str], timeout_s: float, socket_path: str,
+                    site: Sequence[str], test_timeout_s: float, report_fds: Sequence[int] = (),
+                    ) -> tuple[CommandResult, list[PytestRun], dict[int, bytes]]:
+        """Run a test script (`exec`) whose `pytest` commands run through the supervisor (grading).
+
+        While the script runs, the supervisor serves pytest runs on the unix socket `socket_path`
+        (the grader's `pytest` wrapper is its client): each run is a non-dumpable child of the
+        sandbox's init, its JUnit report kept by the supervisor. When the script ends, every other
+        process of the sandbox is killed before anything is read back.
+
+        `report_fds`: fd numbers the script gets as pipes to the supervisor (reward files written
+        through `/dev/fd/N`); everything anyone writes to them is kept.
+
+        Returns:
+            The script's result, one `PytestRun` per pytest run it (or anything it started) asked for,
+            and what was written to each of `report_fds`.
+        """
+        reply = self.request({"op": "exec", "command": command, "cwd": cwd, "env": dict(env), "timeout_s": timeout_s,
+                              "max_output": self.config.max_output_bytes, "limits": self.config.limits(),
+                              "nice": self.config.nice, "pytest_socket": socket_path, "report_fds": list(report_fds),
+                              "pytest_defaults": {"site": list(site), "timeout_s": test_timeout_s,
+                                                  "limits": self.config.limits(), "nice": self.config.nice,
+                                                  "max_output": self.config.max_output_bytes}},
+                             timeout_s + 10.0)
+        if "error" in reply:
+            return CommandResult(error=str(reply["error"])), [], {}
+        result = CommandResult(stdout=reply["stdout"], stderr=reply["stderr"],
+                               exit_code=None if reply["timed_out"] else reply["exit_code"],
+                               timed_out=reply["timed_out"], elapsed_s=reply["elapsed_s"],
+                               notes=(f"killed by signal {reply['signal']}",) if reply.get("signal") else ())
+        reports = {int(fd): base64.b64decode(data) for fd, data in (reply.get("reports") or {}).items()}
+        return result, [_pytest_run(run) for run in reply.get("pytest_runs") or []], reports
 
     def start_shell(self, cwd: str | None = None) -> None:
         """Start (or restart) the persistent interactive shell in `cwd` (default `config.workdir`).
@@ -481,16 +553,7 @@ class SandboxSession:
                               "max_output": self.config.max_output_bytes}, timeout_s)
         if "error" in reply:
             raise SandboxError(f"the grading sandbox could not run pytest: {reply['error']}")
-        channel = base64.b64decode(reply["report"])
-        started = b"\x00started\n" in channel
-        import_error = ""
-        if channel.startswith(b"\x00import-error "):
-            import_error = channel[len(b"\x00import-error "):].decode(errors="replace")
-            channel = b""
-        report = channel.split(b"\x00started\n", 1)[1] if started else channel
-        return PytestRun(report=report, started=started, import_error=import_error, exit_code=reply["exit_code"],
-                         signal=reply["signal"], timed_out=reply["timed_out"], stdout=reply["stdout"],
-                         stderr=reply["stderr"], elapsed_s=reply["elapsed_s"])
+        return _pytest_run(reply)
 
     def read_file(self, path: str, max_bytes: int = 1 << 16) -> bytes | None:
         """The first `max_bytes` of a regular file inside the sandbox (symlinks not followed); None if absent."""
@@ -524,7 +587,7 @@ class SandboxSession:
             SandboxError: the sandbox is gone, the export failed or exceeded `config.export_max_mb`.
         """
         request = {"op": "finish", "export": export_to is not None, "path": path or self.config.workdir,
-                   "max_bytes": self.config.export_max_mb << 20}
+                   "max_bytes": (self.config.export_max_mb or self.config.workdir_mb + 64) << 20}
         if export_to is None:
             reply = self.request(request, timeout_s)
             self.shell_started = False
@@ -547,5 +610,5 @@ class SandboxSession:
                 out.write(data)
         self.shell_started = False
         if frame.get("error"):
-            raise SandboxError(f"could not export {request['path']}: {frame['error']}")
+            raise ExportError(f"could not export {request['path']}: {frame['error']}")
         return int(frame.get("killed", 0))

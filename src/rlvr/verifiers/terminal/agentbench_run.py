@@ -28,7 +28,7 @@ from typing import Any
 from rlvr.core.errors import RlvrError, SandboxError
 from rlvr.core.types import Verdict
 from rlvr.sandbox.local import remove_tree
-from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig, make_readable, stage_dir
+from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig, UnpackError, make_readable, stage_dir
 from rlvr.verifiers.terminal.agentbench import AGENT_HOME, AgentBenchTask, load_agentbench, read_script
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
 
@@ -159,7 +159,9 @@ def grade_agentbench(task: TerminalTask, workspace: Path, answer: str, expected:
                 ok, lines = _compare(session, record, answer, want)
                 detail = f"answer {answer[:200]!r}, expected {want[:200]!r}: " + "; ".join(lines)
             else:
-                session.extract(_WORKSPACE, AGENT_HOME)
+                from rlvr.verifiers.terminal.grade import link_roots
+
+                session.extract(_WORKSPACE, AGENT_HOME, link_roots=link_roots(task))
                 command = f"bash {SCRIPTS}/{record.state_check_file}" if record.state_check_file else \
                     record.state_check_command or "false"
                 result = session.exec(command, cwd=AGENT_HOME, env=_clean_env(), timeout_s=CHECK_TIMEOUT_S)
@@ -169,6 +171,9 @@ def grade_agentbench(task: TerminalTask, workspace: Path, answer: str, expected:
                     return Verdict.timeout("the state check ran past its limit", elapsed_s=time.monotonic() - start)
                 ok = result.exit_code == 0
                 detail = f"state check `{command[:120]}`: exit {result.exit_code}\n{result.stdout[-400:]}"
+    except UnpackError as exc:
+        return Verdict(status="incorrect", reward=0.0, detail=f"the home directory could not be restored: {exc}",
+                       elapsed_s=time.monotonic() - start)
     except (SandboxError, RlvrError, OSError) as exc:
         return Verdict.error(f"the AgentBench grader failed: {type(exc).__name__}: {exc}",
                              elapsed_s=time.monotonic() - start)

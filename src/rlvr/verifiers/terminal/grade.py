@@ -38,10 +38,19 @@ from typing import Any
 from rlvr.core.errors import RlvrError, SandboxError
 from rlvr.core.types import Verdict
 from rlvr.sandbox.local import remove_tree
-from rlvr.sandbox.session import Mount, PytestRun, SandboxSession, SessionConfig, make_readable, stage_dir
+from rlvr.sandbox.session import (
+    Mount,
+    PytestRun,
+    SandboxSession,
+    SessionConfig,
+    UnpackError,
+    make_readable,
+    stage_dir,
+)
 from rlvr.verifiers import junit
 from rlvr.verifiers.terminal.spec import TerminalTask, TestPlan
-from rlvr.verifiers.terminal.testscript import TESTS_MOUNT
+from rlvr.verifiers.terminal.testscript import TESTS_MOUNT, runs_only_trusted_tests
+from rlvr.verifiers.terminal.workspace import expand_env
 
 __all__ = ["GRADER_DIR", "grade_workspace", "verdict_from_tests"]
 
@@ -55,26 +64,65 @@ def _clean_env(task: TerminalTask, plan: TestPlan | None) -> dict[str, str]:
     env = {"PATH": f"{GRADER_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
            "HOME": task.home, "LANG": "C.UTF-8", "TERM": "dumb", "USER": "root", "TEST_DIR": TESTS_MOUNT,
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
-    env.update(task.env)
-    if plan is not None:
-        env.update(plan.env)
+    for extra in (task.env, plan.env if plan is not None else {}):  # `ENV PATH=/app/bin:$PATH` as Docker expands it
+        for key, value in extra.items():
+            env[key] = expand_env(value, env)
     for key in ("BASH_ENV", "ENV", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
         env.pop(key, None)
     env["PATH"] = env["PATH"] if env["PATH"].startswith(f"{GRADER_DIR}/bin:") else f"{GRADER_DIR}/bin:{env['PATH']}"
     return env
 
 
+PYTEST_SOCKET = "/run/rlvr/pytest.sock"
+"""Where the supervisor serves a test script's pytest runs (script mode)."""
+
+_CLIENT = """
+import json, os, socket, sys
+drop = {"--junitxml", "--junit-xml", "--ctrf", "--json-report-file", "--html", "--result-log"}
+args, skip = [], False
+for a in sys.argv[1:]:
+    if skip:
+        skip = False
+        continue
+    name = a.split("=", 1)[0]
+    if name in drop or name == "--json-report":
+        skip = "=" not in a and name != "--json-report"
+        continue
+    args.append(a)
+s = socket.socket(socket.AF_UNIX)
+s.connect(SOCKET)
+s.sendall(json.dumps({"args": args + ["-p", "no:cacheprovider"], "cwd": os.getcwd(),
+                      "env": dict(os.environ)}).encode() + b"\\n")
+data = b""
+while True:
+    chunk = s.recv(1 << 16)
+    if not chunk:
+        break
+    data += chunk
+try:
+    reply = json.loads(data)
+except ValueError:
+    sys.exit(3)
+sys.stdout.write(reply.get("stdout") or "")
+sys.stderr.write(reply.get("stderr") or "")
+code = reply.get("exit_code")
+sys.exit(code if isinstance(code, int) else 1)
+"""
+
+
 def _wrappers(stage: Path, python: str, site: tuple[str, ...]) -> None:
-    """`pytest`, `py.test`, `python3`, `python` in the grader's bin directory (script mode)."""
+    """`pytest`, `py.test`, `python3`, `python` in the grader's bin directory (script mode).
+
+    `pytest` (and `python3 -m pytest`) is a client of the supervisor's pytest socket: the tests run
+    as the grader's own process, never as a child of the script.
+    """
     bindir = stage / "bin"
     bindir.mkdir()
     path = ":".join(site)
-    boot = (f"import sys; sys.path[:0] = {list(site)!r}; sys.argv[0] = 'pytest'; import pytest; "
-            "sys.exit(pytest.console_main())")
-    pytest = (f"#!/bin/sh\nmkdir -p {LOGS}/rlvr-junit\nexec {shlex.quote(python)} -I -c {shlex.quote(boot)} "
-              f"-p no:cacheprovider --junitxml={LOGS}/rlvr-junit/$$.xml -o junit_family=xunit2 \"$@\"\n")
-    interp = (f"#!/bin/sh\nPYTHONPATH={shlex.quote(path)}${{PYTHONPATH:+:$PYTHONPATH}} "
-              f"exec {shlex.quote(python)} \"$@\"\n")
+    client = _CLIENT.replace("SOCKET", repr(PYTEST_SOCKET))
+    pytest = f"#!/bin/sh\nexec {shlex.quote(python)} -I -S -c {shlex.quote(client)} \"$@\"\n"
+    interp = (f"#!/bin/sh\n[ \"$1\" = -m ] && [ \"$2\" = pytest ] && shift 2 && exec {GRADER_DIR}/bin/pytest \"$@\"\n"
+              f"PYTHONPATH={shlex.quote(path)}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(python)} \"$@\"\n")
     for name, text in (("pytest", pytest), ("py.test", pytest), ("python3", interp), ("python", interp)):
         (bindir / name).write_text(text)
         (bindir / name).chmod(0o755)
@@ -150,64 +198,125 @@ def _run_pytest(session: SandboxSession, task: TerminalTask, plan: TestPlan, tes
     return _pytest_verdict(run, plan, tests, nonce, reward, notes, start)
 
 
-def _reward_file(session: SandboxSession) -> float | str | None:
-    """Harbor's reward: reward.txt (one number) or reward.json (numbers; 'reward' or their mean)."""
-    text = session.read_file(f"{LOGS}/reward.txt")
-    if text is not None:
-        try:
-            value = float(text.decode().strip())
-        except ValueError:
-            return f"reward.txt is not a number: {text[:80]!r}"
-        return value if math.isfinite(value) else "reward.txt is not finite"
-    data = session.read_file(f"{LOGS}/reward.json")
-    if data is None:
-        return None
+REWARD_FDS = {8: "reward.txt", 9: "reward.json"}
+"""Script mode: the script's writes to /logs/verifier/reward.txt and reward.json go to these pipes instead."""
+
+
+def _txt_values(data: bytes) -> list[float] | str:
     try:
-        parsed: Any = json.loads(data)
-    except ValueError:
-        return "reward.json is not JSON"
-    values = parsed if isinstance(parsed, dict) else {"reward": parsed}
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()):
-        return "reward.json holds a non-numeric or non-finite value"
-    return float(values.get("reward", sum(values.values()) / max(len(values), 1)))
+        values = [float(token) for token in data.decode().split()]
+    except (ValueError, UnicodeDecodeError):
+        return f"reward.txt is not a number: {data[:80]!r}"
+    return values if all(math.isfinite(v) for v in values) else "reward.txt is not finite"
+
+
+def _json_values(data: bytes) -> list[float] | str:
+    decoder, text, values = json.JSONDecoder(), data.decode(errors="replace"), []
+    at = 0
+    while True:  # every JSON document written, one after the other
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            break
+        try:
+            parsed, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return "reward.json is not JSON"
+        doc: Any = parsed if isinstance(parsed, dict) else {"reward": parsed}
+        if not doc or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                              for v in doc.values()):
+            return "reward.json holds a non-numeric or non-finite value"
+        values.append(float(doc.get("reward", sum(doc.values()) / len(doc))))
+    return values
+
+
+def _reward(session: SandboxSession, reports: dict[int, bytes]) -> float | str | None:
+    """Harbor's reward: the lowest value written to reward.txt or reward.json (numbers; 'reward' or their mean).
+
+    Writes through the script's reward pipes are all kept, so a program the script ran cannot
+    replace the script's own value with a better one; a value left in the files is read too.
+    """
+    values: list[float] = []
+    for fd, name in REWARD_FDS.items():
+        chunks = [reports.get(fd) or b"", session.read_file(f"{LOGS}/{name}") or b""]
+        for data in chunks:
+            if data.strip():
+                got = _txt_values(data) if name == "reward.txt" else _json_values(data)
+                if isinstance(got, str):
+                    return got
+                values += got
+    return min(values) if values else None
+
+
+def _script_outcomes(runs: list[PytestRun], files: list[str]) -> dict[str, str] | str:
+    """Every test outcome of a script's pytest runs, or why the runs cannot be trusted.
+
+    A test passes only when every run that ran it passed it; a run that ended without its report
+    (stopped by a program it ran) makes the whole script's result untrusted.
+    """
+    outcomes: dict[str, str] = {}
+    for run in runs:
+        if run.import_error:
+            raise SandboxError(f"the grader's pytest cannot be imported: {run.import_error}")
+        if not run.report.strip():
+            why = "timed out" if run.timed_out else (f"signal {run.signal}" if run.signal else f"exit {run.exit_code}")
+            return f"a pytest run of the test script ended without its report ({why})"
+        if not runs_only_trusted_tests(list(run.args), run.cwd):
+            continue  # tests from outside /tests (files the agent could write) prove nothing
+        parsed = junit.parse_junit(run.report, files)
+        if isinstance(parsed, str):
+            return parsed
+        for key, value in parsed.items():
+            outcomes[key] = value if outcomes.get(key, "pass") == "pass" else outcomes[key]
+    return outcomes
 
 
 def _run_script(session: SandboxSession, task: TerminalTask, plan: TestPlan, env: dict[str, str], reward: str,
-                notes: list[str], start: float) -> Verdict:
+                notes: list[str], start: float, site: tuple[str, ...], tests: Path) -> Verdict:
     assert plan.script is not None
     session.exec(f"mkdir -p {LOGS}", env=env, timeout_s=30.0)
-    result = session.exec(f"bash --noprofile --norc {GRADER_DIR}/test-script.sh", cwd=plan.cwd, env=env,
-                          timeout_s=task.test_timeout_s)
+    result, runs, reports = session.exec_script(
+        f"bash --noprofile --norc {GRADER_DIR}/test-script.sh", cwd=plan.cwd, env=env, timeout_s=task.test_timeout_s,
+        socket_path=PYTEST_SOCKET, site=site, test_timeout_s=task.test_timeout_s,
+        report_fds=tuple(REWARD_FDS) if plan.reward_file else ())
     elapsed = time.monotonic() - start
     if result.error:
         return Verdict.error(f"the grading sandbox failed: {result.error}", elapsed_s=elapsed)
     if result.timed_out:
         return Verdict.timeout("the test script ran past its limit", elapsed_s=elapsed)
-    outcomes: dict[str, str] = {}
-    for name in session.list_dir(f"{LOGS}/rlvr-junit"):
-        data = session.read_file(f"{LOGS}/rlvr-junit/{name}", max_bytes=junit.MAX_REPORT_BYTES + 1) or b""
-        parsed = junit.parse_junit(data, [p.relative_to(Path(plan.tests_dir)).as_posix()
-                                          for p in Path(plan.tests_dir).rglob("*.py")])
-        if isinstance(parsed, str):
-            return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed, detail=f"unusable report: {parsed}")
-        outcomes.update(parsed)
-    notes = [*notes, "script mode: the reports were written inside the grading sandbox"]
-    tail = f"test script exit {result.exit_code}; output: {result.stdout[-600:]}"
+    files = [p.relative_to(tests).as_posix() for p in tests.rglob("*.py")]
+    outcomes = _script_outcomes(runs, files)
+    tail = (f"test script exit {result.exit_code}{', ' + result.notes[0] if result.notes else ''}; "
+            f"output: {result.stdout[-400:]} {result.stderr[-400:]}").rstrip()
+    if isinstance(outcomes, str):
+        return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed, detail=f"{outcomes}\n{tail}")
+    exact, prefixes = _expected(plan, tests)
+    if runs:  # every test the script's pytest commands name must have run (and passed)
+        missing = [k for k, v in junit.match_expected(outcomes, exact, prefixes).items() if v != "pass"]
+        outcomes.update({k: "fail" for k in missing if k not in outcomes})
+    notes = [*notes, "script mode: the script ran as written (installs removed); its pytest runs were the "
+                     "grader's own processes, and every process it left was stopped before its reports were read"]
     if plan.reward_file:
-        value = _reward_file(session)
+        value = _reward(session, reports)
         if value is None:
             return Verdict.error(f"the test script wrote no {LOGS}/reward.txt or reward.json ({tail})",
                                  elapsed_s=elapsed)
-        if isinstance(value, str):
-            return Verdict.error(f"unusable reward file: {value}", elapsed_s=elapsed)
+        if isinstance(value, str):  # the script's own writes parse: junk comes from a program it ran
+            return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed, detail=f"unusable reward: {value}")
         tests_ok = all(v == "pass" for v in outcomes.values())
         ok = value >= 1.0 and tests_ok
         return Verdict(status="correct" if ok else "incorrect", reward=value if reward == "fraction" else float(ok),
                        components={"reward_file": value}, elapsed_s=elapsed,
                        detail="\n".join([f"reward file: {value:g}", *(f"{v.upper()} {k}" for k, v in outcomes.items()),
                                          *notes, tail]))
-    if not outcomes:
-        return Verdict.error(f"the test script ran no pytest (no JUnit report to grade): {tail}", elapsed_s=elapsed)
+    if not [r for r in runs if runs_only_trusted_tests(list(r.args), r.cwd)]:
+        if plan.test_files:  # its pytest command names the tests: the script stopped before it (a failing step)
+            return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed,
+                           detail=f"the test script ended before running its tests: {tail}")
+        return Verdict.error(f"the test script ran no pytest on the task's tests in {TESTS_MOUNT} (no report to "
+                             f"grade): {tail}", elapsed_s=elapsed)
+    if result.notes:  # the script itself was killed (by a program it ran): its run is not a pass
+        return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed, detail=f"the test script was stopped: {tail}")
     return verdict_from_tests(outcomes, [], [], True, reward=reward, notes=[*notes, tail], elapsed_s=elapsed)
 
 
@@ -239,7 +348,11 @@ def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionC
         shutil.copyfile(workspace_tar, grader / "workspace.tar")
         _wrappers(grader, "python3" if task.placement == "container" else _python(config), site)
         if plan.script is not None:
-            (grader / "test-script.sh").write_text(plan.script)
+            script = plan.script
+            if plan.reward_file:  # the script's reward writes go to pipes the supervisor reads (`_reward`)
+                for fd, name in REWARD_FDS.items():
+                    script = script.replace(f"{LOGS}/{name}", f"/dev/fd/{fd}")
+            (grader / "test-script.sh").write_text(script)
         make_readable(str(stage))
         cfg = (config or SessionConfig()).model_copy(update={"workdir": task.workdir, "home": task.home})
         mounts = [Mount(TESTS_MOUNT, str(tests)), Mount(GRADER_DIR, str(grader)), Mount(LOGS, kind="tmpfs", size_mb=64),
@@ -250,15 +363,35 @@ def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionC
         with sandbox_for(task, cfg, mounts, env) as session:
             if task.placement == "container":  # the image's own copy of the working directory goes first
                 session.exec(f"find {shlex.quote(task.workdir)} -mindepth 1 -delete", env=env, timeout_s=120.0)
-            session.extract(_WORKSPACE, task.workdir)
+            dropped = session.extract(_WORKSPACE, task.workdir, link_roots=link_roots(task))
             notes = list(plan.notes)
+            if dropped:
+                notes.append(f"{len(dropped)} symbolic link(s) pointing outside the working directory were not "
+                             f"restored for grading: {', '.join(dropped[:5])}")
             if plan.mode == "pytest":
                 return _run_pytest(session, task, plan, tests, env, site, reward, notes, start)
-            return _run_script(session, task, plan, env, reward, notes, start)
+            return _run_script(session, task, plan, env, reward, notes, start, site, tests)
+    except UnpackError as exc:  # what the agent left does not fit the grading sandbox: its doing, not the grader's
+        return Verdict(status="incorrect", reward=0.0, detail=f"the working directory could not be restored for "
+                       f"grading: {exc}", elapsed_s=time.monotonic() - start)
     except (SandboxError, OSError, RlvrError) as exc:
         return Verdict.error(f"the grader failed: {type(exc).__name__}: {exc}", elapsed_s=time.monotonic() - start)
     finally:
         remove_tree(str(stage))
+
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/dev/null")
+"""Where a restored symbolic link may point besides the working directory: the read-only system."""
+
+
+def link_roots(task: TerminalTask) -> list[str]:
+    """Directories a symbolic link in the restored working directory may point into (everything else is dropped).
+
+    The grading sandbox holds files the agent never had: the fresh tests (/tests), the grader's
+    own directories (/run/rlvr, /logs), its /tmp and HOME. A link into them would let the tests
+    read the expected outputs in place of the agent's.
+    """
+    return [task.workdir, *SYSTEM_DIRS]
 
 
 def _python(config: SessionConfig | None) -> str:

@@ -139,8 +139,9 @@ def _is_install(words: list[str], node: Any) -> bool:
         return True
     if _PYTHON.match(words[0]) and words[1:3] == ["-m", "pip"]:
         return True
-    if head in ("source", ".") and any(w.endswith((".local/bin/env", ".cargo/env")) for w in words[1:]):
-        return True
+    if head in ("source", ".") and any(w.endswith((".local/bin/env", ".cargo/env", "/bin/activate"))
+                                       for w in words[1:]):
+        return True  # the uv installer's PATH file, a virtual environment's activation
     return head == "rm" and any("/var/lib/apt/lists" in w or "/var/cache/apt" in w for w in words[1:])
 
 
@@ -170,7 +171,7 @@ def _classify_kind(node: Any, text: str) -> Command:
         first = next((p for p in node.parts if p.kind == "command"), None)
         return Command(kind, text, start, end, tuple(_words(first)) if first is not None else ())
     if node.kind == "compound":
-        return Command(_classify_compound(text), text, start, end)
+        return Command(_classify_compound(text, node), text, start, end)
     if node.kind != "command":
         return Command("other", text, start, end)
     words = _words(node)
@@ -196,12 +197,43 @@ _REWARD = re.compile(r"^if\s+\[\s+\$\?\s+-eq\s+0\s+\];?\s+then\s+echo\s+1\s*>\s*
                      r"\s*>\s*\S*reward\.txt\s+fi$", re.DOTALL)
 
 
-def _classify_compound(text: str) -> Kind:
+def _inner_commands(node: Any) -> list[Any]:
+    """Every command and pipeline node inside a compound (if/while/for/{ }/( ) bodies and conditions)."""
+    found = []
+    for child in list(getattr(node, "parts", None) or []) + list(getattr(node, "list", None) or []):
+        if getattr(child, "kind", "") in ("command", "pipeline"):
+            found.append(child)
+        else:
+            found += _inner_commands(child)
+    return found
+
+
+def _inner_kind(node: Any) -> str:
+    if node.kind == "pipeline":
+        commands = [p for p in node.parts if p.kind == "command"]
+        if len(commands) == 1:  # `! command -v uv`: a negated single command
+            return _inner_kind(commands[0])
+        return "install" if _is_uv_bootstrap(node, "") else "other"
+    words = _words(node)
+    if _is_install(words, node):
+        return "install"
+    quiet = all(target in ("/dev/null", "&1", "&2") for target in _redirects(node))
+    return "probe" if words and words[0] in _PROBES and quiet else "other"
+
+
+_PROBES = {"command", "which", "type", "hash", "[", "test", "echo", "printf", "true", ":", "exit"}
+
+
+def _classify_compound(text: str, node: Any = None) -> Kind:
     flat = " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
     if _GUARD.match(flat) and ">" not in flat:
         return "guard"
     if _REWARD.match(flat):
         return "reward"
+    if node is not None:  # `if ! command -v uv; then curl ... | sh; fi`: a guarded install is an install
+        kinds = [_inner_kind(c) for c in _inner_commands(node)]
+        if kinds and "other" not in kinds and "install" in kinds:
+            return "install"
     return "other"
 
 

@@ -24,7 +24,7 @@ from rlvr.core.errors import DataError
 from rlvr.verifiers.terminal.shell import Command, ShellParseError, split_commands
 from rlvr.verifiers.terminal.spec import TestPlan
 
-__all__ = ["TESTS_MOUNT", "plan_tests", "test_files_in"]
+__all__ = ["TESTS_MOUNT", "plan_tests", "runs_only_trusted_tests", "test_files_in"]
 
 TESTS_MOUNT = "/tests"
 """Where the fresh copy of a task's tests is mounted for grading (Terminal-Bench's and Harbor's path)."""
@@ -41,6 +41,27 @@ def _expand(word: str, env: dict[str, str]) -> str:
         name = m.group(1) or m.group(2)
         return env.get(name, m.group(0))
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, word).strip("\"'")
+
+
+def runs_only_trusted_tests(args: list[str], cwd: str) -> bool:
+    """True when a pytest command line `args` (run in `cwd`) collects only from /tests, the fresh copy of the tests.
+
+    Test paths elsewhere (or none, from a working directory outside /tests) would collect files
+    the agent could write.
+    """
+    paths: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name = arg.split("=", 1)[0]
+        if arg.startswith("-"):
+            takes = name in _SELECT_WITH_VALUE or (name in _OPTIONS_WITH_VALUE and not re.match(r"^-r\w+$", arg))
+            i += 2 if takes and "=" not in arg else 1
+            continue
+        paths.append(arg.partition("::")[0])
+        i += 1
+    inside = [posixpath.normpath(posixpath.join(cwd, p)) for p in paths or ["."]]
+    return all(p == TESTS_MOUNT or p.startswith(TESTS_MOUNT + "/") for p in inside)
 
 
 def test_files_in(tests_dir: Path, sub: str = "") -> list[str]:
@@ -134,6 +155,15 @@ def plan_tests(script: str, tests_dir: Path, *, cwd: str, env: dict[str, str], r
             notes.append(f"{name}: pytest options not used by the grader: {' '.join(dropped)}")
         return TestPlan(mode="pytest", tests_dir=str(tests_dir), test_files=tuple(files), pytest_args=tuple(kept),
                         selective=selective, cwd=run_cwd, env=env, reward_file=reward_file, notes=tuple(notes))
+    return _script_plan(script, commands, tests_dir, cwd=cwd, env=env, reward_file=reward_file, name=name,
+                        notes=notes)
+
+
+def _script_plan(script: str, commands: list[Command], tests_dir: Path, *, cwd: str, env: dict[str, str],
+                 reward_file: bool, name: str, notes: list[str]) -> TestPlan:
+    """The script as written, installs replaced by `:`; the test files its top-level pytest commands name."""
+    pytests = [c for c in commands if c.kind == "pytest"]
+    others = [c for c in commands if c.kind == "other"]
     why = (f"{len(pytests)} pytest commands" if len(pytests) != 1 else
            f"other commands ({'; '.join(c.text.splitlines()[0][:60] for c in others[:3])})")
     lines = []
@@ -143,6 +173,12 @@ def plan_tests(script: str, tests_dir: Path, *, cwd: str, env: dict[str, str], r
             lines.append(script[last:c.start] + ": # rlvr: install not run at grading time")
             last = c.end
     sanitized = "".join(lines) + script[last:]
-    notes.append(f"{name} has {why}: run as a script (its own reports are read after it ends)")
+    notes.append(f"{name} has {why}: run as a script")
+    named: list[str] = []  # the test files its top-level pytest commands name: each of their tests must pass
+    for c in pytests:
+        try:
+            named += _pytest_plan(c, cwd, env, tests_dir)[0]
+        except DataError:
+            continue
     return TestPlan(mode="script", tests_dir=str(tests_dir), script=sanitized, cwd=cwd, env=env,
-                    reward_file=reward_file, notes=tuple(notes))
+                    test_files=tuple(dict.fromkeys(named)), reward_file=reward_file, notes=tuple(notes))

@@ -36,7 +36,7 @@ from pydantic import Field
 
 from rlvr.core.errors import DataError, RlvrError, SandboxError
 from rlvr.core.types import Verdict
-from rlvr.sandbox.session import SessionConfig
+from rlvr.sandbox.session import ExportError, SessionConfig
 from rlvr.verifiers.base import Verifier, VerifierConfig
 from rlvr.verifiers.terminal.spec import TerminalTask
 from rlvr.verifiers.terminal.tasks import load_task
@@ -179,6 +179,9 @@ def score_terminal(config: TerminalConfig, response: str, reference: Any) -> Ver
                     answer = session.run(answer, timeout_s=min(config.command_timeout_s, left)).stdout.strip()
                 workspace = session.finish()
                 verdict = _grade(config, task, workspace, answer, session.expected_answer)
+        except ExportError as exc:  # what the commands left cannot be exported: their doing
+            return Verdict(status="incorrect", reward=0.0, detail=f"terminal verifier: {exc}",
+                           elapsed_s=time.monotonic() - start)
         except (DataError, SandboxError, OSError) as exc:
             return Verdict.error(f"terminal verifier: {type(exc).__name__}: {exc}",
                                  elapsed_s=time.monotonic() - start)
