@@ -156,3 +156,12 @@ def test_exec_runs_a_clean_process_and_extract_reads_mounts():
         assert r.stdout.splitlines()[:3] == ["mounted", "mounted", "clean"] and "Read-only" in r.stdout
         assert s.exec("sleep 5", timeout_s=0.5).timed_out
     shutil.rmtree(stage)
+
+
+def test_memory_of_all_processes_together_is_capped():
+    with SandboxSession(SessionConfig(memory_total_mb=600)) as s:
+        s.start_shell()
+        hog = "python3 -c 'x = bytearray(300 << 20); import time; time.sleep(30)'"
+        r = s.run(f"for i in 1 2 3; do {hog} & done; sleep 3; jobs -r | wc -l", timeout_s=20)
+        assert r.stdout.strip() == "1" and sum("memory exceeded 600 MiB" in n for n in r.notes) == 2, r
+        assert s.run("echo alive").stdout == "alive\n"

@@ -49,6 +49,7 @@ try:  # the host (type checking, tests) imports the package; the sandbox runs th
         _spawn,
         child_stdio,
         kill_others,
+        memory_guard,
         orphans,
     )
     from rlvr.sandbox._session_shell import Shell
@@ -64,6 +65,7 @@ except ImportError:  # pragma: no cover - inside the sandbox
         _spawn,
         child_stdio,
         kill_others,
+        memory_guard,
         orphans,
     )
     from _session_shell import Shell  # type: ignore[import-not-found,no-redef]
@@ -353,8 +355,10 @@ def serve(inp: Any, out: Any) -> None:  # noqa: C901 - one dispatch loop
     fd = inp.fileno()
     while True:
         watch = [fd] + ([shell.master, shell.err_r] if shell is not None else [])
-        readable, _, _ = select.select(watch, [], [], 1.0)
+        readable, _, _ = select.select(watch, [], [], 0.5)
         _reap()
+        if shell is not None:  # background jobs between commands are held to the same budgets
+            shell.memory_notes += memory_guard(int(shell.limits.get("memory_total") or 0), keep=(shell.pid,))
         if shell is not None and readable and fd not in readable:
             shell.drain_background()
             continue

@@ -88,6 +88,42 @@ def _pids() -> list[int]:
     return out
 
 
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def memory_guard(limit_bytes: int, keep: tuple[int, ...] = ()) -> list[str]:
+    """Keep the sandbox's resident memory (all processes together) under `limit_bytes`.
+
+    Without a cgroup there is no kernel limit on the sum, only RLIMIT_AS per process; past the
+    limit the largest processes (but those in `keep`) are killed until the rest fits. Returns a
+    note per kill.
+    """
+    if limit_bytes <= 0:
+        return []
+    me = os.getpid()
+    sizes = []
+    for pid in _pids():
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as f:
+                sizes.append((int(f.read().split()[1]) * _PAGE, pid))
+        except (OSError, IndexError, ValueError):
+            continue
+    total = sum(size for size, _pid in sizes)
+    notes = []
+    for size, pid in sorted(sizes, reverse=True):
+        if total <= limit_bytes:
+            break
+        if pid in keep:
+            continue
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        total -= size
+        notes.append(f"pid {pid} ({size >> 20} MiB) killed: the sandbox's memory exceeded {limit_bytes >> 20} MiB")
+    return notes
+
+
 def orphans(keep: tuple[int, ...] = ()) -> list[int]:
     """Live processes whose parent is this init (their own parent exited), except `keep`."""
     out = []

@@ -32,6 +32,7 @@ try:  # the host (type checking, tests) imports the package; the sandbox runs th
         _status_peek,
         _wait,
         kill_others,
+        memory_guard,
     )
 except ImportError:  # pragma: no cover - inside the sandbox
     from _session_proc import (  # type: ignore[import-not-found,no-redef]
@@ -44,6 +45,7 @@ except ImportError:  # pragma: no cover - inside the sandbox
         _status_peek,
         _wait,
         kill_others,
+        memory_guard,
     )
 
 
@@ -59,6 +61,7 @@ class Shell:
         self.count = 0
         self.restarts = 0
         self.limit_kills = 0
+        self.memory_notes: list[str] = []
         self.start()
 
     def start(self) -> None:
@@ -146,6 +149,8 @@ class Shell:
         with contextlib.suppress(OSError):
             os.unlink(path)
         notes += self._process_limit_check()
+        notes += [n for n in self.memory_notes if n not in notes]
+        self.memory_notes = []
         if self.limit_kills > kills_before and not any("process limit" in n for n in notes):
             notes.append(f"the sandbox reached its process limit ({self.limits.get('processes')}) during the "
                          f"command: {self.limit_kills - kills_before} processes were killed")
@@ -154,7 +159,16 @@ class Shell:
                 "elapsed_s": time.monotonic() - start, "dropped": out.dropped + err.dropped}
 
     def _process_limit_check(self) -> list[str]:
-        """At 90 % of the process limit (a fork bomb), kill every process but the shell and its foreground job."""
+        """Fork bombs and memory hogs.
+
+        At 90 % of the process limit every process but the shell and its foreground job is killed;
+        past the sandbox's memory budget the largest processes are.
+        """
+        notes = memory_guard(int(self.limits.get("memory_total") or 0), keep=(self.pid,))
+        self.memory_notes += notes
+        return notes + self._bomb_check()
+
+    def _bomb_check(self) -> list[str]:
         limit = self.limits.get("processes")
         pids = _pids()
         if not limit or len(pids) < 0.9 * limit:

@@ -81,6 +81,9 @@ class SessionConfig(BaseModel):
     open_files: int = Field(default=1024, ge=16, description="RLIMIT_NOFILE.")
     processes: int = Field(default=256, ge=8, description="RLIMIT_NPROC of the sandbox's processes (per user "
                            "namespace); at 90 % of it every process but the shell is killed.")
+    memory_total_mb: int = Field(default=4096, ge=64, description="Resident memory of all the sandbox's processes "
+                                 "together, MiB; past it the largest are killed (checked every 0.25-0.5 s: no "
+                                 "cgroup is needed).")
     nice: int = Field(default=10, ge=0, le=19, description="Nice value of the sandbox's processes.")
     max_output_bytes: int = Field(default=1 << 14, ge=256, description="Kept per stream per command, bytes: the "
                                   "first and last halves; the middle is counted and dropped.")
@@ -93,7 +96,7 @@ class SessionConfig(BaseModel):
     def limits(self) -> dict[str, int]:
         """The rlimits of the sandbox's processes (names as in `_session._LIMITS`)."""
         return {"address_space": self.memory_mb << 20, "file_size": self.file_size_mb << 20,
-                "open_files": self.open_files, "processes": self.processes}
+                "open_files": self.open_files, "processes": self.processes, "memory_total": self.memory_total_mb << 20}
 
 
 @dataclass(frozen=True)
