@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,6 +54,8 @@ TERMINAL_SYSTEM_PROMPT = (
     "call `submit` (with your answer if the task asks a question) or reply without a command."
 )
 
+_LOG = logging.getLogger(__name__)
+
 MAX_OUTPUT_CHARS = 8000
 """Default cap of one command's observation, characters (the first and last halves are kept)."""
 
@@ -63,16 +67,35 @@ def _cap(text: str, limit: int) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
 
 
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""ANSI escape sequences (CSI and two-byte ones) and control characters other than tab, newline, CR."""
+
+
+def clean_text(text: str) -> str:
+    """`text` without terminal escape sequences and control bytes (NUL, BEL, ...), for a model to read."""
+    return _CONTROL.sub("", text)
+
+
 def render_result(result: CommandResult, limit: int = MAX_OUTPUT_CHARS) -> str:
-    """A command's observation: exit code, stdout, stderr (when any) and the session's notes, capped."""
+    """A command's observation: exit code, stdout, stderr (when any) and the session's notes, capped.
+
+    Terminal escape sequences and control bytes are removed; the first and last halves of a long
+    output are kept.
+    """
     if result.error:
         return f"Error: the sandbox could not run the command: {result.error}"
-    status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+    if result.timed_out:
+        status = "timed out"
+    elif result.exit_code is None or result.exit_code < 0:
+        status = "the shell was killed"
+    else:
+        status = f"exit code {result.exit_code}"
     parts = [f"[{status}]"]
-    if result.stdout:
-        parts.append(_cap(result.stdout, limit))
-    if result.stderr:
-        parts.append("[stderr]\n" + _cap(result.stderr, max(limit // 2, 256)))
+    stdout, stderr = clean_text(result.stdout), clean_text(result.stderr)
+    if stdout:
+        parts.append(_cap(stdout, limit))
+    if stderr.strip():
+        parts.append("[stderr]\n" + _cap(stderr, max(limit // 2, 256)))
     if result.dropped_bytes:
         parts.append(f"[{result.dropped_bytes} bytes of output not shown]")
     parts += [f"[{note}]" for note in result.notes]
@@ -309,15 +332,31 @@ def _prompt(spec: TerminalTask, system_prompt: str | None) -> tuple[Message, ...
     return (Message(role="system", content=system_prompt), user) if system_prompt else (user,)
 
 
-def _verifier(verifier: TerminalVerifier | None, overrides: dict[str, Any]) -> TerminalVerifier:
+def _verifier(verifier: TerminalVerifier | None, overrides: dict[str, Any], env_id: str) -> TerminalVerifier:
     if verifier is not None:
         if overrides:
             raise ConfigError(f"got a verifier and verifier options {sorted(overrides)}; configure the verifier")
         return verifier
+    from rlvr.verifiers.terminal import TerminalConfig
+
+    unknown = sorted(set(overrides) - set(TerminalConfig.model_fields))
+    if unknown:
+        raise ConfigError(f"{env_id}: unknown argument(s) {', '.join(unknown)}; the factory takes tasks_dir, limit, "
+                          "task_ids, max_turns, command_timeout_s, max_output_chars, system_prompt, show_tests, "
+                          f"backend, and the verifier options {', '.join(sorted(TerminalConfig.model_fields))}")
     try:
         return TerminalVerifier(**overrides)
     except ValueError as exc:
-        raise ConfigError(f"{exc} (arguments the environment factory does not name go to the verifier)") from exc
+        raise ConfigError(f"{env_id}: bad verifier option: {exc}") from exc
+
+
+def _ids(task_ids: Sequence[str] | str | None) -> set[str] | None:
+    """Task ids as a set: a list, or one string of comma-separated ids (`-a task_ids=a,b` on the command line)."""
+    if task_ids is None:
+        return None
+    if isinstance(task_ids, str):
+        return {t.strip() for t in task_ids.split(",") if t.strip()}
+    return {str(t) for t in task_ids}
 
 
 def _check_limit(limit: Any) -> None:
@@ -350,18 +389,26 @@ def _containers(backend: str) -> bool:
 
 
 def _build(env_id: str, description: str, references: list[TerminalReference], dataset: str, *,
-           system_prompt: str | None, limit: int | None, task_ids: Sequence[str] | None, max_turns: int,
+           system_prompt: str | None, limit: int | None, task_ids: Sequence[str] | str | None, max_turns: int,
            command_timeout_s: float, max_output_chars: int, verifier: TerminalVerifier | None,
            overrides: dict[str, Any], show_tests: bool = False, backend: str = "auto") -> TerminalEnv:
     _check_limit(limit)
-    built = _verifier(verifier, overrides)
-    needs = any(load_task(r).placement != "local" and r.format != "agentbench" for r in references)
-    containers = _containers(backend) if needs else False
-    wanted = set(task_ids) if task_ids is not None else None
+    built = _verifier(verifier, overrides, env_id)
+    wanted = _ids(task_ids)
     tasks: list[Task] = []
     skipped: list[tuple[str, str]] = []
+    loaded: list[tuple[TerminalReference, TerminalTask]] = []
     for ref in references:
-        task = load_task(ref)
+        try:
+            loaded.append((ref, load_task(ref)))
+        except DataError as exc:  # one broken task does not take the others down; it is listed with why
+            name = Path(ref.task_dir).name if ref.task_dir else f"{ref.split}-{ref.record_id}"
+            if wanted is None or name in wanted:
+                skipped.append((name, f"unreadable: {exc}"))
+                _LOG.warning("%s: task %s left out: %s", env_id, name, exc)
+    needs = any(t.placement != "local" and t.format != "agentbench" for _r, t in loaded)
+    containers = _containers(backend) if needs else False
+    for ref, task in loaded:
         if wanted is not None and task.task_id not in wanted:
             continue
         if task.placement != "local":
@@ -375,8 +422,9 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
                           metadata={"format": task.format, "placement": task.placement, "workdir": task.workdir,
                                     **{k: v for k, v in task.metadata.items() if k != "setup_notes"}}))
     if wanted is not None and wanted - {t.id for t in tasks} - {s[0] for s in skipped}:
-        raise ConfigError(f"unknown task ids {sorted(wanted - {t.id for t in tasks})}; see `rlvr envs` or the "
-                          "task directories' names")
+        known = sorted(t.task_id for _r, t in loaded)
+        raise ConfigError(f"unknown task ids {sorted(wanted - {t.id for t in tasks} - {s[0] for s in skipped})}; "
+                          f"the tasks are: {', '.join(known[:30])}{' ...' if len(known) > 30 else ''}")
     tasks = tasks[:limit] if limit else tasks
     spec = EnvSpec(id=env_id, description=description, max_turns=max_turns, dataset=dataset,
                    resources={"sandbox": "rlvr.sandbox.session.SandboxSession (bubblewrap)",
@@ -386,9 +434,9 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
                        max_output_chars=max_output_chars, show_tests=show_tests, skipped=skipped)
 
 
-def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, task_ids: Sequence[str] | None = None,
-                max_turns: int = 30, command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
-                system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
+def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,
+                task_ids: Sequence[str] | str | None = None, max_turns: int = 30, command_timeout_s: float = 60.0,
+                max_output_chars: int = MAX_OUTPUT_CHARS, system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
                 backend: Backend = "auto", verifier: TerminalVerifier | None = None,
                 **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/tbench-v1`: a directory of Terminal-Bench tasks (default: the suite shipped with rlvr).
@@ -396,7 +444,7 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, t
     Args:
         tasks_dir: folder of task folders (each with task.yaml), or one task folder.
         limit: first N tasks (sorted by name).
-        task_ids: only these task folder names.
+        task_ids: only these task folder names (a list, or one comma-separated string).
         max_turns: assistant messages per episode.
         command_timeout_s: limit of one command, seconds.
         max_output_chars: cap of one command's observation.
@@ -421,7 +469,7 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None, t
                   verifier=verifier, overrides=verifier_overrides, show_tests=show_tests, backend=backend)
 
 
-def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Sequence[str] | None = None,
+def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Sequence[str] | str | None = None,
                 max_turns: int = 30, command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
                 system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
                 backend: Backend = "auto", verifier: TerminalVerifier | None = None,
@@ -443,7 +491,8 @@ def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Seque
 
 
 def make_agentbench_os(split: Literal["dev", "test", "all"] = "all", path: str | None = None, limit: int | None = None,
-                       task_ids: Sequence[str] | None = None, max_turns: int = 8, command_timeout_s: float = 60.0,
+                       task_ids: Sequence[str] | str | None = None, max_turns: int = 8,
+                       command_timeout_s: float = 60.0,
                        max_output_chars: int = MAX_OUTPUT_CHARS, system_prompt: str | None = TERMINAL_SYSTEM_PROMPT,
                        verifier: TerminalVerifier | None = None, **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/agentbench-os-v1`: AgentBench-OS (PyPI `inspect-evals`, extra `terminal`), self-contained tasks.

@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import json
@@ -40,6 +41,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +218,15 @@ class _Spawner:
 
 
 _SPAWNER = _Spawner()
+_LIVE: weakref.WeakSet[SandboxSession] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """At interpreter exit, stop every session still open and remove its host directories."""
+    for session in list(_LIVE):
+        with contextlib.suppress(Exception):
+            session.close()
 
 
 def stage_dir(prefix: str) -> str:
@@ -322,6 +333,7 @@ class SandboxSession:
                                     start_new_session=True, pass_fds=(info_w,), env={"PATH": "/usr/bin:/bin"},
                                     **kwargs)
 
+        _LIVE.add(self)
         try:
             self._proc = _SPAWNER.call(spawn)
         except OSError as exc:

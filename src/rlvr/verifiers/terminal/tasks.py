@@ -230,7 +230,11 @@ def _mtime(path: str) -> float:
 
 @functools.lru_cache(maxsize=1024)
 def _load_cached(fmt: str, path: str, mtime: float) -> TerminalTask:
-    return load_tbench(path) if fmt == "tbench" else load_harbor(path)
+    try:
+        return load_tbench(path) if fmt == "tbench" else load_harbor(path)
+    except DataError as exc:
+        name = Path(path).name
+        raise DataError(str(exc) if str(exc).startswith((path, name)) else f"task {name}: {exc}") from exc
 
 
 def load_task(reference: TerminalReference | dict[str, Any]) -> TerminalTask:

@@ -16,12 +16,14 @@ an agent cannot change the files to fit a wrong answer.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
 import re
 import tarfile
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +142,17 @@ def file_tar(files: dict[str, str | bytes], out: Path, mode: int = 0o644) -> Non
             tar.addfile(info, io.BytesIO(data))
 
 
+_TASK_SESSIONS: weakref.WeakSet[TaskSession] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_task_sessions() -> None:
+    """At interpreter exit, close every task session still open (its staging directory goes with it)."""
+    for session in list(_TASK_SESSIONS):
+        with contextlib.suppress(Exception):
+            session.close()
+
+
 class TaskSession:
     """The sandbox of one episode of `task`: prepared, with the agent's shell running.
 
@@ -175,6 +188,7 @@ class TaskSession:
 
             mounts.append(Mount(SEED_DIR, seed_dir()))
         self.session = sandbox_for(task, self.config, mounts)
+        _TASK_SESSIONS.add(self)
         self.env = dict(self.session.env)
 
     # -- preparation -----------------------------------------------------------------------
