@@ -436,8 +436,8 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
 
 def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,
                 task_ids: Sequence[str] | str | None = None, max_turns: int = 30, command_timeout_s: float = 60.0,
-                max_output_chars: int = MAX_OUTPUT_CHARS, system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
-                backend: Backend = "auto", verifier: TerminalVerifier | None = None,
+                max_output_chars: int = MAX_OUTPUT_CHARS, system_prompt: str | None = TERMINAL_SYSTEM_PROMPT,
+                show_tests: bool = False, backend: Backend = "auto", verifier: TerminalVerifier | None = None,
                 **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/tbench-v1`: a directory of Terminal-Bench tasks (default: the suite shipped with rlvr).
 

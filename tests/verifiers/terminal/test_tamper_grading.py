@@ -73,7 +73,8 @@ FAKE_JUNIT = ('<?xml version="1.0"?><testsuites><testsuite name="x" tests="2"><t
 @pytest.fixture(scope="module")
 def script_tasks(tmp_path_factory):
     root = tmp_path_factory.mktemp("script-mode")
-    _tbench(root, "runs-agent-code", "#!/bin/bash\ncd /app\nbash /app/prepare.sh\npytest $TEST_DIR/test_outputs.py -rA\n")
+    _tbench(root, "runs-agent-code",
+            "#!/bin/bash\ncd /app\nbash /app/prepare.sh\npytest $TEST_DIR/test_outputs.py -rA\n")
     _tbench(root, "python-m-pytest", "#!/bin/bash\ncd /app\nbash /app/prepare.sh\npython3 -m pytest "
                                      "$TEST_DIR/test_outputs.py\nls /app\n")
     _tbench(root, "stops-on-error", "#!/bin/bash\nset -e\ncd /app\nbash /app/prepare.sh\n"
@@ -98,7 +99,8 @@ def test_script_mode_honest_work_passes(script_tasks):
 
 @pytest.mark.parametrize("attack", [
     # forged JUnit files wherever a report might be read
-    f"for d in /logs/verifier /logs/verifier/rlvr-junit /tmp /app; do mkdir -p $d; echo '{FAKE_JUNIT}' > $d/r.xml; done",
+    f"for d in /logs/verifier /logs/verifier/rlvr-junit /tmp /app; do mkdir -p $d; "
+    f"echo '{FAKE_JUNIT}' > $d/r.xml; done",
     # a background writer that keeps forging them during the run
     f"setsid bash -c 'while :; do mkdir -p /logs/verifier/rlvr-junit; echo \\'{FAKE_JUNIT}\\' > "
     "/logs/verifier/rlvr-junit/zzz.xml; done' >/dev/null 2>&1 &",
