@@ -180,3 +180,29 @@ def _tests_dir(tmp_path: Path) -> Path:
     tests.mkdir(exist_ok=True)
     (tests / "test_outputs.py").write_text("def test_a():\n    pass\n")
     return tests
+
+
+def test_environment_arguments_and_broken_tasks(tmp_path):
+    from rlvr.core.errors import ConfigError
+    from rlvr.environments.terminal import make_tbench
+
+    env = make_tbench(task_ids="csv-to-json, dedupe-emails")
+    assert sorted(t.id for t in env.tasks) == ["csv-to-json", "dedupe-emails"]
+    with pytest.raises(ConfigError, match="unknown argument.*tasksdir"):
+        make_tbench(tasksdir=str(tmp_path))
+    with pytest.raises(ConfigError, match="the tasks are: .*csv-to-json"):
+        make_tbench(task_ids=["csv-to-jsn"])
+    make_tbench_task(tmp_path, "good", "FROM ubuntu:24.04\nWORKDIR /app\n")
+    make_tbench_task(tmp_path, "broken", "FROM ubuntu:24.04\nWORKDIR /app\nCOPY nothere.txt /app/\n")
+    mixed = make_tbench(tmp_path)
+    assert [t.id for t in mixed.tasks] == ["good"]
+    assert mixed.skipped[0][0] == "broken" and "unreadable" in mixed.skipped[0][1] and "nothere.txt" in mixed.skipped[0][1]
+
+
+def test_observations_are_clean_text():
+    from rlvr.environments.terminal import render_result
+    from rlvr.sandbox.session import CommandResult
+
+    text = render_result(CommandResult(stdout="\x1b[31mred\x1b[0m and\x00 nul\x07\n", stderr="  \n", exit_code=0))
+    assert text == "[exit code 0]\nred and nul\n"
+    assert render_result(CommandResult(exit_code=-1, notes=("the shell exited",))).startswith("[the shell was killed]")
