@@ -72,7 +72,7 @@ def _ms(values: list[float], q: float) -> float:
 
 
 def _episode(task_name: str) -> dict[str, float]:
-    from rlvr.environments.terminal import TBENCH_SUITE
+    from rlvr.environments.terminal_data import TBENCH_SUITE
     from rlvr.verifiers.terminal import TaskSession, TerminalVerifier, load_tbench, oracle_command
 
     task = load_tbench(TBENCH_SUITE / task_name)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rlvr.environments.terminal import TBENCH_SUITE
+from rlvr.environments.terminal_data import TBENCH_SUITE
 from rlvr.runners.cli import app
 from rlvr.verifiers.terminal import find_task_dirs
 

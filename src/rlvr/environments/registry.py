@@ -69,18 +69,18 @@ registry.register(
 )
 registry.register(
     "terminal/tbench-v1",
-    "rlvr.environments.terminal:make_tbench",
+    "rlvr.environments.terminal_data:make_tbench",
     description="Terminal-Bench task directories (tasks_dir=; default: rlvr's own suite) in a persistent "
     "bubblewrap shell, graded in a fresh sandbox.",
 )
 registry.register(
     "terminal/harbor-v1",
-    "rlvr.environments.terminal:make_harbor",
+    "rlvr.environments.terminal_data:make_harbor",
     description="Harbor task directories (tasks_dir=: instruction.md, task.toml, tests/test.sh) in a bubblewrap shell.",
 )
 registry.register(
     "terminal/agentbench-os-v1",
-    "rlvr.environments.terminal:make_agentbench_os",
+    "rlvr.environments.terminal_data:make_agentbench_os",
     description="AgentBench-OS shell tasks shipped in PyPI inspect-evals (extra `terminal`), the self-contained ones.",
 )
 

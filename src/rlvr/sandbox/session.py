@@ -43,15 +43,13 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, TypeVar
 
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox._process import StreamReader, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.local import _is_root, _prefix, find_bwrap, remove_tree, sandbox_python, system_binds
+from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, PytestRun, SessionConfig, UnpackError
 
 __all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SandboxSession", "SessionConfig", "UnpackError"]
 
@@ -60,111 +58,6 @@ SUPERVISOR_FILES = tuple(Path(__file__).with_name(n) for n in ("_session.py", "_
 _GRACE_S = 10.0
 _START_TIMEOUT_S = 60.0
 T = TypeVar("T")
-
-
-class SessionConfig(BaseModel):
-    """Isolation and limits of one `SandboxSession`. Frozen; every field has a safe default."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    workdir: str = Field(default="/app", pattern=r"^/[A-Za-z0-9_./-]+$", description="Working directory (a tmpfs) "
-                         "the shell starts in, as Terminal-Bench images' WORKDIR.")
-    home: str = Field(default="/root", pattern=r"^/[A-Za-z0-9_./-]+$", description="HOME (a tmpfs).")
-    uid: int = Field(default=0, ge=0, description="uid inside the sandbox (0: root of an unprivileged user "
-                     "namespace, without capabilities).")
-    gid: int = Field(default=0, ge=0, description="gid inside the sandbox.")
-    host_uid: int = Field(default=65534, ge=1, description="Unprivileged host uid bubblewrap runs as when the "
-                          "caller is root (nobody).")
-    host_gid: int = Field(default=65534, ge=1, description="Its host gid (nogroup).")
-    workdir_mb: int = Field(default=512, ge=8, description="Size of the work directory tmpfs, MiB.")
-    tmp_mb: int = Field(default=128, ge=8, description="Size of /tmp and of HOME (each a tmpfs), MiB.")
-    memory_mb: int = Field(default=2048, ge=64, description="RLIMIT_AS of every process, MiB.")
-    file_size_mb: int = Field(default=256, ge=1, description="RLIMIT_FSIZE (largest file written), MiB.")
-    open_files: int = Field(default=1024, ge=16, description="RLIMIT_NOFILE.")
-    processes: int = Field(default=256, ge=8, description="RLIMIT_NPROC of the sandbox's processes (per user "
-                           "namespace); at 90 % of it every process but the shell is killed.")
-    memory_total_mb: int = Field(default=4096, ge=64, description="Resident memory of all the sandbox's processes "
-                                 "together, MiB; past it the largest are killed (checked every 0.25-0.5 s: no "
-                                 "cgroup is needed).")
-    nice: int = Field(default=10, ge=0, le=19, description="Nice value of the sandbox's processes.")
-    max_output_bytes: int = Field(default=1 << 14, ge=256, description="Kept per stream per command, bytes: the "
-                                  "first and last halves; the middle is counted and dropped.")
-    export_max_mb: int | None = Field(default=None, ge=1, description="Largest tar `finish` exports, MiB; None: "
-                                      "`workdir_mb` + 64 (sparse files count at their full size in a tar).")
-    bwrap_path: str | None = Field(default=None, description="bubblewrap binary; None: `bwrap` on PATH.")
-    python: str | None = Field(default=None, description="Python running the in-sandbox supervisor; None: as "
-                               "`LocalSandbox` chooses (this interpreter, or the system python3 when root).")
-
-    def limits(self) -> dict[str, int]:
-        """The rlimits of the sandbox's processes (names as in `_session._LIMITS`)."""
-        return {"address_space": self.memory_mb << 20, "file_size": self.file_size_mb << 20,
-                "open_files": self.open_files, "processes": self.processes, "memory_total": self.memory_total_mb << 20}
-
-
-@dataclass(frozen=True)
-class Mount:
-    """One extra mount of a session: a host path bound read-only or read-write, or a tmpfs.
-
-    Attributes:
-        dest: path inside the sandbox.
-        source: host path (for 'ro' and 'rw'); it must be readable by the sandbox's host uid.
-        kind: 'ro', 'rw' or 'tmpfs'.
-        size_mb: size of a tmpfs, MiB.
-    """
-
-    dest: str
-    source: str | None = None
-    kind: Literal["ro", "rw", "tmpfs"] = "ro"
-    size_mb: int = 64
-
-    def argv(self) -> list[str]:
-        """Bubblewrap arguments for this mount."""
-        if self.kind == "tmpfs":
-            return ["--size", str(self.size_mb << 20), "--tmpfs", self.dest]
-        assert self.source is not None
-        return ["--ro-bind" if self.kind == "ro" else "--bind", self.source, self.dest]
-
-
-class CommandResult(BaseModel):
-    """What one command printed and how it ended."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    stdout: str = Field(default="", description="Standard output (UTF-8, undecodable bytes replaced), capped.")
-    stderr: str = Field(default="", description="Standard error, capped the same way.")
-    exit_code: int | None = Field(default=None, description="Exit status; None when killed or timed out.")
-    timed_out: bool = Field(default=False, description="Stopped at its deadline (Ctrl-C, then killed).")
-    notes: tuple[str, ...] = Field(default=(), description="What the session did beyond running the command "
-                                   "(timeout handling, shell restart, process-limit cleanup).")
-    dropped_bytes: int = Field(default=0, ge=0, description="Output bytes not kept (over the per-stream cap).")
-    elapsed_s: float = Field(default=0.0, ge=0, description="Wall-clock time, seconds.")
-    error: str | None = Field(default=None, description="Why the sandbox could not run it (then nothing else counts).")
-
-
-class PytestRun(BaseModel):
-    """One grading pytest run: its output and the JUnit report it sent over the private channel."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    report: bytes = Field(default=b"", description="JUnit XML written by pytest (channel prefix lines removed).")
-    started: bool = Field(default=False, description="pytest was imported and started in the sandbox.")
-    import_error: str = Field(default="", description="Why pytest could not be imported (a grader failure).")
-    exit_code: int | None = None
-    signal: int | None = None
-    timed_out: bool = False
-    stdout: str = ""
-    stderr: str = ""
-    elapsed_s: float = 0.0
-    args: tuple[str, ...] = Field(default=(), description="The arguments it was asked for (script mode).")
-    cwd: str = Field(default="", description="Its working directory (script mode).")
-
-
-class UnpackError(SandboxError):
-    """A tar did not unpack in the sandbox (no space, a name too long): what it holds, not the sandbox, failed."""
-
-
-class ExportError(SandboxError):
-    """`finish` could not export the work directory because of what it holds (too large, names too long)."""
 
 
 def _pytest_run(reply: dict[str, Any]) -> PytestRun:

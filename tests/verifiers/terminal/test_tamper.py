@@ -20,7 +20,8 @@ import pytest
 
 from rlvr.core.types import Message
 from rlvr.environments.multi_turn import tool_call_message
-from rlvr.environments.terminal import TerminalEnv, make_harbor, make_tbench
+from rlvr.environments.terminal import TerminalEnv
+from rlvr.environments.terminal_data import make_harbor, make_tbench
 from rlvr.sandbox.session import SessionConfig
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")

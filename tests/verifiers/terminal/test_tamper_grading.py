@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.environments.multi_turn import tool_call_message
-from rlvr.environments.terminal import make_harbor, make_tbench
+from rlvr.environments.terminal_data import make_harbor, make_tbench
 from rlvr.sandbox.session import SessionConfig
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.core.errors import DataError
-from rlvr.environments.terminal import TBENCH_SUITE
+from rlvr.environments.terminal_data import TBENCH_SUITE
 from rlvr.verifiers.terminal import find_task_dirs, load_harbor, load_task, load_tbench, parse_response
 from rlvr.verifiers.terminal.shell import split_commands
 from rlvr.verifiers.terminal.testscript import plan_tests
@@ -184,7 +184,7 @@ def _tests_dir(tmp_path: Path) -> Path:
 
 def test_environment_arguments_and_broken_tasks(tmp_path):
     from rlvr.core.errors import ConfigError
-    from rlvr.environments.terminal import make_tbench
+    from rlvr.environments.terminal_data import make_tbench
 
     env = make_tbench(task_ids="csv-to-json, dedupe-emails")
     assert sorted(t.id for t in env.tasks) == ["csv-to-json", "dedupe-emails"]
