@@ -299,6 +299,9 @@ def _run_script(session: SandboxSession, task: TerminalTask, plan: TestPlan, env
     if plan.reward_file:
         value = _reward(session, reports)
         if value is None:
+            if any(f"{LOGS}/{name}" in plan.script for name in REWARD_FDS.values()):  # it writes one on its way
+                return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed,
+                               detail=f"the test script ended before writing its reward ({tail})")
             return Verdict.error(f"the test script wrote no {LOGS}/reward.txt or reward.json ({tail})",
                                  elapsed_s=elapsed)
         if isinstance(value, str):  # the script's own writes parse: junk comes from a program it ran
