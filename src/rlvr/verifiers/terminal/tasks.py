@@ -18,6 +18,7 @@ grading many rollouts of one task does not re-parse it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -220,12 +221,17 @@ def load_harbor(task_dir: str | os.PathLike[str], python: str | None = None) -> 
         metadata={"setup_notes": docker.notes, **(config.get("metadata") or {})})
 
 
+_SOURCE_FILES = (".", "tests", "task.yaml", "task.toml", "instruction.md", "Dockerfile", "run-tests.sh",
+                 "solution.sh", "docker-compose.yaml", "environment/Dockerfile", "tests/test.sh", "solution")
+"""What a task is read from: a change to any of them (or to the folders' listings) reads it again."""
+
+
 def _mtime(path: str) -> float:
-    try:
-        return max(os.stat(os.path.join(path, name)).st_mtime for name in (".", "tests") if
-                   os.path.exists(os.path.join(path, name)))
-    except (OSError, ValueError):
-        return 0.0
+    times = []
+    for name in _SOURCE_FILES:
+        with contextlib.suppress(OSError):
+            times.append(os.stat(os.path.join(path, name)).st_mtime_ns)
+    return float(max(times, default=0))
 
 
 @functools.lru_cache(maxsize=1024)
