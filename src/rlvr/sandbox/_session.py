@@ -71,6 +71,49 @@ except ImportError:  # pragma: no cover - inside the sandbox
     from _session_shell import Shell  # type: ignore[import-not-found,no-redef]
 
 
+class _Channels:
+    """Report channels of a test script: datagram socket pairs, one end at a fixed fd number in the script.
+
+    Datagrams keep every write a message of its own, so two writers' bytes never merge into one
+    value (a program's `1.` glued before the script's `0`); everything written is kept.
+    """
+
+    def __init__(self, fds: list[int]) -> None:
+        self.pairs = {int(fd): socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM) for fd in fds}
+        self.messages: dict[int, list[bytes]] = {fd: [] for fd in self.pairs}
+
+    def child_fds(self) -> dict[int, int]:
+        return {fd: theirs.fileno() for fd, (_mine, theirs) in self.pairs.items()}
+
+    def close_child_ends(self) -> None:
+        for _mine, theirs in self.pairs.values():
+            theirs.close()
+
+    def _receive(self, fd: int) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            while len(self.messages[fd]) < 256:
+                self.messages[fd].append(self.pairs[fd][0].recv(1 << 16, socket.MSG_DONTWAIT))
+
+    def handlers(self) -> dict[int, Any]:
+        return {mine.fileno(): (lambda _fd, fd=fd: self._receive(fd)) for fd, (mine, _t) in self.pairs.items()}
+
+    def collect(self) -> dict[str, list[str]]:
+        for fd, (mine, _theirs) in self.pairs.items():
+            self._receive(fd)
+            mine.close()
+        return {str(fd): [base64.b64encode(m).decode() for m in msgs] for fd, msgs in self.messages.items()}
+
+
+def _write_report(path: str, cwd: str, channel: bytes) -> None:
+    """Write a run's JUnit XML (the channel's status lines removed) where the test script asked for it."""
+    report = channel.split(b"\x00started\n", 1)[-1] if b"\x00started\n" in channel else b""
+    target = path if path.startswith("/") else os.path.join(cwd, path)
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(target) or "/", exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(report)
+
+
 class _PytestServer:
     """A unix socket through which a test script's `pytest` commands run as `op_pytest` children of this process.
 
@@ -83,6 +126,7 @@ class _PytestServer:
     def __init__(self, path: str, defaults: dict[str, Any]) -> None:
         self.path, self.defaults = path, defaults
         self.runs: list[dict[str, Any]] = []
+        self.deadline = time.monotonic() + float(defaults.get("timeout_s", 60))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
@@ -93,28 +137,63 @@ class _PytestServer:
         self.sock.setblocking(False)
         self.handlers: dict[int, Any] = {self.sock.fileno(): self._accept}
 
+    def _read_request(self, conn: socket.socket) -> dict[str, Any]:
+        """One request line, within 2 s in all (a client that dribbles bytes cannot hold the supervisor)."""
+        limit = time.monotonic() + 2.0
+        data = b""
+        while b"\n" not in data and len(data) < 1 << 20:
+            left = limit - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("slow pytest client")
+            conn.settimeout(left)
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        request: dict[str, Any] = json.loads(data.split(b"\n", 1)[0])
+        return request
+
+    def _trusted(self, args: list[str], cwd: str) -> bool:
+        """Every test path of `args` (run in `cwd`) lies in the trusted tests directory (none given: cwd does)."""
+        root = str(self.defaults.get("trusted_root") or "/")
+        takes_value = set(self.defaults.get("value_options") or [])
+        paths: list[str] = []
+        skip = False
+        for arg in args:
+            if skip:
+                skip = False
+            elif arg.startswith("-"):
+                skip = arg.split("=", 1)[0] in takes_value and "=" not in arg
+            else:
+                paths.append(arg.partition("::")[0])
+        full = [posixpath.normpath(posixpath.join(cwd, p)) for p in paths or ["."]]
+        return all(p == root or p.startswith(root.rstrip("/") + "/") for p in full)
+
     def _accept(self, _fd: int) -> None:
         try:
             conn, _ = self.sock.accept()
         except OSError:
             return
-        conn.settimeout(30.0)
         try:
-            data = b""
-            while b"\n" not in data and len(data) < 1 << 20:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            request = json.loads(data.split(b"\n", 1)[0])
-            env = {**(request.get("env") or {}), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-            reply = op_pytest({**self.defaults, "args": [str(a) for a in request.get("args") or []],
-                               "cwd": str(request.get("cwd") or "/"), "env": env})
-            self.runs.append({"args": request.get("args"), "cwd": request.get("cwd"), "report": reply["report"],
-                              "exit_code": reply["exit_code"],
-                              "signal": reply["signal"], "timed_out": reply["timed_out"]})
-            conn.settimeout(30.0)
-            conn.sendall(json.dumps({k: reply[k] for k in ("stdout", "stderr", "exit_code")}).encode() + b"\n")
+            request = self._read_request(conn)
+            args, cwd = [str(a) for a in request.get("args") or []], str(request.get("cwd") or "/")
+            left = self.deadline - time.monotonic()
+            if not self._trusted(args, cwd):  # the agent's files: never run as the grader's tests
+                reply = {"stdout": "", "stderr": "rlvr: the grader runs only the task's own tests (in "
+                         f"{self.defaults.get('trusted_root')})\n", "exit_code": 4}
+            elif left <= 1.0:
+                reply = {"stdout": "", "stderr": "rlvr: the test script's time is up\n", "exit_code": 1}
+            else:
+                env = {**(request.get("env") or {}), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+                run = op_pytest({**self.defaults, "args": args, "cwd": cwd, "env": env,
+                                 "timeout_s": min(float(self.defaults.get("timeout_s", 60)), left - 0.5)})
+                self.runs.append({"args": args, "cwd": cwd, "report": run["report"], "exit_code": run["exit_code"],
+                                  "signal": run["signal"], "timed_out": run["timed_out"]})
+                if request.get("junitxml"):  # the script may read the report it asked for (its copy, not ours)
+                    _write_report(str(request["junitxml"]), cwd, base64.b64decode(run["report"]))
+                reply = {k: run[k] for k in ("stdout", "stderr", "exit_code")}
+            conn.settimeout(2.0)
+            conn.sendall(json.dumps(reply).encode() + b"\n")
         except (OSError, ValueError):
             pass
         finally:
@@ -132,37 +211,39 @@ def op_exec(req: dict[str, Any], nice: int) -> dict[str, Any]:
     start = time.monotonic()
     server = _PytestServer(req["pytest_socket"], req.get("pytest_defaults") or {}) if req.get("pytest_socket") \
         else None
-    pipes = {int(fd): os.pipe() for fd in req.get("report_fds") or []}  # fd -> (read end, write end)
+    channels = _Channels(req.get("report_fds") or [])
+    deadline = start + float(req.get("timeout_s", 60))
+    if server is not None:
+        server.deadline = deadline
     pid = _spawn(req["command"], req.get("cwd") or "/", req.get("env") or {}, req.get("limits") or {}, nice,
-                 (out_w, err_w), keep={fd: w for fd, (_r, w) in pipes.items()})
+                 (out_w, err_w), keep=channels.child_fds())
     os.close(out_w)
     os.close(err_w)
-    for _r, w in pipes.values():
-        os.close(w)
+    channels.close_child_ends()
     if req.get("background"):
         os.close(out_r)
         os.close(err_r)
         return {"pid": pid}
     stray: list[int] = []
+    memory = int((req.get("limits") or {}).get("memory_total") or 0)
 
     def tick() -> None:  # a test script: whatever its programs leave running on their own is stopped at once
         for victim in orphans(keep=(pid,)):
             with contextlib.suppress(OSError):
                 os.kill(victim, signal.SIGKILL)
             stray.append(victim)
+        memory_guard(memory)
 
-    readers = [r for r, _w in pipes.values()]
-    (out, err, *reports), timed_out, status = _collect(
-        pid, [out_r, err_r, *readers], start + float(req.get("timeout_s", 60)), int(req.get("max_output", 1 << 16)),
-        server.handlers if server is not None else None, tick if server is not None else None)
+    handlers = {**(server.handlers if server is not None else {}), **channels.handlers()}
+    (out, err), timed_out, status = _collect(pid, [out_r, err_r], deadline, int(req.get("max_output", 1 << 16)),
+                                             handlers or None, tick if server is not None else None)
     code, sig = _finish_process(pid, None if timed_out else status)
-    for fd in (out_r, err_r, *readers):
+    for fd in (out_r, err_r):
         os.close(fd)
     reply: dict[str, Any] = {"stdout": out.text(), "stderr": err.text(), "exit_code": code, "signal": sig,
                              "timed_out": timed_out, "elapsed_s": time.monotonic() - start}
-    if pipes:  # everything written to them, by the script and by anything it started
-        reply["reports"] = {str(fd): base64.b64encode(bytes(buf.head) + bytes(buf.tail)).decode()
-                            for fd, buf in zip(pipes, reports, strict=True)}
+    if channels.pairs:  # every message written to them, by the script and by anything it started
+        reply["reports"] = channels.collect()
     if server is not None:  # before anything is read back: nothing the script started may write afterwards
         server.close()
         reply["killed"] = kill_others() + len(set(stray))
@@ -171,8 +252,12 @@ def op_exec(req: dict[str, Any], nice: int) -> dict[str, Any]:
 
 
 _PYTEST_CHILD = """
-import os, sys
-sys.path[:0] = SITE
+import os, site, sys
+extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+sys.path[:0] = SITE + extra  # the grader's pytest first, then the task's PYTHONPATH
+for d in site.getsitepackages():  # then the system's packages (read-only), as a task's python3 has them
+    if os.path.isdir(d):
+        site.addsitedir(d)
 try:
     import pytest
 except BaseException as exc:
@@ -194,8 +279,10 @@ def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
     if pid == 0:
         try:
             child_stdio(out_w, err_w)
-            for fd in (out_r, err_r, res_r):
-                os.close(fd)
+            # a fork, not an exec: close-on-exec does not apply, so everything of the supervisor's (its pipes
+            # to the host above all) is closed here; only the report channel stays
+            os.closerange(3, res_w)
+            os.closerange(res_w + 1, 1 << 16)
             os.chdir(req.get("cwd") or "/")
             os.environ.clear()
             os.environ.update(req.get("env") or {})
@@ -253,7 +340,30 @@ def op_extract(req: dict[str, Any]) -> dict[str, Any]:
             members.append(member)
         kwargs: dict[str, Any] = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}
         tar.extractall(dest, members=members, **kwargs)
+    if roots:  # and where each link really leads, through the others (`sub -> /usr`, `x -> sub/../tests/...`)
+        dropped += _drop_escaping_links(dest, roots)
     return {"ok": True, "dropped_links": dropped}
+
+
+def _drop_escaping_links(dest: str, roots: list[str]) -> list[str]:
+    """Remove every symbolic link under `dest` whose real target (links followed) lies outside `roots`."""
+    dropped: list[str] = []
+    for _round in range(8):  # removing one link can redirect another through it: until nothing changes
+        removed = 0
+        for dirpath, dirnames, filenames in os.walk(dest):
+            for name in dirnames + filenames:
+                path = os.path.join(dirpath, name)
+                if not os.path.islink(path):
+                    continue
+                target = os.path.realpath(path)
+                if not any(target == r or target.startswith(r.rstrip("/") + "/") for r in roots):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+                        dropped.append(f"{os.path.relpath(path, dest)} -> {target}")
+                        removed += 1
+        if not removed:
+            break
+    return dropped
 
 
 def op_read(req: dict[str, Any]) -> dict[str, Any]:

@@ -147,7 +147,7 @@ def kill_others(keep: tuple[int, ...] = ()) -> int:
     `kill(-1, SIGSTOP)` first freezes all of them at once, so a fork bomb cannot refill the
     process table while they are killed one by one; the processes in `keep` are continued after.
     """
-    killed: set[int] = set()
+    killed = {p for p in _pids() if p != os.getpid() and p not in keep}  # counted before any of them dies
     deadline = time.monotonic() + 5.0
     with contextlib.suppress(OSError):
         os.kill(-1, signal.SIGSTOP if keep else signal.SIGKILL)

@@ -383,7 +383,8 @@ class SandboxSession:
 
     def exec_script(self, command: str, *, cwd: str, env: Mapping[str, str], timeout_s: float, socket_path: str,
                     site: Sequence[str], test_timeout_s: float, report_fds: Sequence[int] = (),
-                    ) -> tuple[CommandResult, list[PytestRun], dict[int, bytes]]:
+                    trusted_root: str = "/", value_options: Sequence[str] = (),
+                    ) -> tuple[CommandResult, list[PytestRun], dict[int, list[bytes]]]:
         """Run a test script (`exec`) whose `pytest` commands run through the supervisor (grading).
 
         While the script runs, the supervisor serves pytest runs on the unix socket `socket_path`
@@ -391,19 +392,22 @@ class SandboxSession:
         sandbox's init, its JUnit report kept by the supervisor. When the script ends, every other
         process of the sandbox is killed before anything is read back.
 
-        `report_fds`: fd numbers the script gets as pipes to the supervisor (reward files written
-        through `/dev/fd/N`); everything anyone writes to them is kept.
+        `report_fds`: fd numbers the script gets as datagram sockets to the supervisor (reward
+        writes redirected to them, `>&N`); every message anyone writes to them is kept, one by one.
+        Pytest runs are served only for test paths under `trusted_root` (`value_options`: the pytest
+        options that take a value, to tell paths from option values).
 
         Returns:
-            The script's result, one `PytestRun` per pytest run it (or anything it started) asked for,
-            and what was written to each of `report_fds`.
+            The script's result, one `PytestRun` per pytest run it (or anything it started) had, and
+            the messages written to each of `report_fds`.
         """
         reply = self.request({"op": "exec", "command": command, "cwd": cwd, "env": dict(env), "timeout_s": timeout_s,
                               "max_output": self.config.max_output_bytes, "limits": self.config.limits(),
                               "nice": self.config.nice, "pytest_socket": socket_path, "report_fds": list(report_fds),
                               "pytest_defaults": {"site": list(site), "timeout_s": test_timeout_s,
                                                   "limits": self.config.limits(), "nice": self.config.nice,
-                                                  "max_output": self.config.max_output_bytes}},
+                                                  "max_output": self.config.max_output_bytes,
+                                                  "trusted_root": trusted_root, "value_options": list(value_options)}},
                              timeout_s + 10.0)
         if "error" in reply:
             return CommandResult(error=str(reply["error"])), [], {}
@@ -411,7 +415,7 @@ class SandboxSession:
                                exit_code=None if reply["timed_out"] else reply["exit_code"],
                                timed_out=reply["timed_out"], elapsed_s=reply["elapsed_s"],
                                notes=(f"killed by signal {reply['signal']}",) if reply.get("signal") else ())
-        reports = {int(fd): base64.b64decode(data) for fd, data in (reply.get("reports") or {}).items()}
+        reports = {int(fd): [base64.b64decode(m) for m in msgs] for fd, msgs in (reply.get("reports") or {}).items()}
         return result, [_pytest_run(run) for run in reply.get("pytest_runs") or []], reports
 
     def start_shell(self, cwd: str | None = None) -> None:

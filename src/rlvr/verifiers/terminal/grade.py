@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import secrets
 import shlex
 import shutil
@@ -49,7 +50,7 @@ from rlvr.sandbox.session import (
 )
 from rlvr.verifiers import junit
 from rlvr.verifiers.terminal.spec import TerminalTask, TestPlan
-from rlvr.verifiers.terminal.testscript import TESTS_MOUNT, runs_only_trusted_tests
+from rlvr.verifiers.terminal.testscript import PYTEST_VALUE_OPTIONS, TESTS_MOUNT, runs_only_trusted_tests
 from rlvr.verifiers.terminal.workspace import expand_env
 
 __all__ = ["GRADER_DIR", "grade_workspace", "verdict_from_tests"]
@@ -79,19 +80,22 @@ PYTEST_SOCKET = "/run/rlvr/pytest.sock"
 _CLIENT = """
 import json, os, socket, sys
 drop = {"--junitxml", "--junit-xml", "--ctrf", "--json-report-file", "--html", "--result-log"}
-args, skip = [], False
+args, skip, junit = [], None, None
 for a in sys.argv[1:]:
-    if skip:
-        skip = False
+    if skip is not None:
+        junit = a if skip in ("--junitxml", "--junit-xml") else junit
+        skip = None
         continue
-    name = a.split("=", 1)[0]
+    name, _, value = a.partition("=")
     if name in drop or name == "--json-report":
-        skip = "=" not in a and name != "--json-report"
+        if value and name in ("--junitxml", "--junit-xml"):
+            junit = value
+        skip = name if not value and name != "--json-report" else None
         continue
     args.append(a)
 s = socket.socket(socket.AF_UNIX)
 s.connect(SOCKET)
-s.sendall(json.dumps({"args": args + ["-p", "no:cacheprovider"], "cwd": os.getcwd(),
+s.sendall(json.dumps({"args": args + ["-p", "no:cacheprovider"], "cwd": os.getcwd(), "junitxml": junit,
                       "env": dict(os.environ)}).encode() + b"\\n")
 data = b""
 while True:
@@ -110,6 +114,33 @@ sys.exit(code if isinstance(code, int) else 1)
 """
 
 
+_UV = """
+import os, sys
+# uv at grading time: `uv run [opts] CMD`, `uv tool run [opts] CMD` and `uvx [opts] CMD` run CMD with the
+# grader's pytest and python; installs (init, add, venv, pip, sync, lock, tool install) are not run
+me, args = os.path.basename(sys.argv[1]), sys.argv[2:]
+if me == "uv":
+    if args[:1] == ["run"]:
+        args = args[1:]
+    elif args[:2] == ["tool", "run"]:
+        args = args[2:]
+    else:
+        sys.stderr.write("rlvr: `uv %s` is not run at grading time (nothing is installed then)\\n" % " ".join(args))
+        sys.exit(0)
+value = {"-p", "--python", "-w", "--with", "--from", "--with-requirements", "--project", "--directory", "--group",
+         "--extra", "--index-url", "--extra-index-url", "--env-file"}
+while args and args[0].startswith("-"):
+    args = args[2:] if args[0] in value else args[1:]
+if not args:
+    sys.exit(0)
+tool = args[0] if args[0] not in ("python", "python3") or args[1:2] != ["-m"] else args[2]
+rest = args[1:] if tool == args[0] else args[3:]
+if tool in ("pytest", "py.test"):
+    os.execv(BIN + "/pytest", [BIN + "/pytest", *rest])
+os.execvp(args[0], args)
+"""
+
+
 def _wrappers(stage: Path, python: str, site: tuple[str, ...]) -> None:
     """`pytest`, `py.test`, `python3`, `python` in the grader's bin directory (script mode).
 
@@ -120,10 +151,16 @@ def _wrappers(stage: Path, python: str, site: tuple[str, ...]) -> None:
     bindir.mkdir()
     path = ":".join(site)
     client = _CLIENT.replace("SOCKET", repr(PYTEST_SOCKET))
-    pytest = f"#!/bin/sh\nexec {shlex.quote(python)} -I -S -c {shlex.quote(client)} \"$@\"\n"
+    # the interpreter is looked up without this directory on PATH: `python3` here is the wrapper itself
+    unwrap = f"PATH=${{PATH#{GRADER_DIR}/bin:}} "
+    pytest = f"#!/bin/sh\n{unwrap}exec {shlex.quote(python)} -I -S -c {shlex.quote(client)} \"$@\"\n"
     interp = (f"#!/bin/sh\n[ \"$1\" = -m ] && [ \"$2\" = pytest ] && shift 2 && exec {GRADER_DIR}/bin/pytest \"$@\"\n"
-              f"PYTHONPATH={shlex.quote(path)}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(python)} \"$@\"\n")
-    for name, text in (("pytest", pytest), ("py.test", pytest), ("python3", interp), ("python", interp)):
+              f"PYTHONPATH={shlex.quote(path)}${{PYTHONPATH:+:$PYTHONPATH}} {unwrap}"
+              f"exec {shlex.quote(python)} \"$@\"\n")
+    uv_source = _UV.replace("BIN", repr(f"{GRADER_DIR}/bin"))
+    uv = f"#!/bin/sh\n{unwrap}exec {shlex.quote(python)} -I -S -c {shlex.quote(uv_source)} \"$0\" \"$@\"\n"
+    for name, text in (("pytest", pytest), ("py.test", pytest), ("python3", interp), ("python", interp),
+                       ("uv", uv), ("uvx", uv)):
         (bindir / name).write_text(text)
         (bindir / name).chmod(0o755)
 
@@ -168,10 +205,10 @@ def _pytest_verdict(run: PytestRun, plan: TestPlan, tests: Path, nonce: str, rew
                              elapsed_s=elapsed)
     if run.timed_out:
         return Verdict.timeout(f"the tests ran past their limit ({plan.test_files})", elapsed_s=elapsed)
-    if run.exit_code in (3, 4) and not run.report.strip():
-        return Verdict.error(f"pytest failed to run the task's tests (exit {run.exit_code}: internal or usage "
-                             f"error): {run.stdout[-600:]} {run.stderr[-600:]}", elapsed_s=elapsed)
-    if not run.report.strip():
+    if not run.started and not run.report.strip():
+        return Verdict.error(f"the grader's pytest did not start (exit {run.exit_code}): {run.stderr[-600:]}",
+                             elapsed_s=elapsed)
+    if not run.report.strip():  # pytest started, then ended without its report: stopped by the code under test
         why = f"killed by signal {run.signal}" if run.signal else f"exit {run.exit_code}"
         return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed,
                        detail=f"pytest ended without a report ({why}): the programs under test stopped it\n"
@@ -199,7 +236,15 @@ def _run_pytest(session: SandboxSession, task: TerminalTask, plan: TestPlan, tes
 
 
 REWARD_FDS = {8: "reward.txt", 9: "reward.json"}
-"""Script mode: the script's writes to /logs/verifier/reward.txt and reward.json go to these pipes instead."""
+"""Script mode: the script's redirections to /logs/verifier/reward.txt and reward.json go to these fds instead."""
+
+
+def _redirect_rewards(script: str) -> str:
+    """`> /logs/verifier/reward.txt` (and `>>`, `1>`) in the script become `>&8` (reward.json: `>&9`)."""
+    for fd, name in REWARD_FDS.items():
+        script = re.sub(rf"(?<![<>&\d])[1]?>>?\s*[\"']?{re.escape(LOGS)}/{re.escape(name)}[\"']?(?![\w./-])",
+                        f">&{fd}", script)
+    return script
 
 
 def _txt_values(data: bytes) -> list[float] | str:
@@ -230,15 +275,16 @@ def _json_values(data: bytes) -> list[float] | str:
     return values
 
 
-def _reward(session: SandboxSession, reports: dict[int, bytes]) -> float | str | None:
+def _reward(session: SandboxSession, reports: dict[int, list[bytes]]) -> float | str | None:
     """Harbor's reward: the lowest value written to reward.txt or reward.json (numbers; 'reward' or their mean).
 
-    Writes through the script's reward pipes are all kept, so a program the script ran cannot
-    replace the script's own value with a better one; a value left in the files is read too.
+    Writes through the script's reward channels are all kept, each message on its own, so a
+    program the script ran cannot replace (or glue onto) the script's own value; a value left in
+    the files (written some other way than a shell redirection) is read too.
     """
     values: list[float] = []
     for fd, name in REWARD_FDS.items():
-        chunks = [reports.get(fd) or b"", session.read_file(f"{LOGS}/{name}") or b""]
+        chunks = [*(reports.get(fd) or []), session.read_file(f"{LOGS}/{name}") or b""]
         for data in chunks:
             if data.strip():
                 got = _txt_values(data) if name == "reward.txt" else _json_values(data)
@@ -278,7 +324,8 @@ def _run_script(session: SandboxSession, task: TerminalTask, plan: TestPlan, env
     result, runs, reports = session.exec_script(
         f"bash --noprofile --norc {GRADER_DIR}/test-script.sh", cwd=plan.cwd, env=env, timeout_s=task.test_timeout_s,
         socket_path=PYTEST_SOCKET, site=site, test_timeout_s=task.test_timeout_s,
-        report_fds=tuple(REWARD_FDS) if plan.reward_file else ())
+        report_fds=tuple(REWARD_FDS) if plan.reward_file else (), trusted_root=TESTS_MOUNT,
+        value_options=PYTEST_VALUE_OPTIONS)
     elapsed = time.monotonic() - start
     if result.error:
         return Verdict.error(f"the grading sandbox failed: {result.error}", elapsed_s=elapsed)
@@ -299,9 +346,10 @@ def _run_script(session: SandboxSession, task: TerminalTask, plan: TestPlan, env
     if plan.reward_file:
         value = _reward(session, reports)
         if value is None:
-            if any(f"{LOGS}/{name}" in plan.script for name in REWARD_FDS.values()):  # it writes one on its way
+            # it names its reward file, or it failed (a program of the agent's it ran broke it): not the grader
+            if result.exit_code != 0 or any(f"{LOGS}/{name}" in plan.script for name in REWARD_FDS.values()):
                 return Verdict(status="incorrect", reward=0.0, elapsed_s=elapsed,
-                               detail=f"the test script ended before writing its reward ({tail})")
+                               detail=f"the test script ended without writing a reward ({tail})")
             return Verdict.error(f"the test script wrote no {LOGS}/reward.txt or reward.json ({tail})",
                                  elapsed_s=elapsed)
         if isinstance(value, str):  # the script's own writes parse: junk comes from a program it ran
@@ -352,9 +400,8 @@ def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionC
         _wrappers(grader, "python3" if task.placement == "container" else _python(config), site)
         if plan.script is not None:
             script = plan.script
-            if plan.reward_file:  # the script's reward writes go to pipes the supervisor reads (`_reward`)
-                for fd, name in REWARD_FDS.items():
-                    script = script.replace(f"{LOGS}/{name}", f"/dev/fd/{fd}")
+            if plan.reward_file:  # the script's reward writes go to channels the supervisor reads (`_reward`)
+                script = _redirect_rewards(script)
             (grader / "test-script.sh").write_text(script)
         make_readable(str(stage))
         cfg = (config or SessionConfig()).model_copy(update={"workdir": task.workdir, "home": task.home})
@@ -383,8 +430,10 @@ def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionC
         remove_tree(str(stage))
 
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/dev/null")
-"""Where a restored symbolic link may point besides the working directory: the read-only system."""
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var", "/srv",
+               "/home", "/mnt", "/media", "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+"""Where a restored symbolic link may point besides the working directory: the system, never the grader's own
+directories (/tests, /logs, /run, /tmp, HOME, /proc)."""
 
 
 def link_roots(task: TerminalTask) -> list[str]:

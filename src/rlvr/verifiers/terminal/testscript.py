@@ -24,7 +24,7 @@ from rlvr.core.errors import DataError
 from rlvr.verifiers.terminal.shell import Command, ShellParseError, split_commands
 from rlvr.verifiers.terminal.spec import TestPlan
 
-__all__ = ["TESTS_MOUNT", "plan_tests", "runs_only_trusted_tests", "test_files_in"]
+__all__ = ["PYTEST_VALUE_OPTIONS", "TESTS_MOUNT", "plan_tests", "runs_only_trusted_tests", "test_files_in"]
 
 TESTS_MOUNT = "/tests"
 """Where the fresh copy of a task's tests is mounted for grading (Terminal-Bench's and Harbor's path)."""
@@ -41,6 +41,10 @@ def _expand(word: str, env: dict[str, str]) -> str:
         name = m.group(1) or m.group(2)
         return env.get(name, m.group(0))
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, word).strip("\"'")
+
+
+PYTEST_VALUE_OPTIONS = (*_SELECT_WITH_VALUE, *_OPTIONS_WITH_VALUE)
+"""pytest options that take a value as the next argument (so it is not read as a test path)."""
 
 
 def runs_only_trusted_tests(args: list[str], cwd: str) -> bool:
