@@ -258,6 +258,10 @@ sys.path[:0] = SITE + extra  # the grader's pytest first, then the task's PYTHON
 for d in site.getsitepackages():  # then the system's packages (read-only), as a task's python3 has them
     if os.path.isdir(d):
         site.addsitedir(d)
+minor = "python%d.%d" % sys.version_info[:2]
+if os.path.isdir("/usr/lib/" + minor):  # Debian/Ubuntu's python3 is this version: its package dirs too
+    sys.path += [d for d in ("/usr/local/lib/%s/dist-packages" % minor, "/usr/lib/python3/dist-packages")
+                 if os.path.isdir(d) and d not in sys.path]  # appended as plain dirs: no .pth files run
 try:
     import pytest
 except BaseException as exc:

@@ -333,7 +333,7 @@ class SandboxSession:
         return reply
 
     # -- operations ------------------------------------------------------------------------
-    def extract(self, tar_path: str, dest: str | None = None, timeout_s: float = 120.0,
+    def extract(self, tar_path: str, dest: str | None = None, timeout_s: float = 600.0,
                 link_roots: Sequence[str] = ()) -> list[str]:
         """Unpack the tar at `tar_path` (a path inside the sandbox, e.g. a read-only mount) into `dest`.
 
@@ -483,7 +483,7 @@ class SandboxSession:
             raise SandboxError(f"could not list {path} in the sandbox: {reply['error']}")
         return list(reply["names"])
 
-    def finish(self, export_to: str | Path | None = None, path: str | None = None, timeout_s: float = 300.0) -> int:
+    def finish(self, export_to: str | Path | None = None, path: str | None = None, timeout_s: float = 600.0) -> int:
         """Kill every process of the sandbox but its supervisor; optionally save `path` as a tar on the host.
 
         Args:

@@ -73,6 +73,9 @@ def _module_map(files: Iterable[str]) -> dict[str, str]:
 
 def _case_id(case: ET.Element, modules: dict[str, str]) -> str:
     classname = case.get("classname", "")
+    if not classname:  # a collection error: `name` is the module that failed to import (`tests.test_x`)
+        name = case.get("name", "")
+        return modules.get(name) or next((f for m, f in modules.items() if name.endswith("." + m)), name)
     parts = classname.split(".")
     for cut in range(len(parts), 0, -1):  # the longest prefix that names a known test file
         module = ".".join(parts[:cut])

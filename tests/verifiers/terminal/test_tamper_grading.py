@@ -135,19 +135,26 @@ def test_a_run_of_fake_tests_instead_of_the_real_ones(script_tasks):
         env.close()
 
 
-def _harbor_race(root: Path) -> None:
-    task = root / "reward-race"
+def harbor_task(root: Path, name: str, test_sh: str, files: dict[str, str], solve: str) -> None:
+    """A Harbor task directory `root/name` whose agent must make /app/hello.sh print `hello`."""
+    task = root / name
     for sub in ("environment", "tests", "solution"):
         (task / sub).mkdir(parents=True)
     (task / "instruction.md").write_text("Make /app/hello.sh print exactly `hello`.\n")
     (task / "task.toml").write_text("[verifier]\ntimeout_sec = 30.0\n")
     (task / "environment" / "Dockerfile").write_text("FROM ubuntu:24.04\nWORKDIR /app\n"
                                                      "RUN printf 'echo hallo\\n' > /app/hello.sh\n")
-    (task / "tests" / "test.sh").write_text(
-        "#!/bin/bash\nmkdir -p /logs/verifier\nbash /app/hello.sh > /tmp/out.txt\n"
-        "if [ \"$(cat /tmp/out.txt)\" = hello ]; then\n  echo 1 > /logs/verifier/reward.txt\nelse\n"
-        "  echo 0 > /logs/verifier/reward.txt\nfi\n")
-    (task / "solution" / "solve.sh").write_text("printf 'echo hello\\n' > /app/hello.sh\n")
+    (task / "tests" / "test.sh").write_text(test_sh)
+    for rel, text in files.items():
+        (task / "tests" / rel).write_text(text)
+    (task / "solution" / "solve.sh").write_text(solve)
+
+
+def _harbor_race(root: Path) -> None:
+    harbor_task(root, "reward-race",
+                "#!/bin/bash\nmkdir -p /logs/verifier\nbash /app/hello.sh > /tmp/out.txt\n"
+                "if [ \"$(cat /tmp/out.txt)\" = hello ]; then\n  echo 1 > /logs/verifier/reward.txt\nelse\n"
+                "  echo 0 > /logs/verifier/reward.txt\nfi\n", {}, "printf 'echo hello\\n' > /app/hello.sh\n")
 
 
 def test_harbor_reward_raced_by_background_writers(tmp_path):
