@@ -1,17 +1,37 @@
-"""Running one host process with a wall-clock watchdog, capped concurrent output and reaping."""
+"""Running one host process with a wall-clock watchdog, capped concurrent output and reaping; cleanup at exit."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import select
 import signal
 import subprocess
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Captured", "StreamReader", "kill_group", "read_child_pid", "run_captured", "wait_gone"]
+__all__ = ["Captured", "StreamReader", "closed_at_exit", "kill_group", "read_child_pid", "run_captured", "wait_gone"]
+
+
+def closed_at_exit() -> weakref.WeakSet[Any]:
+    """A new weak set whose members still in it at interpreter exit are `close()`d (errors ignored).
+
+    For sandboxes, sessions and pools whose processes and host directories must not outlive the
+    program; a member discards itself on close. Sets made later are closed first (atexit order).
+    """
+    live: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def close_all() -> None:
+        for member in list(live):
+            with contextlib.suppress(Exception):
+                member.close()
+
+    atexit.register(close_all)
+    return live
 
 
 @dataclass

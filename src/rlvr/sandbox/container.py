@@ -47,7 +47,6 @@ Example:
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import json
@@ -62,7 +61,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import kill_group
+from rlvr.sandbox._process import closed_at_exit, kill_group
 from rlvr.sandbox.engines import (
     ContainerConfig,
     EngineInfo,
@@ -95,7 +94,7 @@ __all__ = [
 _RM_TIMEOUT_S = 60.0
 _SUP_DIR = "/run/rlvr/sup"
 _SUPERVISOR_MIN_PYTHON = "3.10"
-_LIVE: weakref.WeakSet[ContainerSession] = weakref.WeakSet()
+_LIVE: weakref.WeakSet[ContainerSession] = closed_at_exit()  # containers removed at exit
 
 
 # -- the session ---------------------------------------------------------------------------------
@@ -344,11 +343,3 @@ def _remove_container(info: EngineInfo, name: str, runtime: str | None = None) -
     if done.returncode != 0 and info.kind == "podman" and b"unknown shorthand flag" in done.stderr:
         _cli([info.path, *info.global_args(runtime), "kill", name], _RM_TIMEOUT_S)
         _cli([*argv, name], _RM_TIMEOUT_S)
-
-
-@atexit.register
-def _close_all() -> None:
-    """Remove the containers of sessions still open at interpreter exit."""
-    for session in list(_LIVE):
-        with contextlib.suppress(Exception):
-            session.close()

@@ -12,7 +12,6 @@ limit plus a grace period is killed with its whole sandbox and the job is report
 
 from __future__ import annotations
 
-import atexit
 import base64
 import collections
 import contextlib
@@ -27,7 +26,7 @@ import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from rlvr.sandbox._process import StreamReader, kill_group, read_child_pid, wait_gone
+from rlvr.sandbox._process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.config import ExecResult
 
 if TYPE_CHECKING:
@@ -153,15 +152,7 @@ class _Worker:
         remove_tree(self.grader)
 
 
-_POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all() -> None:
-    """At interpreter exit, stop every pool's workers and remove their directories."""
-    for pool in list(_POOLS):
-        with contextlib.suppress(Exception):
-            pool.close()
+_POOLS: weakref.WeakSet[SandboxPool] = closed_at_exit()  # workers stopped, directories removed, at exit
 
 
 class SandboxPool:

@@ -30,7 +30,6 @@ Example:
 
 from __future__ import annotations
 
-import atexit
 import base64
 import contextlib
 import json
@@ -47,7 +46,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import StreamReader, kill_group, read_child_pid, wait_gone
+from rlvr.sandbox._process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.local import _is_root, _prefix, find_bwrap, remove_tree, sandbox_python, system_binds
 from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, PytestRun, SessionConfig, UnpackError
 
@@ -111,15 +110,7 @@ class _Spawner:
 
 
 _SPAWNER = _Spawner()
-_LIVE: weakref.WeakSet[SandboxSession] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all() -> None:
-    """At interpreter exit, stop every session still open and remove its host directories."""
-    for session in list(_LIVE):
-        with contextlib.suppress(Exception):
-            session.close()
+_LIVE: weakref.WeakSet[SandboxSession] = closed_at_exit()  # stopped, host directories removed, at exit
 
 
 def stage_dir(prefix: str) -> str:

@@ -16,7 +16,6 @@ an agent cannot change the files to fit a wrong answer.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import io
 import os
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.core.errors import DataError, SandboxError
+from rlvr.sandbox._process import closed_at_exit
 from rlvr.sandbox.local import remove_tree
 from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig, stage_dir
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
@@ -142,15 +142,7 @@ def file_tar(files: dict[str, str | bytes], out: Path, mode: int = 0o644) -> Non
             tar.addfile(info, io.BytesIO(data))
 
 
-_TASK_SESSIONS: weakref.WeakSet[TaskSession] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_task_sessions() -> None:
-    """At interpreter exit, close every task session still open (its staging directory goes with it)."""
-    for session in list(_TASK_SESSIONS):
-        with contextlib.suppress(Exception):
-            session.close()
+_TASK_SESSIONS: weakref.WeakSet[TaskSession] = closed_at_exit()  # closed (staging directory removed) at exit
 
 
 class TaskSession:
