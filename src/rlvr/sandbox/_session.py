@@ -21,8 +21,9 @@ one JSON object per line (replies to `finish` with `export` are followed by fram
     `path` as a tar stream (frames `{"chunk": n}` + n bytes, then `{"done": true, ...}`).
 
 The persistent shell is `_session_shell.Shell`; process plumbing (reaping, rlimits, capped
-output, killing every other process) is `_session_proc`. The three files are copied side by side
-into the sandbox (`rlvr.sandbox.session.SUPERVISOR_FILES`).
+output, killing every other process) is `_session_proc`, which takes its rlimits from the code
+sandbox's `_supervisor`. The four files are copied side by side into the sandbox
+(`rlvr.sandbox.session.SUPERVISOR_FILES`).
 """
 
 import base64

@@ -7,19 +7,16 @@ import contextlib
 import ctypes
 import fcntl
 import os
-import resource
 import select
 import signal
 import time
 from typing import Any
 
-_LIMITS = {
-    "cpu_s": resource.RLIMIT_CPU,
-    "address_space": resource.RLIMIT_AS,
-    "file_size": resource.RLIMIT_FSIZE,
-    "open_files": resource.RLIMIT_NOFILE,
-    "processes": resource.RLIMIT_NPROC,
-}
+try:  # the host (type checking, tests) imports the package; the sandbox runs the files side by side
+    from rlvr.sandbox._supervisor import _set_limits as _set_rlimits
+except ImportError:  # pragma: no cover - inside the sandbox
+    from _supervisor import _set_limits as _set_rlimits  # type: ignore[import-not-found,no-redef]
+
 CMD_DIR = "/run/rlvr/cmd"
 BACKLOG_CAP = 1 << 16
 """Bytes of background output kept between commands (more is counted, not kept)."""
@@ -59,14 +56,8 @@ def _wait(pid: int, timeout_s: float) -> int | None:
 
 
 def _set_limits(limits: dict[str, Any], nice: int) -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for name, value in limits.items():
-        if value is None or name not in _LIMITS:
-            continue
-        kind = _LIMITS[name]
-        _soft, hard = resource.getrlimit(kind)
-        new = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(kind, (new, new))
+    """The code sandbox's rlimits (`_supervisor._set_limits`, the same names), then `nice`."""
+    _set_rlimits(limits)
     if nice:
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, 0, nice)

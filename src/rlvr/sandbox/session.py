@@ -52,7 +52,8 @@ from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, Pytest
 
 __all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SandboxSession", "SessionConfig", "UnpackError"]
 
-SUPERVISOR_FILES = tuple(Path(__file__).with_name(n) for n in ("_session.py", "_session_proc.py", "_session_shell.py"))
+SUPERVISOR_FILES = tuple(Path(__file__).with_name(n) for n in ("_session.py", "_session_proc.py", "_session_shell.py",
+                                                               "_supervisor.py"))
 """The in-sandbox supervisor's files (standard library only), copied side by side into each sandbox."""
 _GRACE_S = 10.0
 _START_TIMEOUT_S = 60.0
