@@ -24,6 +24,8 @@ VERIFIERS: dict[str, str] = {
     "code": "rlvr.verifiers.code:UnitTestVerifier",
     "sql": "rlvr.verifiers.sql:SQLVerifier",
     "terminal": "rlvr.verifiers.terminal:TerminalVerifier",
+    "judge": "rlvr.verifiers.judge:JudgeVerifier",
+    "ruler": "rlvr.verifiers.judge:RulerVerifier",
 }
 """Built-in verifier names → `"module:Class"`. SQL and code verifiers register here when they land."""
 
