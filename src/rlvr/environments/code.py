@@ -25,6 +25,7 @@ from rlvr.environments.loaders import load_rows, require_field
 from rlvr.environments.multi_turn import MultiTurnEnv
 from rlvr.environments.single_turn import SingleTurnEnv
 from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.code.rewrite import prompt_helpers
 from rlvr.verifiers.registry import get_verifier
 
 __all__ = ["CODE_SYSTEM_PROMPT", "RepairEnv", "make_humaneval", "make_mbpp", "make_repair", "make_stdio"]
@@ -65,7 +66,8 @@ def humaneval_tasks(system_prompt: str | None = CODE_SYSTEM_PROMPT, limit: int |
     return [Task(id=p["task_id"].replace("/", "-"), prompt=_prompt(system_prompt, "Complete this function:\n\n"
                                                                    f"```python\n{p['prompt']}```"),
                  reference={"format": "assert", "tests": p["test"], "entry_point": p["entry_point"],
-                            "solution": p["prompt"] + p["canonical_solution"]},
+                            "solution": p["prompt"] + p["canonical_solution"],
+                            "helpers": prompt_helpers(p["prompt"], p["test"], p["entry_point"])},
                  metadata={"entry_point": p["entry_point"]}) for p in problems]
 
 

@@ -126,6 +126,7 @@ class _Pristine:
         for name in imports:  # modules the tests import: imported (and saved) before the candidate runs
             with contextlib.suppress(Exception):
                 __import__(name)
+        self.sys_modules = sys.modules
         self.modules_version = _version(sys.modules)
         if self.modules_version is not None and self.modules_version == _BASE_VERSION:
             # `sys.modules` not written since the base snapshot: use it as is (no module object touched)
@@ -139,10 +140,14 @@ class _Pristine:
         self.versions = {name: _version(getattr(mod, "__dict__", None)) for name, mod in self.modules.items()}
 
     def restore(self, namespace: dict[str, Any], test_names: set[str]) -> None:
-        if self.modules_version is None or _version(sys.modules) != self.modules_version:
+        sys_dict = self.modules["sys"].__dict__
+        if sys_dict.get("modules") is not self.sys_modules:
+            sys_dict["modules"] = self.sys_modules
+        modules = self.sys_modules
+        if self.modules_version is None or _version(modules) != self.modules_version:
             for name, mod in self.modules.items():
-                if sys.modules.get(name) is not mod:
-                    sys.modules[name] = mod
+                if dict.get(modules, name) is not mod:
+                    dict.__setitem__(modules, name, mod)
         for name, mod in self.modules.items():
             current = getattr(mod, "__dict__", None)
             if current is None:
@@ -218,20 +223,121 @@ faults) most of its heap, 6-8 ms per job (measured on the HumanEval canonical so
 as a module (the parent's `decode`, hardened pytest files) it stays empty."""
 
 
+_BLOCKED_EVENTS = frozenset({
+    "sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile",
+    "sys.addaudithook", "gc.get_objects", "gc.get_referrers", "gc.get_referents", "_thread.start_new_thread",
+    "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system", "subprocess.Popen",
+    "ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "ctypes.addressof", "ctypes.call_function",
+    "ctypes.PyObj_FromPtr", "ctypes.string_at", "ctypes.wstring_at", "ctypes.create_string_buffer",
+    "code.__new__", "function.__new__", "signal.pthread_kill",
+})
+"""Audit events refused while candidate code can run: ways to reach the grader's own objects
+(frames, the garbage collector's object lists, raw memory), run code outside the tests' calls
+(threads, processes, trace hooks) or remove this refusal."""
+
+_FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "gi_code"})
+
+
+class _Guard:
+    """Keeps candidate code away from what the tests compute, at every call the tests make.
+
+    The candidate's top level runs in a namespace of its own; the tests get its functions copied
+    into theirs (only the entry point when there is one), plus the task's own prompt helpers. Every
+    call in the test code goes through `call`, which after the callee returns (or raises) puts
+    back builtins, imported modules' attributes and `sys.modules` (`_Pristine`), stops timers and
+    garbage-collector callbacks, and keeps the garbage collector off (no `__del__` of candidate
+    objects at an arbitrary point). An audit hook (PEP 578) refuses, for the whole job, the ways
+    to reach the grader's objects or to run code outside those calls (`_BLOCKED_EVENTS`).
+    """
+
+    def __init__(self, pristine: _Pristine) -> None:
+        self.pristine = pristine
+        self.trusted = [True]
+        self.watch: list[tuple[Any, Any]] = []
+        self.test_names: set[str] = set()
+        self.namespace: dict[str, Any] = {}
+        import signal
+
+        self._signal = signal
+        trusted = self.trusted
+        blocked, frames = _BLOCKED_EVENTS, _FRAME_ATTRS
+
+        def hook(event: str, args: Any) -> None:
+            if trusted[0]:
+                return
+            if event in blocked or (event == "object.__getattr__" and _len(args) > 1 and args[1] in frames):
+                raise RuntimeError("refused in the grader's sandbox: " + event)
+
+        sys.addaudithook(hook)
+        for name in ("_PRELUDES", "_PRELUDE_KEYS"):  # the supervisor's caches hold this harness's namespace
+            cache = getattr(sys.modules.get("__main__"), name, None)
+            if _type(cache) is dict:
+                cache.clear()
+
+    def untrusted(self) -> None:
+        """From now on candidate code may run (until `settle`)."""
+        import gc
+
+        gc.disable()
+        self.trusted[0] = False
+
+    def settle(self) -> None:
+        """Undo what candidate code may have changed since `untrusted`; then watch for the next change."""
+        self.trusted[0] = True
+        import gc
+
+        gc.disable()
+        if gc.callbacks:
+            gc.callbacks.clear()
+        sig = self._signal
+        for timer in (sig.ITIMER_REAL, sig.ITIMER_VIRTUAL, sig.ITIMER_PROF):
+            if sig.getitimer(timer)[0]:
+                sig.setitimer(timer, 0)
+        pristine = self.pristine
+        if not self.watch or _version(pristine.sys_modules) != self.watch[0][1] or \
+                any(_version(d) != v for d, v in self.watch[1:]):
+            pristine.restore(self.namespace, self.test_names)
+            mods = [pristine.sys_modules, *(getattr(m, "__dict__", None) for m in pristine.modules.values())]
+            self.watch = [(d, _version(d)) for d in mods if _type(d) is dict]
+            if any(v is None for _d, v in self.watch):
+                self.watch = []  # no version tags: compare the values at every call
+        self.trusted[0] = False
+
+    def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """`fn(*args, **kwargs)`, then `settle` (the test code's calls are rewritten into this)."""
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.settle()
+
+
 def _run_assert(job: dict[str, Any], channel: _Channel) -> None:
     candidate = compile(job["code"], "solution.py", "exec")
     setup = compile(job.get("setup") or "", "setup.py", "exec")
     tests = compile(job["tests"], "tests.py", "exec")
+    helpers = compile(job.get("helpers") or "", "prompt.py", "exec")
     pristine = _Pristine(job.get("imports") or ())
+    guard = _Guard(pristine)
+    own: dict[str, Any] = {"__name__": "__main__"}
+    guard.untrusted()
+    exec(candidate, own)
+    entry = job.get("entry_point")
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    exec(candidate, namespace)
-    pristine.restore(namespace, _names(setup) | _names(tests))
-    namespace.update(__rlvr_probe__=_probe_factory(channel), __rlvr_hole__=_HOLE)
+    if entry:
+        namespace[entry] = own.get(entry, _HOLE)
+        if namespace[entry] is _HOLE:
+            del namespace[entry]
+    else:  # MBPP-style tests call the candidate's functions (and classes) by name
+        namespace.update((k, v) for k, v in _list(own.items()) if _type(k) is str and not k.startswith("__"))
+    guard.namespace, guard.test_names = namespace, _names(setup) | _names(tests) | _names(helpers)
+    guard.settle()
+    exec(helpers, namespace)  # the task's own helpers (`encode_cyclic`), whatever the candidate redefined
+    namespace.update(__rlvr_probe__=_probe_factory(channel), __rlvr_hole__=_HOLE, __rlvr_call__=guard.call)
+    guard.trusted[0] = False
     exec(setup, namespace)
     exec(tests, namespace)
-    entry = job.get("entry_point")
     if entry:
-        namespace["check"](namespace[entry])
+        guard.call(namespace["check"], namespace[entry])
 
 
 def _resolve(namespace: dict[str, Any], name: str) -> Any:

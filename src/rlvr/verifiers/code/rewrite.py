@@ -38,8 +38,10 @@ __all__ = [
     "instrument",
     "instrument_cached",
     "judge_operands",
+    "prompt_helpers",
     "shadowed_names",
     "site_operands",
+    "wrap_calls",
 ]
 
 HARDENED_MODULE = "_rlvr_strict"
@@ -290,7 +292,62 @@ def instrument_cached(tests: str, shadowed: frozenset[str] = frozenset()) -> Ins
     free = PARENT_NAMES - scan.bound - shadowed
     rewriter = _Rewriter(tests, frozenset(free - {"math"}), scan.imports_math and "math" in free)
     tree = rewriter.visit(tree)  # no fix_missing_locations: the tree is unparsed, never compiled
+    tree = _CallWrapper().visit(tree)
     return Instrumented(_ast.unparse(tree), tuple(rewriter.sites), scan.modules)
+
+
+_UNWRAPPED = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec", "breakpoint", "__rlvr_probe__",
+                        "__rlvr_call__"})
+"""Callees kept as direct calls: they read the calling frame (zero-argument `super()`, `locals()`...)."""
+
+
+class _CallWrapper(ast.NodeTransformer):
+    """`f(a, k=b)` -> `__rlvr_call__(f, a, k=b)`: the child settles the interpreter state after each call."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in _UNWRAPPED:
+            return node
+        call = ast.Call(func=ast.Name(id="__rlvr_call__", ctx=ast.Load()), args=[node.func, *node.args],
+                        keywords=node.keywords)
+        return ast.copy_location(call, node)
+
+
+@functools.lru_cache(maxsize=2048)
+def wrap_calls(source: str) -> str:
+    """`source` with every call routed through `__rlvr_call__` (setup code run next to the tests; cached).
+
+    Raises:
+        SyntaxError: the code does not parse.
+    """
+    if not source.strip():
+        return source
+    return _ast.unparse(_CallWrapper().visit(_ast.parse(source)))
+
+
+@functools.lru_cache(maxsize=2048)
+def prompt_helpers(source: str, tests: str, entry_point: str) -> str:
+    """The task's own helper definitions that its tests use, from trusted `source` (prompt or reference solution).
+
+    HumanEval/38 and /50 compute the expected value with a helper the prompt defines
+    (`encode_cyclic`, `encode_shift`); a candidate may redefine it. The child runs these
+    definitions (with the source's top-level imports) in the tests' namespace after the candidate,
+    so the tests always call the prompt's version. Empty when the tests use none or a source does not parse.
+    """
+    try:
+        tree, used = _ast.parse(source), _loaded_names(_ast.parse(tests))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ""
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and n.name != entry_point and n.name in used]
+    if not defs:
+        return ""
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return _ast.unparse(ast.Module(body=[*imports, *defs], type_ignores=[]))
+
+
+def _loaded_names(tree: ast.AST) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
 
 def site_operands(site: Site, values: list[Any]) -> list[Any]:

@@ -38,6 +38,10 @@ class AssertTests(_Base):
     tests: str = Field(description="Python test code with assert statements.")
     entry_point: str | None = Field(default=None, description="HumanEval: call `check(<entry_point>)` after the tests.")
     setup: str = Field(default="", description="Code run after the candidate, before the tests (MBPP test_setup_code).")
+    helpers: str = Field(default="", description="Trusted helper code from the task's prompt (HumanEval/38's "
+                         "`encode_cyclic`), run in the tests' namespace after the candidate so the tests use it "
+                         "whatever the candidate redefines; empty: taken from `solution` (see "
+                         "`rewrite.prompt_helpers`).")
 
     @field_validator("tests")
     @classmethod

@@ -69,8 +69,10 @@ from rlvr.verifiers.code.rewrite import (
     imported_modules,
     instrument_cached,
     judge_operands,
+    prompt_helpers,
     shadowed_names,
     site_operands,
+    wrap_calls,
 )
 from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioTests, as_test_spec
 
@@ -190,10 +192,12 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
     shadowed = frozenset() if spec.entry_point else shadowed_names(code)
     done = instrument_cached(spec.tests, shadowed)
     sites = list(done.sites)
-    imports = sorted({*done.imports, *imported_modules(spec.setup)})
+    helpers = spec.helpers or (prompt_helpers(spec.solution, spec.tests, spec.entry_point)
+                               if spec.solution and spec.entry_point else "")
+    imports = sorted({*done.imports, *imported_modules(spec.setup), *imported_modules(helpers)})
     nonce = secrets.token_hex(16)
-    job = {"kind": "assert", "code": code, "setup": spec.setup, "tests": done.code, "entry_point": spec.entry_point,
-           "nonce": nonce, "imports": imports}
+    job = {"kind": "assert", "code": code, "setup": wrap_calls(spec.setup), "tests": done.code,
+           "entry_point": spec.entry_point, "nonce": nonce, "imports": imports, "helpers": helpers}
     budget = clock.budget((spec.timeout_s or config.test_timeout_s) * max(1, len(sites)))
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
