@@ -500,6 +500,7 @@ def run_backend(
     limit: int | None = None,
     val_size: int = 0,
     echo: IO[str] | None = None,
+    tasks: Path | None = None,
 ) -> BackendRun:
     """Export `env` into `output/export`, build the backend's command, and run it (unless `dry_run`).
 
@@ -518,6 +519,7 @@ def run_backend(
         limit: export only the first `limit` tasks.
         val_size: tasks held out for validation.
         echo: where the trainer's output is copied live (default stdout).
+        tasks: export only the tasks this JSONL lists (`rlvr synth`'s rl.jsonl).
 
     Returns:
         The run; `exit_code` is the trainer's (0 = success).
@@ -547,7 +549,7 @@ def run_backend(
     if output.exists() and not output.is_dir():
         raise ConfigError(f"output {str(output)!r} exists and is not a folder")
     exported = export_command(backend, env, env_args, output / "export", limit=limit, val_size=val_size,
-                              overwrite=True)
+                              overwrite=True, tasks=tasks)
     model_arg = _backend_model(model, python, dry_run)
     command = backend_command(backend, exported.directory, python=python, model=model_arg, steps=steps,
                               trainer_args=trainer_args, n_gpus=n_gpus)

@@ -42,6 +42,12 @@ EnvArgs = Annotated[
     typer.Option("--env-arg", "-a", help="Environment factory argument KEY=VALUE (JSON-decoded); repeatable."),
 ]
 
+TasksFile = Annotated[
+    Path | None,
+    typer.Option("--tasks", help="Only the tasks this JSONL lists (one {\"task_id\": ...} a line), e.g. the "
+                 "rl.jsonl of `rlvr synth` (same --env and --env-arg values)."),
+]
+
 
 def _fail(exc: Exception) -> typer.Exit:
     err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
@@ -366,6 +372,7 @@ def train(
     dry_run: Annotated[bool, typer.Option(
         help="verl/openrlhf: write the export and the command (OUTPUT/command.sh) without running it.")] = False,
     n_gpus: Annotated[int, typer.Option(min=1, help="verl/openrlhf: GPUs to train on.")] = 1,
+    tasks: TasksFile = None,
 ) -> None:
     """Train a model on an environment with a trainer backend (needs that backend's extra)."""
     from rlvr.runners.cli_backends import EXTERNAL, train_external
@@ -373,7 +380,8 @@ def train(
     if backend not in ("trl", *EXTERNAL):
         raise _fail(ConfigError(f"--backend must be one of trl, {', '.join(EXTERNAL)}; got {backend!r}"))
     if backend in EXTERNAL:
-        train_external(backend, env, env_arg, model, steps, output, trainer_arg, backend_python, dry_run, n_gpus)
+        train_external(backend, env, env_arg, model, steps, output, trainer_arg, backend_python, dry_run, n_gpus,
+                       tasks)
         return
     if dry_run or backend_python is not None:
         raise _fail(ConfigError("--dry-run and --backend-python are for --backend verl|openrlhf; "
@@ -386,7 +394,7 @@ def train(
     try:
         train_command(
             backend=backend, env=env, env_args=parse_env_args(env_arg), model=model, steps=steps, output=output,
-            trainer_args=parse_env_args(trainer_arg), multi_turn=multi_turn,
+            trainer_args=parse_env_args(trainer_arg), multi_turn=multi_turn, tasks=tasks,
         )
     except RlvrError as exc:
         raise _fail(exc) from exc
@@ -470,6 +478,7 @@ def eval_(
 
 
 from rlvr.runners import cli_backends as _cli_backends  # noqa: E402,F401 - registers `export` and `compare` on `app`
+from rlvr.runners import cli_synth as _cli_synth  # noqa: E402,F401 - registers `synth` on `app`
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from rlvr.core.errors import ConfigError, RlvrError
 from rlvr.runners.args import parse_env_args
-from rlvr.runners.cli import EnvArgs, _fail, _warn, app, console, err_console
+from rlvr.runners.cli import EnvArgs, TasksFile, _fail, _warn, app, console, err_console
 
 __all__ = ["EXTERNAL", "compare", "export_", "train_external"]
 
@@ -36,7 +36,7 @@ def _flat_args(items: list[str] | None) -> dict[str, Any]:
 
 def train_external(backend: str, env: str, env_arg: list[str] | None, model: str | None, steps: int,
                     output: Path, trainer_arg: list[str] | None, backend_python: Path | None, dry_run: bool,
-                    n_gpus: int) -> None:
+                    n_gpus: int, tasks: Path | None = None) -> None:
     """`rlvr train --backend verl|openrlhf`: export, command, launch (exit code = the trainer's)."""
     import shlex
 
@@ -44,7 +44,7 @@ def train_external(backend: str, env: str, env_arg: list[str] | None, model: str
 
     try:
         run = train_backend(backend, env, parse_env_args(env_arg), model, steps, output, _flat_args(trainer_arg),
-                            backend_python=backend_python, dry_run=dry_run, n_gpus=n_gpus)
+                            backend_python=backend_python, dry_run=dry_run, n_gpus=n_gpus, tasks=tasks)
     except (RlvrError, OSError) as exc:
         raise _fail(exc) from exc
     except KeyboardInterrupt as exc:
@@ -73,13 +73,14 @@ def export_(
     limit: Annotated[int | None, typer.Option(min=1, help="Export only the first LIMIT tasks.")] = None,
     val_size: Annotated[int, typer.Option(min=0, help="Tasks held out for a validation file.")] = 0,
     overwrite: Annotated[bool, typer.Option(help="Replace the files of a non-empty folder.")] = False,
+    tasks: TasksFile = None,
 ) -> None:
     """Write the data, reward and agent files a veRL or OpenRLHF run needs for an environment."""
     from rlvr.runners.export import export_command
 
     try:
         result = export_command(backend, env, parse_env_args(env_arg), output, limit=limit, val_size=val_size,
-                                overwrite=overwrite)
+                                overwrite=overwrite, tasks=tasks)
     except (RlvrError, OSError) as exc:
         raise _fail(exc) from exc
     manifest = result.manifest

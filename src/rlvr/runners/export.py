@@ -20,6 +20,7 @@ from typing import Any
 
 from rlvr.adapters.export import MANIFEST_NAME, ExportManifest
 from rlvr.core.errors import ConfigError
+from rlvr.runners.task_filter import select_tasks
 
 __all__ = ["EXPORTERS", "EXPORT_BACKENDS", "ExportResult", "export_command", "exporter"]
 
@@ -70,6 +71,7 @@ def export_command(
     limit: int | None = None,
     val_size: int = 0,
     overwrite: bool = False,
+    tasks: Path | None = None,
 ) -> ExportResult:
     """Export environment `env` for `backend` into the folder `output`.
 
@@ -81,10 +83,12 @@ def export_command(
         limit: export only the first `limit` tasks (None: all).
         val_size: tasks held out for the validation file (0: none); taken from the end of the tasks used.
         overwrite: replace the files of a non-empty folder.
+        tasks: export only the tasks this JSONL lists (`rlvr synth`'s rl.jsonl; see
+            `rlvr.runners.task_filter`); `limit` and `val_size` then apply to those.
 
     Raises:
         ConfigError: unknown backend or env, bad `limit`/`val_size`, a non-empty folder without
-            `overwrite` (from the exporter).
+            `overwrite` (from the exporter), a `tasks` file for another env or naming unknown tasks.
         AdapterError: a task cannot be written in the backend's format.
     """
     if limit is not None and limit < 1:
@@ -97,6 +101,7 @@ def export_command(
     args = dict(env_args or {})
     environment = make(env, **args)
     try:
+        select_tasks(environment, tasks, env_id=env, env_args=args)
         available = len(environment.tasks) if limit is None else min(limit, len(environment.tasks))
         if val_size >= available:
             raise ConfigError(f"val_size ({val_size}) must be smaller than the tasks exported ({available}); "

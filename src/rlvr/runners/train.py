@@ -378,6 +378,7 @@ def train_command(
     output: Path,
     trainer_args: dict[str, Any] | None,
     multi_turn: str = "auto",
+    tasks: Path | None = None,
 ) -> TrainResult:
     """Train `model` on environment `env` with TRL for `steps` steps; write results to `output`.
 
@@ -393,6 +394,7 @@ def train_command(
         multi_turn: for multi-turn envs (`spec.max_turns > 1` or tools): 'auto' (TRL's
             `environment_factory` for tool envs, `rollout_func` otherwise), 'environment_factory' or
             'rollout_func' (`rlvr.runners.trl_rollout.multi_turn_hooks`).
+        tasks: train only on the tasks this JSONL lists (`rlvr synth`'s rl.jsonl; `rlvr.runners.task_filter`).
 
     Raises:
         ConfigError: unsupported backend, unknown environment or trainer argument, missing model folder.
@@ -408,6 +410,7 @@ def train_command(
     from rlvr.adapters.trl import to_dataset
     from rlvr.environments.registry import make
     from rlvr.runners.models import resolve_model
+    from rlvr.runners.task_filter import select_tasks
     from rlvr.runners.trl_rollout import MULTI_TURN_PATHS
 
     if multi_turn not in MULTI_TURN_PATHS:
@@ -420,6 +423,7 @@ def train_command(
     model_path = resolve_model(model)  # before `make`: a missing folder fails fast, no env to close
     environment = make(env, **(env_args or {}))
     try:
+        select_tasks(environment, tasks, env_id=env, env_args=env_args)
         dataset = to_dataset(environment, limit=_dataset_limit(environment, config, steps))
         result = _run_grpo(environment, dataset, model_path, config, output, steps, multi_turn)
     finally:
@@ -495,6 +499,7 @@ def train_backend(
     backend_python: str | Path | None = None,
     dry_run: bool = False,
     n_gpus: int = 1,
+    tasks: Path | None = None,
 ) -> Any:
     """Train with veRL or OpenRLHF in their own interpreter: export, build the command, stream the run.
 
@@ -514,6 +519,7 @@ def train_backend(
             else this Python).
         dry_run: write everything, launch nothing.
         n_gpus: GPUs to train on.
+        tasks: train only on the tasks this JSONL lists (exported through `rlvr.runners.task_filter`).
 
     Returns:
         A `rlvr.runners.backends.BackendRun` (`exit_code` is the trainer's; None for a dry run).
@@ -528,4 +534,4 @@ def train_backend(
         raise ConfigError(f"train_backend launches {' or '.join(EXTERNAL_BACKENDS)}, not {backend!r} "
                           "(trl trains in-process: use train_command)")
     return run_backend(backend, env, env_args, model, steps, output, trainer_args,
-                       backend_python_path=backend_python, dry_run=dry_run, n_gpus=n_gpus)
+                       backend_python_path=backend_python, dry_run=dry_run, n_gpus=n_gpus, tasks=tasks)
