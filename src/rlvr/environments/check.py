@@ -17,6 +17,9 @@ informational `placement` result. Multi-turn environments (`spec.max_turns > 1`)
 `env.reference_actions(task)` through a real episode ends it with a correct verdict) and
 `noop_episode` (empty assistant messages until the episode ends never score correct).
 
+`rlvr check --adversarial` (the hack-resistance audit: wrong responses that must not score
+correct) is `rlvr.environments.audit`.
+
 Example:
     >>> report = check("math/reasoning-gym-v1", n=4)  # doctest: +SKIP
     >>> report.passed
@@ -35,7 +38,7 @@ from rlvr.core.errors import ConfigError, RlvrError
 from rlvr.core.types import Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment
 
-__all__ = ["JUNK_RESPONSES", "MAX_SHOWN", "CheckReport", "CheckResult", "check"]
+__all__ = ["JUNK_RESPONSES", "MAX_SHOWN", "CheckReport", "CheckResult", "check", "spread_tasks"]
 
 JUNK_RESPONSES: tuple[str, ...] = ("", "I do not know.", "\\boxed{}")
 """Responses that must never verify as correct."""
@@ -102,6 +105,12 @@ class _Tally:
         detail += f" (+{more} more)" if more else ""
         return CheckResult(name=self.name, passed=not self.errors, detail=detail if self.errors else summary,
                            items=self.items, failed=len(self.errors), failed_items=shown)
+
+
+def spread_tasks(tasks: list[Task], n: int) -> list[Task]:
+    """`n` tasks spread evenly over `tasks` (all of them when there are fewer), in dataset order."""
+    count = min(n, len(tasks))
+    return [tasks[i * len(tasks) // count] for i in range(count)] if count else []
 
 
 def _timed(fn: Callable[[Task, str], Verdict], task: Task, response: str) -> tuple[Verdict, float]:
@@ -244,8 +253,8 @@ def check(
     env = make(env_or_id, **(env_kwargs or {})) if isinstance(env_or_id, str) else env_or_id
     try:
         total = len(env.tasks)
-        count = min(n, total)
-        tasks = [env.tasks[i * total // count] for i in range(count)] if count else []
+        tasks = spread_tasks(list(env.tasks), n)
+        count = len(tasks)
         if tasks:  # warm-up: start the worker processes outside the time budget
             env.score(tasks[0], "")
         try:

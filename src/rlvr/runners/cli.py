@@ -135,6 +135,10 @@ def verify(
     ] = None,
     response_key: Annotated[str, typer.Option(help="Key of the response in each row.")] = "response",
     reference_key: Annotated[str, typer.Option(help="Key of the reference answer in each row.")] = "reference",
+    prompt_key: Annotated[str | None, typer.Option(help="Key of the question or chat prompt (judge verifiers: "
+                                                   "judge, ruler); the reference then is optional.")] = None,
+    group_key: Annotated[str | None, typer.Option(help="Rows sharing this key's value are judged together in "
+                                                  "one call (group verifiers: ruler).")] = None,
     expected_key: Annotated[str, typer.Option(help="Key of an optional expected status, to report agreement.")] = (
         "expected"
     ),
@@ -167,6 +171,8 @@ def verify(
         if not sharded and not input.is_file():
             raise ConfigError(f"input file {str(input)!r} does not exist")
         scorer = get_verifier(verifier, **parse_env_args(verifier_arg))
+        if sharded and (prompt_key or group_key):
+            raise ConfigError("--prompt-key and --group-key need JSONL input and output with --engine local")
         source = open_source(str(input)) if sharded else None
         total = source.total() if source is not None else count_rows(input)
     except (RlvrError, OSError) as exc:
@@ -192,7 +198,8 @@ def verify(
                 stats = verify_file(
                     input, output, scorer, response_key=response_key, reference_key=reference_key,
                     expected_key=expected_key, workers=workers or 1, batch_size=batch_size, overwrite=overwrite,
-                    on_progress=bar.advance, on_bad=on_bad, on_warning=_warn,
+                    on_progress=bar.advance, on_bad=on_bad, on_warning=_warn, prompt_key=prompt_key,
+                    group_key=group_key,
                 )
     except RlvrError as exc:
         bar.stop()
@@ -258,10 +265,20 @@ def check(
     n: Annotated[int, typer.Option("-n", min=1, help="Number of tasks to check.")] = 20,
     seed: Annotated[int, typer.Option(help="Seed for the reset checks.")] = 0,
     time_budget: Annotated[float, typer.Option(help="Per-verification time budget, seconds.")] = 5.0,
+    adversarial: Annotated[bool, typer.Option("--adversarial", help="Instead: the hack-resistance audit (wrong "
+                                              "responses by families of mutation for the verifier's domain; exit 1 "
+                                              "on any that scores correct).")] = False,
+    report_file: Annotated[Path | None, typer.Option("--report", help="With --adversarial: write the audit as "
+                                                     "JSON here.")] = None,
 ) -> None:
-    """Run the conformance checks on an environment; exit 1 if any fails."""
+    """Run the conformance checks on an environment; exit 1 if any fails (--adversarial: the audit)."""
     from rlvr.environments.check import check as run_check
 
+    if adversarial:
+        _audit(env_id, env_arg, n, report_file)
+        return
+    if report_file is not None:
+        raise _fail(ConfigError("--report is written by the audit: add --adversarial"))
     try:
         report = run_check(env_id, n=n, seed=seed, time_budget_s=time_budget, env_kwargs=parse_env_args(env_arg))
     except RlvrError as exc:
@@ -274,6 +291,39 @@ def check(
         table.add_row(r.name, mark, str(r.items), escape(_check_detail(r)))
     console.print(table)
     if not report.passed:
+        raise typer.Exit(1)
+
+
+def _audit(env_id: str, env_arg: list[str] | None, n: int, report_path: Path | None) -> None:
+    """`rlvr check --adversarial`: the audit, a row per family, the JSON report; exit 1 on a false pass."""
+    import json
+
+    from rlvr.environments.audit import audit
+
+    try:
+        with console.status(f"auditing {env_id}") as status:
+            report = audit(env_id, n=n, env_kwargs=parse_env_args(env_arg), on_task=lambda task, k, fp: status.update(
+                f"auditing {env_id}: {task.id} ({k} probes), {fp} false passes so far"))
+    except RlvrError as exc:
+        raise _fail(exc) from exc
+    table = Table(title=f"rlvr check --adversarial {report.env_id} ({report.domain}, n={report.n}, "
+                  f"{report.elapsed_s:.1f} s)")
+    for col in ("family", "tried", "false passes", "errors", "first false pass"):
+        table.add_column(col)
+    rows = [(name, f, f.false_passes) for name, f in report.families.items()] + [
+        ("controls (must pass)", report.controls, report.controls.failed)]
+    for name, fam, bad in rows:
+        first = fam.examples[0] if fam.examples else None
+        shown = f"{first['task_id']} {first['probe']}: {first['status']} ← {first['response'][:80]!r}" if first else ""
+        table.add_row(name, str(fam.tried), f"[red]{bad}[/red]" if bad else "0", str(fam.errors), escape(shown))
+    console.print(table)
+    for line in report.skipped:
+        _warn(f"skipped {line}")
+    console.print(f"{report.tried} wrong responses tried, {report.false_passes} scored correct; "
+                  f"{report.controls.tried} controls, {report.controls_failed} failed")
+    if report_path is not None:
+        report_path.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if report.false_passes:
         raise typer.Exit(1)
 
 
@@ -372,6 +422,10 @@ def train(
     dry_run: Annotated[bool, typer.Option(
         help="verl/openrlhf: write the export and the command (OUTPUT/command.sh) without running it.")] = False,
     n_gpus: Annotated[int, typer.Option(min=1, help="verl/openrlhf: GPUs to train on.")] = 1,
+    device: Annotated[str, typer.Option(help="verl/openrlhf: auto (CUDA when a GPU is visible, else the CPU), "
+                                        "cuda, or cpu (rlvr's CPU mode: vLLM-CPU rollouts, gloo).")] = "auto",
+    timeout: Annotated[float | None, typer.Option(min=1, help="verl/openrlhf: stop the run after this many "
+                                                  "seconds (exit code 124).")] = None,
     tasks: TasksFile = None,
 ) -> None:
     """Train a model on an environment with a trainer backend (needs that backend's extra)."""
@@ -381,7 +435,7 @@ def train(
         raise _fail(ConfigError(f"--backend must be one of trl, {', '.join(EXTERNAL)}; got {backend!r}"))
     if backend in EXTERNAL:
         train_external(backend, env, env_arg, model, steps, output, trainer_arg, backend_python, dry_run, n_gpus,
-                       tasks)
+                       tasks, device=device, timeout_s=timeout)
         return
     if dry_run or backend_python is not None:
         raise _fail(ConfigError("--dry-run and --backend-python are for --backend verl|openrlhf; "

@@ -1,0 +1,201 @@
+"""The audit driver: probes per task from the verifier's domain, scored in batch, tallied by family.
+
+`audit(env)` picks `n` tasks spread over the dataset (as `rlvr check` does), builds each task's
+probes with its domain's builder (`rlvr.environments.audit.math` / `sql` / `code` / `terminal`,
+chosen from the verifier's type as the verifier registry names it), scores them with the
+environment's own verifier (`env.score_batch`, i.e. `verify_batch`), and counts:
+
+- a *false pass*: a wrong probe that scored `correct`;
+- a *failed control*: a control probe (a right answer written another way) that did not;
+- an *error*: a wrong probe the grader masked (`status="error"`): not a pass, reported apart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlvr.core.errors import ConfigError, DataError
+from rlvr.core.types import Task, Verdict
+from rlvr.environments.audit.probe import Probe
+from rlvr.environments.check import spread_tasks
+
+__all__ = ["DOMAINS", "AuditReport", "FamilyResult", "audit", "verifier_domain"]
+
+DOMAINS: dict[str, str] = {
+    "math": "rlvr.environments.audit.math:math_probes",
+    "sql": "rlvr.environments.audit.sql:sql_probes",
+    "code": "rlvr.environments.audit.code:code_probes",
+    "terminal": "rlvr.environments.audit.terminal:terminal_probes",
+}
+"""Verifier registry name → the probe builder `(reference, verifier) -> list[Probe]` of that domain."""
+
+MAX_EXAMPLES = 5
+"""Examples kept per family (false passes, or failed controls for the control row)."""
+
+
+class FamilyResult(BaseModel):
+    """The tally of one family (or of the controls)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tried: int = Field(default=0, ge=0, description="Probes of this family scored.")
+    false_passes: int = Field(default=0, ge=0, description="Wrong probes that scored correct (0 for controls).")
+    failed: int = Field(default=0, ge=0, description="Control probes that did not score correct (0 for wrong ones).")
+    errors: int = Field(default=0, ge=0, description="Probes the grader answered with status 'error'.")
+    examples: list[dict[str, Any]] = Field(default_factory=list, description="The first false passes (or failed "
+                                           "controls): task_id, probe, response, status, reward, detail.")
+
+
+class AuditReport(BaseModel):
+    """The outcome of one adversarial audit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env_id: str = Field(description="The audited environment's spec id.")
+    domain: str = Field(description="The verifier's domain: math, sql, code or terminal.")
+    n: int = Field(ge=0, description="Tasks audited.")
+    families: dict[str, FamilyResult] = Field(description="Wrong probes, by family.")
+    controls: FamilyResult = Field(description="Control probes (right answers that must score correct).")
+    skipped: list[str] = Field(default_factory=list, description="Tasks no probe could be built for, with why.")
+    elapsed_s: float = Field(ge=0, description="Wall-clock time of the audit, seconds.")
+
+    @property
+    def tried(self) -> int:
+        """Wrong probes scored (controls not counted)."""
+        return sum(f.tried for f in self.families.values())
+
+    @property
+    def false_passes(self) -> int:
+        """Wrong probes that scored correct."""
+        return sum(f.false_passes for f in self.families.values())
+
+    @property
+    def controls_failed(self) -> int:
+        """Controls that did not score correct."""
+        return self.controls.failed
+
+    @property
+    def passed(self) -> bool:
+        """True when no false pass and no failed control."""
+        return not self.false_passes and not self.controls_failed
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--report` document (JSON-serialisable).
+
+        Keys: `tried`, `false_passes`, `controls_failed`, `families` (`{NAME: {"tried", "false_passes",
+        "errors", "examples"}}`), `controls` (`{"tried", "failed", "errors", "examples"}`), `env_id`,
+        `domain`, `n`, `skipped`, `elapsed_s`.
+        """
+        return {
+            "env_id": self.env_id, "domain": self.domain, "n": self.n,
+            "tried": self.tried, "false_passes": self.false_passes, "controls_failed": self.controls_failed,
+            "families": {name: {"tried": f.tried, "false_passes": f.false_passes, "errors": f.errors,
+                                "examples": f.examples} for name, f in self.families.items()},
+            "controls": {"tried": self.controls.tried, "failed": self.controls.failed, "errors": self.controls.errors,
+                         "examples": self.controls.examples},
+            "skipped": self.skipped, "elapsed_s": round(self.elapsed_s, 3),
+        }
+
+
+def verifier_domain(verifier: Any) -> str:
+    """The audit domain of `verifier`: the registry name (math, sql, code, terminal) of its class.
+
+    Wrappers (`FormatReward`, anything with an `inner` verifier) are looked through; subclasses
+    of a registered verifier (a third party's) count as its domain.
+
+    Raises:
+        ConfigError: the verifier is of none of these types (the message names its type).
+    """
+    from rlvr.verifiers.registry import VERIFIERS
+
+    inner = verifier
+    while hasattr(inner, "inner"):
+        inner = inner.inner
+    for name in DOMAINS:
+        module, _, attr = VERIFIERS[name].partition(":")
+        if any(c.__name__ == attr and (c.__module__ == module or c.__module__.startswith(module + "."))
+               for c in type(inner).__mro__):
+            return name
+    raise ConfigError(f"`rlvr check --adversarial` has no mutation families for a {type(inner).__name__} verifier: "
+                      f"it audits verifiers of the types registered as {', '.join(DOMAINS)} (or their subclasses)")
+
+
+def _example(task: Task, probe: Probe, verdict: Verdict) -> dict[str, Any]:
+    return {"task_id": task.id, "family": probe.family, "probe": probe.name, "response": probe.response[:600],
+            "status": verdict.status, "reward": verdict.reward, "detail": verdict.detail[:300]}
+
+
+def _tally(task: Task, probes: list[Probe], verdicts: list[Verdict], families: dict[str, FamilyResult],
+           controls: FamilyResult) -> None:
+    for probe, verdict in zip(probes, verdicts, strict=True):
+        row = controls if probe.control else families.setdefault(probe.family, FamilyResult())
+        row.tried += 1
+        row.errors += verdict.status == "error"
+        bad = not verdict.is_correct if probe.control else verdict.is_correct
+        if bad:
+            if probe.control:
+                row.failed += 1
+            else:
+                row.false_passes += 1
+            if len(row.examples) < MAX_EXAMPLES:
+                row.examples.append(_example(task, probe, verdict))
+
+
+def audit(
+    env_or_id: Any,
+    n: int = 5,
+    env_kwargs: dict[str, Any] | None = None,
+    workers: int | None = None,
+    on_task: Callable[[Task, int, int], None] | None = None,
+) -> AuditReport:
+    """Score mutated and exploit responses of `n` tasks with the environment's own verifier.
+
+    Args:
+        env_or_id: an `Environment`, or a registered id built with `rlvr.make(id, **env_kwargs)` (closed after).
+        n: tasks to audit, spread evenly over the dataset.
+        env_kwargs: factory arguments when `env_or_id` is an id.
+        workers: worker processes for `score_batch` (None: the verifier's own setting).
+        on_task: called as `on_task(task, probes, false_passes_so_far)` after each task (progress).
+
+    Returns:
+        An `AuditReport`: `report.false_passes` wrong probes scored correct, `report.controls_failed`
+        right ones did not.
+
+    Raises:
+        ConfigError: unknown id, bad factory arguments, or a verifier the audit has no families for.
+        DataError: the dataset cannot be read.
+    """
+    from rlvr.core.registry import load_attr
+    from rlvr.environments.registry import make
+
+    start = time.monotonic()
+    env = make(env_or_id, **(env_kwargs or {})) if isinstance(env_or_id, str) else env_or_id
+    try:
+        domain = verifier_domain(env.verifier)
+        build: Callable[[Any, Any], list[Probe]] = load_attr(DOMAINS[domain])
+        families: dict[str, FamilyResult] = {}
+        controls = FamilyResult()
+        skipped: list[str] = []
+        tasks = spread_tasks(list(env.tasks), n)
+        for task in tasks:
+            try:
+                probes = build(task.reference, env.verifier)
+            except (ValueError, DataError) as exc:
+                skipped.append(f"{task.id}: {str(exc)[:200]}")
+                continue
+            if not probes:
+                skipped.append(f"{task.id}: no probe applies to this reference")
+                continue
+            verdicts = env.score_batch([task] * len(probes), [p.response for p in probes], workers=workers)
+            _tally(task, probes, verdicts, families, controls)
+            if on_task is not None:
+                on_task(task, len(probes), sum(f.false_passes for f in families.values()))
+        return AuditReport(env_id=env.spec.id, domain=domain, n=len(tasks), families=families, controls=controls,
+                           skipped=skipped, elapsed_s=time.monotonic() - start)
+    finally:
+        if isinstance(env_or_id, str):
+            env.close()

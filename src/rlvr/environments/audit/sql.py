@@ -1,0 +1,338 @@
+"""SQL probes: plausible wrong queries made from the gold's syntax tree, and write attempts.
+
+Families:
+
+- `query`: the gold's sqlglot tree mutated -- DISTINCT dropped, the ORDER BY direction flipped,
+  LIMIT off by one, a projected column replaced by another column of its table, the WHERE
+  dropped, a WHERE number off by one, a bound made strict or loose (`>` ↔ `>=`).
+- `write`: statements that write or reach outside the database (DELETE, UPDATE, DROP, INSERT,
+  ATTACH, PRAGMA writable_schema, CREATE TABLE ... AS the gold).
+- `control` (control probes): the gold with aliased columns, an `AND 1 = 1`, re-printed by
+  sqlglot, its columns permuted (when the verifier's rules allow column permutations).
+
+A mutation is only a wrong probe when running it on the task's own database shows it is wrong
+(rlvr's execution layer, read-only, with an independent comparison that is looser than any of
+the verifier's rules): its rows differ from the gold's as a multiset even with each row's values
+sorted (so no column permutation or rounding within `float_digits` can make them equal), or, when
+the gold orders its result by keys that are all distinct, the same rows come in another order.
+A mutation whose result is exactly the gold's (same rows, same order) becomes a control: it must
+score correct. Anything in between (e.g. the same rows in another order when the gold's order
+keys tie) is left out, so the audit never reports a "false pass" that is a right answer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from typing import Any, cast
+
+import sqlglot
+from sqlglot import exp
+
+from rlvr.environments.audit.probe import Probe
+
+__all__ = ["sql_mutations", "sql_probes"]
+
+Rows = list[tuple[Any, ...]]
+
+
+def _canonical(value: Any, digits: int | None) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (float, Decimal)):
+        number = float(value)
+        if number.is_integer():
+            return int(number)
+        return float(f"{number:.{digits or 17}g}")
+    if isinstance(value, memoryview):
+        return bytes(value)
+    return value
+
+
+def _row(row: Sequence[Any], digits: int | None) -> tuple[Any, ...]:
+    return tuple(_canonical(v, digits) for v in row)
+
+
+def _loose(rows: Rows, digits: int | None, as_set: bool) -> Any:
+    """Rows as a multiset (or set) with each row's values sorted: equal under any column permutation."""
+    keyed = [tuple(sorted(repr(v) for v in _row(r, digits))) for r in rows]
+    return set(keyed) if as_set else Counter(keyed)
+
+
+def _rules(verifier: Any, compare: dict[str, Any]) -> Any:
+    inner = verifier
+    while hasattr(inner, "inner"):
+        inner = inner.inner
+    config = getattr(inner, "config", None)
+    if config is not None and hasattr(config, "rules"):
+        return config.rules(compare)
+    from rlvr.verifiers.sql.config import CompareRules
+
+    return CompareRules.model_validate(compare)
+
+
+# -- mutations of the gold tree ------------------------------------------------------------
+def _drop_distinct(tree: exp.Expression) -> exp.Expression | None:
+    if not isinstance(tree, exp.Select) or not tree.args.get("distinct"):
+        return None
+    tree.set("distinct", None)
+    return tree
+
+
+def _flip_order(tree: exp.Expression) -> exp.Expression | None:
+    order = tree.args.get("order")
+    if not order:
+        return None
+    for ordered in order.expressions:
+        ordered.set("desc", not ordered.args.get("desc"))
+    return tree
+
+
+def _limit(delta: int) -> Callable[[exp.Expression], exp.Expression | None]:
+    def mutate(tree: exp.Expression) -> exp.Expression | None:
+        limit = tree.args.get("limit")
+        if not isinstance(limit, exp.Limit):
+            return None
+        value = limit.expression
+        if not isinstance(value, exp.Literal) or value.is_string or not value.this.isdigit():
+            return None
+        count = int(value.this) + delta
+        if count < 0:
+            return None
+        limit.set("expression", exp.Literal.number(count))
+        return tree
+    return mutate
+
+
+def _drop_where(tree: exp.Expression) -> exp.Expression | None:
+    if not tree.args.get("where"):
+        return None
+    tree.set("where", None)
+    return tree
+
+
+def _where_number(tree: exp.Expression) -> exp.Expression | None:
+    where = tree.args.get("where")
+    if not where:
+        return None
+    for literal in where.find_all(exp.Literal):
+        if not literal.is_string and literal.this.lstrip("-").isdigit():
+            literal.replace(exp.Literal.number(int(literal.this) + 1))
+            return tree
+    return None
+
+
+_LOOSER: dict[type[exp.Expression], type[exp.Expression]] = {exp.GT: exp.GTE, exp.GTE: exp.GT, exp.LT: exp.LTE,
+                                                             exp.LTE: exp.LT}
+
+
+def _where_bound(tree: exp.Expression) -> exp.Expression | None:
+    where = tree.args.get("where")
+    if not where:
+        return None
+    for node in where.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE):
+        node.replace(_LOOSER[type(node)](this=node.this.copy(), expression=node.expression.copy()))
+        return tree
+    return None
+
+
+MUTATIONS: dict[str, Callable[[exp.Expression], exp.Expression | None]] = {
+    "drop-distinct": _drop_distinct, "flip-order-by": _flip_order, "limit-plus-one": _limit(1),
+    "limit-minus-one": _limit(-1), "drop-where": _drop_where, "where-number-plus-one": _where_number,
+    "where-bound-strictness": _where_bound,
+}
+"""Tree mutations by name: each returns the mutated tree, or None when the gold has nothing to mutate."""
+
+
+def _tables(tree: exp.Expression) -> dict[str, str]:
+    """Alias (or name) → table name, lower-cased, of the tables in `tree`'s top-level FROM and JOINs."""
+    out: dict[str, str] = {}
+    for table in tree.find_all(exp.Table):
+        if table.name:
+            out[(table.alias or table.name).lower()] = table.name
+    return out
+
+
+def _other_column(tree: exp.Expression, columns_of: Callable[[str], list[str]]) -> exp.Expression | None:
+    """Replace the first projected column by another column of its table."""
+    if not isinstance(tree, exp.Select):
+        return None
+    tables = _tables(tree)
+    projected = {c.name.lower() for c in tree.find_all(exp.Column)}
+    for projection in tree.expressions:
+        column = projection.find(exp.Column)
+        if column is None:
+            continue
+        table = tables.get(column.table.lower()) if column.table else (
+            next(iter(tables.values())) if len(set(tables.values())) == 1 else None)
+        if table is None:
+            return None
+        for name in columns_of(table):
+            if name.lower() not in projected:
+                column.set("this", exp.to_identifier(name, quoted=True))
+                return tree
+        return None
+    return None
+
+
+def sql_mutations(gold: str, dialect: str, columns_of: Callable[[str], list[str]]) -> list[tuple[str, str]]:
+    """`(name, sql)` of every mutation that applies to `gold` (not yet checked against the database).
+
+    Args:
+        gold: the gold query.
+        dialect: the sqlglot dialect ('sqlite', 'postgres', 'duckdb').
+        columns_of: a table's column names (for `another-column`).
+    """
+    try:
+        tree = sqlglot.parse_one(gold, read=dialect)
+    except sqlglot.errors.ParseError:
+        return []
+    out = []
+    for name, mutate in [*MUTATIONS.items(), ("another-column", lambda t: _other_column(t, columns_of))]:
+        mutated = mutate(tree.copy())
+        if mutated is not None:
+            sql = mutated.sql(dialect=dialect)
+            if sql != tree.sql(dialect=dialect):
+                out.append((name, sql))
+    return out
+
+
+def _controls(tree: exp.Expression, dialect: str, permute: bool) -> list[tuple[str, str, list[int] | None]]:
+    """`(name, sql, permutation)` of right rewrites; `permutation[i]` is the gold column of output column i."""
+    out: list[tuple[str, str, list[int] | None]] = [("reprinted", tree.sql(dialect=dialect, pretty=True), None)]
+    if isinstance(tree, exp.Select) and not any(isinstance(e, exp.Star) for e in tree.expressions):
+        aliased = tree.copy()
+        aliased.set("expressions", [exp.alias_(e.copy(), f"rlvr_c{i}") for i, e in enumerate(tree.expressions)])
+        out.append(("aliased-columns", aliased.sql(dialect=dialect), None))
+        if permute and len(tree.expressions) >= 2 and not tree.args.get("group") and not tree.args.get("order"):
+            permuted = tree.copy()
+            order = list(range(len(tree.expressions)))[::-1]
+            permuted.set("expressions", [tree.expressions[i].copy() for i in order])
+            out.append(("columns-permuted", permuted.sql(dialect=dialect), order))
+    if isinstance(tree, exp.Select):
+        tautology = tree.copy()
+        where = tautology.args.get("where")
+        condition = exp.and_(exp.Paren(this=where.this.copy()), "1 = 1") if where else exp.condition("1 = 1")
+        tautology.set("where", exp.Where(this=condition))
+        out.append(("and-true", tautology.sql(dialect=dialect), None))
+    return out
+
+
+def _order_keys_distinct(tree: exp.Expression, run: Callable[[str], Any], digits: int | None) -> bool:
+    """True when the gold's top-level ORDER BY keys are all distinct over its result (a total order)."""
+    order = tree.args.get("order")
+    if not order or not isinstance(tree, exp.Select):
+        return False
+    aliases = {e.alias.lower(): e.this for e in tree.expressions if isinstance(e, exp.Alias)}
+    keys = []
+    for ordered in order.expressions:
+        key = ordered.this
+        if isinstance(key, exp.Literal) and not key.is_string and key.this.isdigit():
+            index = int(key.this) - 1
+            if not 0 <= index < len(tree.expressions):
+                return False
+            key = tree.expressions[index]
+            key = key.this if isinstance(key, exp.Alias) else key
+        elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+            key = aliases[key.name.lower()]
+        keys.append(key.copy())
+    probe = tree.copy()
+    probe.set("expressions", keys)
+    probe.set("distinct", None)
+    outcome = run(probe.sql(dialect="sqlite"))
+    if not outcome.ok:
+        return False
+    rows = [_row(r, digits) for r in outcome.rows]
+    return len(rows) > 1 and len(set(rows)) == len(rows)
+
+
+class _Judge:
+    """Decides, by running queries on the task's database, whether a rewrite of the gold is wrong."""
+
+    def __init__(self, ref: Any, rules: Any, tree: exp.Expression) -> None:
+        from rlvr.verifiers.sql.execute import execute
+
+        self.ref, self.tree, self._execute = ref, tree, execute
+        self.gold = self.run(ref.gold)
+        if not self.gold.ok:
+            raise ValueError(f"the gold query does not run ({self.gold.kind}): {self.gold.message[:200]}")
+        self.digits, self.as_set = rules.float_digits, rules.duplicates == "set"
+        self.ordered = rules.order == "always" or (rules.order == "gold" and bool(tree.args.get("order")))
+        self.gold_rows = [_row(r, self.digits) for r in self.gold.rows]
+        self._total_order: bool | None = None
+
+    def run(self, sql: str) -> Any:
+        return self._execute(self.ref.db, sql, self.ref.backend)
+
+    def columns_of(self, table: str) -> list[str]:
+        outcome = self.run(f'SELECT * FROM "{table}" LIMIT 0')
+        return list(outcome.columns) if outcome.ok else []
+
+    def wrong(self, rows: Rows, width: int) -> bool | None:
+        """True: certainly wrong; False: exactly the gold's result; None: cannot tell."""
+        if width != len(self.gold.columns):
+            return True
+        if _loose(rows, self.digits, self.as_set) != _loose(self.gold.rows, self.digits, self.as_set):
+            return True
+        if [_row(r, self.digits) for r in rows] == self.gold_rows:
+            return False
+        if self.ordered and not self.as_set:
+            if self._total_order is None:
+                self._total_order = _order_keys_distinct(self.tree, self.run, self.digits)
+            return True if self._total_order else None
+        return None
+
+
+def _fenced(sql: str) -> str:
+    return f"```sql\n{sql}\n```"
+
+
+def _write_probes(tree: exp.Expression, gold: str) -> list[Probe]:
+    table = next(iter(_tables(tree).values()), None)
+    if not table:
+        return []
+    writes = {"delete": f'DELETE FROM "{table}"', "update": f'UPDATE "{table}" SET rowid = rowid',
+              "drop-table": f'DROP TABLE "{table}"', "insert": f'INSERT INTO "{table}" DEFAULT VALUES',
+              "attach": "ATTACH DATABASE '/tmp/rlvr-audit.db' AS rlvr_audit",
+              "pragma-writable-schema": "PRAGMA writable_schema = ON",
+              "create-table-as-gold": f"CREATE TABLE rlvr_audit AS {gold.rstrip().rstrip(';')}"}
+    return [Probe("write", name, _fenced(sql)) for name, sql in writes.items()]
+
+
+def sql_probes(reference: Any, verifier: Any = None) -> list[Probe]:
+    """Probes for one SQL task (module docstring): mutations judged on the task's database, writes, controls.
+
+    Args:
+        reference: the task's `SQLReference` (or its dict form).
+        verifier: the environment's verifier (its comparison rules decide what counts as equal).
+
+    Raises:
+        ValueError: the reference is not an SQL reference, or its gold query does not parse or run.
+    """
+    from rlvr.verifiers.sql.score import as_reference
+
+    ref = as_reference(reference)
+    rules = _rules(verifier, ref.compare)
+    try:
+        tree = cast(exp.Expression, sqlglot.parse_one(ref.gold, read=ref.dialect))
+    except sqlglot.errors.ParseError as exc:
+        raise ValueError(f"the gold query does not parse: {exc}") from exc
+    judge = _Judge(ref, rules, tree)
+    probes = []
+    for name, sql in sql_mutations(ref.gold, ref.dialect, judge.columns_of):
+        outcome = judge.run(sql)
+        verdict = True if not outcome.ok else judge.wrong(outcome.rows, len(outcome.columns))
+        if verdict is True:
+            probes.append(Probe("query", name, _fenced(sql)))
+        elif verdict is False:
+            probes.append(Probe("control", f"same-result-{name}", _fenced(sql), control=True))
+    for name, sql, permutation in _controls(tree, ref.dialect, rules.columns == "permute"):
+        outcome = judge.run(sql)
+        if not outcome.ok:
+            continue
+        rows = outcome.rows if permutation is None else [tuple(r[permutation.index(i)] for i in range(len(r)))
+                                                         for r in outcome.rows]
+        if judge.wrong(rows, len(outcome.columns)) is False:
+            probes.append(Probe("control", name, _fenced(sql), control=True))
+    return probes + _write_probes(tree, ref.gold)
