@@ -171,8 +171,6 @@ def verify(
         if not sharded and not input.is_file():
             raise ConfigError(f"input file {str(input)!r} does not exist")
         scorer = get_verifier(verifier, **parse_env_args(verifier_arg))
-        if sharded and (prompt_key or group_key):
-            raise ConfigError("--prompt-key and --group-key need JSONL input and output with --engine local")
         source = open_source(str(input)) if sharded else None
         total = source.total() if source is not None else count_rows(input)
     except (RlvrError, OSError) as exc:
@@ -193,7 +191,7 @@ def verify(
                 stats = _verify_sharded(source, output, scorer, engine, workers, ray_address, dict(
                     response_key=response_key, reference_key=reference_key, expected_key=expected_key,
                     batch_size=batch_size, overwrite=overwrite, on_progress=bar.advance, on_bad=on_bad,
-                    on_warning=_warn))
+                    on_warning=_warn, prompt_key=prompt_key, group_key=group_key))
             else:
                 stats = verify_file(
                     input, output, scorer, response_key=response_key, reference_key=reference_key,
@@ -236,6 +234,8 @@ def _verify_sharded(source: Any, output: Path, scorer: Any, engine: str, workers
     from rlvr.runners.engine import make_engine
     from rlvr.runners.sharded import verify_sharded
 
+    if any(options.pop(key) for key in ("prompt_key", "group_key")):
+        raise ConfigError("--prompt-key and --group-key need JSONL input and output with --engine local")
     with make_engine(engine, scorer, workers, ray_address) as runner:
         return verify_sharded(source, output, scorer, runner, **options)
 

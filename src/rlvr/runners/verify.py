@@ -200,15 +200,21 @@ def _response_problem(key: str, value: Any) -> str:
     return f"key {key!r} is {_a(type(value).__name__)}, expected a string or chat messages"
 
 
-def _parse(lineno: int, text: str, response_key: str, reference_key: str) -> tuple[dict[str, Any], Any, str | None]:
-    """Return (row, (response, reference) or None, problem or None) for one input line."""
+def _parse(lineno: int, text: str, response_key: str, reference_key: str, prompt_key: str | None = None,
+           group_key: str | None = None) -> tuple[dict[str, Any], Any, str | None]:
+    """Return (row, (response, reference) or None, problem or None) for one input line.
+
+    With `prompt_key` (judge verifiers) the reference is `{"prompt": row[prompt_key], "reference":
+    row.get(reference_key)}` and the reference column is optional; `group_key` must be present.
+    """
     try:
         row = json.loads(text)
     except ValueError as exc:
         return {"_raw": text[:_RAW_CHARS]}, None, f"line {lineno}: not valid JSON ({exc})"
     if not isinstance(row, dict):
         return {"_raw": text[:_RAW_CHARS]}, None, f"line {lineno}: expected a JSON object, got {_a(type(row).__name__)}"
-    for key in (response_key, reference_key):
+    required = (response_key, prompt_key) if prompt_key else (response_key, reference_key)
+    for key in required + ((group_key,) if group_key else ()):
         if key not in row:
             keys = ", ".join(sorted(row)) or "none"
             return row, None, f"line {lineno}: missing key {key!r} (row has keys: {keys})"
@@ -217,9 +223,11 @@ def _parse(lineno: int, text: str, response_key: str, reference_key: str) -> tup
     response = extract_response(row[response_key])
     if response is None:
         return row, None, f"line {lineno}: {_response_problem(response_key, row[response_key])}"
-    reference = row[reference_key]
+    reference = row.get(reference_key)
     if isinstance(reference, (int, float)) and not isinstance(reference, bool):
         reference = str(reference)
+    if prompt_key:
+        reference = {"prompt": row[prompt_key], "reference": reference}
     return row, (response, reference), None
 
 
@@ -253,14 +261,19 @@ def _strip_reserved(row: dict[str, Any], found: set[str]) -> dict[str, Any]:
 
 
 def _score_batch(
-    batch: list[tuple[int, str]], verifier: Verifier, keys: tuple[str, str], workers: int,
+    batch: list[tuple[int, str]], verifier: Verifier, keys: _Keys, workers: int,
     on_bad: Callable[[str], None], replaced: set[str],
 ) -> list[dict[str, Any]]:
     """Parse and verify one batch; return the output rows in input order."""
     parsed = [(lineno, _strip_reserved(row, replaced), pair, problem)
               for lineno, text in batch for row, pair, problem in [_parse(lineno, text, *keys)]]
     pairs = [pair for _, _, pair, _ in parsed if pair is not None]
-    verdicts = iter(verifier.verify_batch(pairs, workers=workers) if pairs else [])
+    group_key = keys[3] if len(keys) > 3 else None
+    if group_key and pairs:
+        groups = [_group_value(row, group_key) for _, row, pair, _ in parsed if pair is not None]
+        verdicts = iter(_verify_grouped(verifier, pairs, groups))
+    else:
+        verdicts = iter(verifier.verify_batch(pairs, workers=workers) if pairs else [])
     out: list[dict[str, Any]] = []
     for lineno, row, _pair, problem in parsed:
         if problem is not None:
@@ -287,6 +300,8 @@ def verify_file(
     on_progress: Callable[[int], None] | None = None,
     on_bad: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    prompt_key: str | None = None,
+    group_key: str | None = None,
 ) -> VerifyStats:
     """Verify every row of `input_path` into `output_path`, resuming from what is already there.
 
@@ -304,6 +319,13 @@ def verify_file(
         on_bad: called with the message of each bad row.
         on_warning: called once when input rows carry the output's own keys (`verdict`,
             `_line`, `_bad_row`), which are replaced; default `warnings.warn`.
+        prompt_key: key of the question or chat prompt, for judge verifiers (`wants_prompt`): each
+            reference becomes `{"prompt": row[prompt_key], "reference": row.get(reference_key)}`, and
+            the reference column is optional.
+        group_key: rows sharing this key's value are scored together in one call by a group verifier
+            (`verify_groups`, e.g. `ruler`); the first row's prompt and reference stand for the group,
+            batches hold whole groups and are written ordered by line. A group cut by a kill mid-batch
+            is re-judged from its missing rows only.
 
     Returns:
         `VerifyStats` over the whole output file.
@@ -314,21 +336,73 @@ def verify_file(
         DataError: the existing output is not resumable (see `scan_output`), or holds rows for
             lines the input does not have.
     """
-    keys = (response_key, reference_key)
+    _check_judge_keys(verifier, prompt_key, group_key)
     config = run_config(input_path, verifier, response_key, reference_key)
+    config.update({k: v for k, v in (("prompt_key", prompt_key), ("group_key", group_key)) if v is not None})
     done, stats = _prepare_output(input_path, output_path, overwrite, expected_key, config)
     if on_progress and done:
         on_progress(len(done))
     size = batch_size or max(8, 4 * workers)
     todo = (item for item in _iter_input(input_path, stats) if item[0] not in done)
     callbacks = (on_progress, on_bad or (lambda _msg: None), on_warning or _warn)
+    batches = _group_batches(todo, group_key, size) if group_key else _batches(todo, size)
+    parse_keys: _Keys = (response_key, reference_key, prompt_key, group_key)
     with output_path.open("a", encoding="utf-8") as out:
         try:
-            _write_batches(out, _batches(todo, size), verifier, keys, workers, stats, expected_key, callbacks)
+            _write_batches(out, batches, verifier, parse_keys, workers, stats, expected_key, callbacks)
         finally:
             out.flush()
             os.fsync(out.fileno())
     return stats
+
+
+_Keys = tuple[str, str] | tuple[str, str, str | None, str | None]
+"""(response key, reference key[, prompt key, group key]) as `_parse` takes them."""
+
+
+def _check_judge_keys(verifier: Verifier, prompt_key: str | None, group_key: str | None) -> None:
+    if prompt_key and not getattr(verifier, "wants_prompt", False):
+        raise ConfigError(f"--prompt-key is for judge verifiers (judge, ruler); {verifier.name!r} scores against "
+                          "the reference alone: drop --prompt-key")
+    if group_key and not callable(getattr(verifier, "verify_groups", None)):
+        raise ConfigError(f"--group-key needs a group verifier (ruler); {verifier.name!r} scores rows one by one")
+
+
+def _group_value(row: dict[str, Any], group_key: str) -> str:
+    return json.dumps(row.get(group_key), sort_keys=True, default=str)
+
+
+def _group_batches(items: Iterator[tuple[int, str]], group_key: str, size: int) -> Iterator[list[tuple[int, str]]]:
+    """Batches of whole groups (rows sharing `group_key`), each ordered by line; reads the pending input once."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for lineno, text in items:
+        try:
+            row = json.loads(text)
+            key = _group_value(row, group_key) if isinstance(row, dict) and group_key in row else f"bad:{lineno}"
+        except ValueError:
+            key = f"bad:{lineno}"
+        groups.setdefault(key, []).append((lineno, text))
+    batch: list[tuple[int, str]] = []
+    for members in groups.values():
+        batch += members
+        if len(batch) >= size:
+            yield sorted(batch)
+            batch = []
+    if batch:
+        yield sorted(batch)
+
+
+def _verify_grouped(verifier: Verifier, pairs: list[tuple[str, Any]], groups: list[str]) -> list[Verdict]:
+    """Score `pairs` with `verifier.verify_groups`, one group per distinct value in `groups`; input order."""
+    members: dict[str, list[int]] = {}
+    for i, value in enumerate(groups):
+        members.setdefault(value, []).append(i)
+    group_verify = verifier.verify_groups  # type: ignore[attr-defined]  # checked by _check_judge_keys
+    results = group_verify([([pairs[i][0] for i in idx], pairs[idx[0]][1]) for idx in members.values()])
+    out: dict[int, Verdict] = {}
+    for idx, verdicts in zip(members.values(), results, strict=True):
+        out.update(zip(idx, verdicts, strict=True))
+    return [out[i] for i in range(len(pairs))]
 
 
 def _warn(message: str) -> None:
@@ -420,7 +494,7 @@ _Callbacks = tuple[Callable[[int], None] | None, Callable[[str], None], Callable
 
 
 def _write_batches(
-    out: IO[str], batches: Iterator[list[tuple[int, str]]], verifier: Verifier, keys: tuple[str, str],
+    out: IO[str], batches: Iterator[list[tuple[int, str]]], verifier: Verifier, keys: _Keys,
     workers: int, stats: VerifyStats, expected_key: str, callbacks: _Callbacks,
 ) -> None:
     on_progress, on_bad, on_warning = callbacks
@@ -435,7 +509,7 @@ def _write_batches(
         out.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
         out.flush()
         for row in rows:
-            stats.add(row, expected_key, keys)
+            stats.add(row, expected_key, keys[:2])
         stats.written += len(rows)
         if on_progress:
             on_progress(len(rows))

@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible judge server on loopback (stdlib `http.server`, a real HTTP socket).
 
-Imported by this folder's tests and conftest (fixture `judge_server`).
+Lives in tests/ (on sys.path through tests/conftest.py) so judge, runner and adapter tests share it;
+import the `judge_server` fixture from here.
 
 `judge_server.reply = fn` sets how it answers: `fn(body) -> Reply`, where `body` is the decoded
 request JSON; every request body is kept in `judge_server.requests`.
@@ -89,13 +90,16 @@ class JudgeServer:
         self.httpd.server_close()
 
 
-@pytest.fixture
-def judge_server() -> Iterator[JudgeServer]:
+def serve() -> Iterator[JudgeServer]:
+    """A started `JudgeServer`, closed after use (the body of each folder's `judge_server` fixture)."""
     server = JudgeServer()
     try:
         yield server
     finally:
         server.close()
+
+
+judge_server = pytest.fixture(serve, name="judge_server")
 
 
 def ids_in(body: dict[str, Any]) -> list[str]:
