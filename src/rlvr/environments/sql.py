@@ -38,7 +38,7 @@ from rlvr.environments.sql_data import (
 from rlvr.environments.tools import Tool, ToolError
 from rlvr.verifiers.base import Verifier
 from rlvr.verifiers.sql import SQLReference, SQLVerifier
-from rlvr.verifiers.sql.execute import Limits, execute
+from rlvr.verifiers.sql.execute import Limits, execute_bounded
 from rlvr.verifiers.sql.extract import classify
 from rlvr.verifiers.wrappers import FormatReward
 
@@ -202,7 +202,7 @@ class SQLToolEnv(ToolEnv):
         if not checked.ok and checked.parsed:
             raise ToolError(f"query rejected: {checked.reason}")
         limit = Limits(timeout_s=self.tool_timeout_s, max_rows=10_000, max_bytes=4 * 1024 * 1024)
-        outcome = execute(ref.db, query, ref.backend, limit)
+        outcome = execute_bounded(ref.db, query, ref.backend, limit)
         if not outcome.ok:
             raise ToolError(f"{outcome.kind}: {outcome.message}")
         return _render(outcome.columns, outcome.rows, self.max_rows_shown)

@@ -17,6 +17,14 @@ does can leak into the other) and closes it afterwards.
 - DuckDB (`duckdb`, the `sql` extra): `read_only=True`, external access, extension autoloading
   and configuration changes disabled; the time limit calls `interrupt()` from a timer.
 
+Every engine checks its limit between steps of its own (SQLite between virtual-machine
+instructions), so one call into a single slow function (`instr`, `replace`, `printf` on
+megabyte strings) runs past it. Hence two rules: a query whose rows arrive after the limit is a
+`timeout`, never `ok`; and `execute_bounded` runs `execute` in a killable worker process, so it
+returns at the limit (plus `BOUND_GRACE_S`) whatever the engine is doing. The `execute_sql` tool
+and inline verification use `execute_bounded`; the verifier's worker pool (`isolation="process"`)
+has its own hard per-item timeout and calls `execute` directly.
+
 Outcomes are data (`Execution`), never exceptions, except a missing driver (`MissingExtraError`).
 """
 
@@ -35,7 +43,7 @@ from urllib.parse import quote
 
 from rlvr.core.errors import MissingExtraError
 
-__all__ = ["Execution", "Limits", "duckdb_path", "execute", "sqlite_path"]
+__all__ = ["BOUND_GRACE_S", "Execution", "Limits", "duckdb_path", "execute", "execute_bounded", "sqlite_path"]
 
 _BATCH = 512
 _PROGRESS_OPS = 1000
@@ -307,4 +315,67 @@ def execute(db: str, sql: str, backend: str = "sqlite", limits: Limits | None = 
     start = time.monotonic()
     outcome = run(db, sql, limits, start + limits.timeout_s)
     outcome.elapsed_s = time.monotonic() - start
+    if outcome.kind in ("ok", "too_large") and outcome.elapsed_s > limits.timeout_s + _LATE_S:
+        # one engine call (a single slow function) ran past the limit: its rows do not count
+        late = f"answered after {outcome.elapsed_s:.1f} s, past the {limits.timeout_s:g} s limit"
+        return Execution("timeout", message=late, elapsed_s=outcome.elapsed_s)
     return outcome
+
+
+_LATE_S = 0.05
+"""Slack before rows that arrive after the limit count as a timeout, seconds (fetching is checked in batches)."""
+
+BOUND_GRACE_S = 1.0
+"""What `execute_bounded` adds to the query's limit before it kills the worker, seconds (connection, pickling)."""
+
+_BOUNDED: Any = None
+_BOUNDED_LOCK = threading.Lock()
+
+
+def _bounded_pool() -> Any:
+    global _BOUNDED
+    from rlvr.verifiers._pool import WorkerPool
+
+    with _BOUNDED_LOCK:
+        if _BOUNDED is None or _BOUNDED.closed:
+            _BOUNDED = WorkerPool(execute, workers=4, timeout_s=Limits().timeout_s + BOUND_GRACE_S,
+                                  memory_limit_mb=4096)
+        return _BOUNDED
+
+
+def execute_bounded(db: str, sql: str, backend: str = "sqlite", limits: Limits | None = None) -> Execution:
+    """`execute` in a warm worker process that is killed at the limit: returns in `timeout_s + BOUND_GRACE_S`.
+
+    Workers (up to 4, shared by the process, started on first use) run one query at a time; a
+    worker killed at the limit is replaced.
+
+    Returns:
+        The worker's `Execution`; 'timeout' when it was killed; 'error' when the worker crashed.
+
+    Raises:
+        MissingExtraError: the driver of a PostgreSQL or DuckDB backend is not installed.
+        ValueError: unknown `backend`.
+    """
+    limits = limits or Limits()
+    if backend not in _BACKENDS:
+        raise ValueError(f"unknown SQL backend {backend!r}; use one of {', '.join(_BACKENDS)}")
+    driver = {"postgres": ("psycopg", "psycopg"), "duckdb": ("duckdb", "duckdb")}.get(backend)
+    if driver is not None:
+        import importlib.util
+
+        if importlib.util.find_spec(driver[0]) is None:
+            raise MissingExtraError(driver[1], "sql")
+    pool = _bounded_pool()
+    worker = pool._acquire()
+    try:
+        outcome = worker.call((db, sql, backend, limits), limits.timeout_s + BOUND_GRACE_S)
+    finally:  # a killed worker's replacement starts in the background: the answer does not wait for it
+        threading.Thread(target=pool._release, args=(worker,), daemon=True, name="rlvr-sql-release").start()
+    if outcome.kind == "ok":
+        result: Execution = outcome.value
+        return result
+    if outcome.kind == "timeout":
+        return Execution("timeout", message=f"stopped after {limits.timeout_s:g} s (the query's process was killed)",
+                         elapsed_s=outcome.elapsed_s)
+    return Execution("error", message=f"the query's process failed: {str(outcome.value).strip()[-300:]}",
+                     elapsed_s=outcome.elapsed_s)

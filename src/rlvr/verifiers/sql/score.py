@@ -35,7 +35,7 @@ from pydantic import ValidationError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.sql.compare import compare_results
 from rlvr.verifiers.sql.config import CompareRules, SQLConfig, SQLReference
-from rlvr.verifiers.sql.execute import Execution, Limits, duckdb_path, execute, sqlite_path
+from rlvr.verifiers.sql.execute import Execution, Limits, duckdb_path, execute, execute_bounded, sqlite_path
 from rlvr.verifiers.sql.extract import classify, extract_sql
 
 __all__ = ["GOLD_CACHE_SIZE", "as_reference", "score_sql"]
@@ -75,7 +75,12 @@ def _file_key(ref: SQLReference) -> tuple[Any, ...] | None:
     return (ref.backend, os.path.abspath(path), st.st_size, st.st_mtime_ns)
 
 
-def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits) -> Execution:
+def _runner(config: SQLConfig) -> Any:
+    """`execute` inside the verifier's worker pool (its own hard timeout); a killable worker when inline."""
+    return execute_bounded if config.isolation == "inline" else execute
+
+
+def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits, run: Any = execute) -> Execution:
     file_key = _file_key(ref)
     key = None if file_key is None else (*file_key, normalized or ref.gold, limits)
     if key is not None:
@@ -84,7 +89,7 @@ def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits) -> Exec
             if cached is not None:
                 _GOLD_CACHE.move_to_end(key)
                 return cached
-    outcome = execute(ref.db, ref.gold, ref.backend, limits)
+    outcome: Execution = run(ref.db, ref.gold, ref.backend, limits)
     if key is not None and outcome.ok and len(outcome.rows) <= _CACHE_MAX_ROWS:
         with _CACHE_LOCK:
             _GOLD_CACHE[key] = outcome
@@ -111,7 +116,7 @@ def _gold_outcome(config: SQLConfig, ref: SQLReference, rules: CompareRules) -> 
         hint = "" if gold_class.parsed else "; to score it anyway on SQLite, set the order rule to 'always' or 'never'"
         return None, False, f"the gold SQL is not usable: {gold_class.reason}{hint}"
     limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
-    gold = _run_gold(ref, gold_class.normalized, limits)
+    gold = _run_gold(ref, gold_class.normalized, limits, _runner(config))
     if not gold.ok:
         return None, False, f"the gold query failed ({gold.kind}): {gold.message}"
     if not gold.rows and config.empty_gold == "error":
@@ -157,7 +162,7 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
     if not pred_class.ok and (pred_class.parsed or ref.backend != "sqlite"):
         return _verdict(config, "incorrect", f"{flag}prediction rejected: {pred_class.reason}", start, found.sql)
     limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
-    pred = execute(ref.db, found.sql, ref.backend, limits)
+    pred: Execution = _runner(config)(ref.db, found.sql, ref.backend, limits)
     if pred.kind == "timeout":
         return _verdict(config, "timeout", f"{flag}prediction timed out: {pred.message}", start, found.sql)
     if not pred.ok:
