@@ -37,6 +37,8 @@ _MAX_ITEMS = 40
 _CHOICE_RE = re.compile(r"^\(?\s*([A-J])\s*\)?(?:[.:]|\s|$)")
 _TIME_RE = re.compile(r"^(\d{1,2}):([0-5]\d)$")
 _COLON_RE = re.compile(r"^(\d+):(\d+)$")
+_OTHER_CHOICE_RE = re.compile(r"(?<![A-Za-z\\])([A-J])(?![A-Za-z])")
+_HEDGED = "hedged"  # several option letters: never equal to a gold letter
 _LABEL_RE = re.compile(r"^(?![\d.])[A-Za-z\\{}_^0-9|(),:'\s]{1,40}$")
 
 
@@ -110,11 +112,14 @@ def _equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | None:
     if depth > _MAX_DEPTH:
         return None
     letter = _choice_letter(g)
-    if letter is not None:
+    if letter is not None and letter != _HEDGED:
         return "choice" if _choice_letter(p, any_case=letter in "ABCDE") == letter else None
     clock = _clock_equal(g, p)
     if clock is not None:
         return clock if isinstance(clock, str) else None
+    labelled = _labelled_equal(g, p, cfg, depth)
+    if labelled is not None:
+        return labelled if isinstance(labelled, str) else None
     g, p = _strip_labels(g, p)
     if _canon(g) == _canon(p):
         return "string"
@@ -135,6 +140,8 @@ def _choice_letter(s: str, *, any_case: bool = False) -> str | None:
     m = _CHOICE_RE.match(s)
     if m is None or (len(s) > 3 and not s.startswith("(")):
         return None
+    if any(other != m.group(1) for other in _OTHER_CHOICE_RE.findall(s[m.end():])):
+        return _HEDGED  # "(B) (C)", "(A B C D)", "(B) or (D)": several choices are no choice
     return m.group(1)
 
 
@@ -169,6 +176,71 @@ def _split_relation(s: str) -> list[str]:
         return [s]
     parts = split_top_level(protected, seps="=\x00")
     return [part.replace("\x00", "\\in") for part in parts]
+
+
+_Pairs = list[tuple[str, str]]
+
+
+def _label_key(label: str) -> str:
+    return re.sub(r"[\s{}]", "", label)
+
+
+def _assignments(s: str) -> _Pairs | None:
+    r"""`x=1, y=2` -> [(x, 1), (y, 2)]; `(x, y) = (1, 2)` -> the same pairs; None unless every item is labelled.
+
+    A label is a name (`x`, `a_1`, `f(x)`, `\angle A`); a chain `x = 5+6 = 11` binds its last value.
+    """
+    items = split_top_level(s)
+    if len(items) > _MAX_ITEMS:
+        return None
+    pairs: _Pairs = []
+    for item in items:
+        parts = _split_relation(re.sub(r"\\approx.*$", "", item).strip() if "=" in item else item)
+        if len(parts) < 2 or "\\in" in item or not _LABEL_RE.match(parts[0]) or not parts[-1]:
+            return None
+        label, value = parts[0].strip(), parts[-1].strip()
+        lb, vb = _brackets(label), _brackets(value)
+        if lb is not None and vb is not None and len(lb[2]) == len(vb[2]) > 1 and lb[0] == "(":
+            pairs += list(zip(lb[2], vb[2], strict=True))  # (x, y) = (1, 2)
+        else:
+            pairs.append((label, value))
+    return pairs
+
+
+def _labelled_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool | None:
+    """Labels bind values: `x=1, y=2` equals `y=2, x=1` but neither `x=2, y=1` nor `y=1`; None: not labelled.
+
+    Both sides labelled: the same labels, each with an equal value (pairs in any order). Gold
+    labelled with distinct names, prediction bare: the values in the gold's order. Two single
+    equations with different left sides (`y=2x+3` vs `x=(y-3)/2`) compare as equations.
+    """
+    if "=" not in g:
+        return None
+    gp = _assignments(g)
+    if gp is None:
+        return None
+    pp = _assignments(p) if "=" in p else None
+    if pp is None:
+        if len(gp) < 2 or len({_label_key(k) for k, _ in gp}) < len(gp):
+            return None  # one labelled value, or several values of one name (roots): compared without labels
+        pb = _brackets(p)
+        items = pb[2] if pb is not None and pb[0] in "([" else split_top_level(p)
+        if len(items) != len(gp):
+            return False
+        ok = all(_equal(v, item, cfg, depth + 1) for (_, v), item in zip(gp, items, strict=True))
+        return "values in the gold's order" if ok else False
+    if len(gp) == 1 and len(pp) == 1 and _label_key(gp[0][0]) != _label_key(pp[0][0]):
+        equation = _scalar_equal(g, p, cfg)  # another name: equal only as equations (`y=2x+3`, `x=(y-3)/2`)
+        return f"{equation} equation" if equation else False
+    groups: dict[str, tuple[list[str], list[str]]] = {}
+    for k, v in gp:
+        groups.setdefault(_label_key(k), ([], []))[0].append(v)
+    for k, v in pp:
+        if _label_key(k) not in groups:
+            return False  # a label the gold does not have
+        groups[_label_key(k)][1].append(v)
+    ok = all(_unordered(gv, pv, cfg, depth) for gv, pv in groups.values())
+    return "labelled values" if ok else False
 
 
 def _strip_labels(g: str, p: str) -> tuple[str, str]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rlvr.verifiers.math.normalize import join_digit_groups
+from rlvr.verifiers.math.normalize import join_digit_groups, normalize_unicode
 
 __all__ = [
     "ALTERNATIVE_SEP", "Extraction", "extract_answer", "extract_reference", "find_boxed", "match_brace", "refine_span",
@@ -59,7 +59,7 @@ _TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 # Where the answer after a marker ends: "18 because ...", "7, which ...", "7 (since 3 + 4 = 7)", "34. Then".
 _CLAUSE = (
     r"\s+(?:because|since|which|where|but)\b|,\s*(?:which|since|because|so|where|as|but)\b|[.!?;]\s"
-    r"|\s+[-—–]{1,2}\s|\s*\((?=[^()]*(?:(?<![\\a-zA-Z])[a-zA-Z]{2,}|=))"
+    r"|\s+(?:--?|[—–])\s+(?![-+]?[\d(.\\]|[a-z]\b|(?:sqrt|exp|log|ln|sin|cos|tan|pi|e)\b)|\s*\((?=[^()]*(?:(?<![\\a-zA-Z])[a-zA-Z]{2,}|=))"
 )
 _CLAUSE_RE = re.compile(_CLAUSE, re.IGNORECASE)
 # Also "18 and the eggs cost $2": only where the part before it is a whole formula.
@@ -68,7 +68,7 @@ _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z\[(])")
 _INLINE_DELIM_RE = re.compile(r"\\[()]|(?<!\\)\$")
 _ALTERNATIVE_RE = re.compile(r"(?:or|equivalently|i\.\s*e|that is|alternatively)", re.IGNORECASE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")
-_NUMBER_RE = re.compile(r"(?<![A-Za-z_])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+")
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_^])(?<!\^\{)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+")
 _ENV_RE = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)|\$\$(.+?)\$\$|\$([^$]+?)\$", re.DOTALL)
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z']{2,}")
 _LATEX_WORDS = frozenset({"frac", "sqrt", "text", "dfrac", "tfrac", "left", "right", "cdot", "infty", "circ", "times",
@@ -316,6 +316,7 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
     Returns:
         The Extraction, or None when no answer could be found.
     """
+    text = _after_reasoning(normalize_unicode(text))
     tagged = _answer_tag(text)
     if tagged is not None:
         return tagged
@@ -340,6 +341,25 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
         if last:
             return Extraction(last, "last_number")
     return None
+
+
+_THINK_CLOSE_RE = re.compile(r"</think\s*>", re.IGNORECASE)
+_THINK_OPEN_RE = re.compile(r"<think\s*>", re.IGNORECASE)
+
+
+def _after_reasoning(text: str) -> str:
+    r"""The text after the last `</think>`; an unclosed `<think>` is all reasoning (no answer after it).
+
+    A trial `\boxed{5}` inside the reasoning block is never the answer: with a closing tag
+    the answer comes from what follows the last one; text before an unclosed `<think>` is kept.
+    """
+    if "think" not in text:
+        return text
+    closes = list(_THINK_CLOSE_RE.finditer(text))
+    if closes:
+        return text[closes[-1].end() :]
+    opened = _THINK_OPEN_RE.search(text)
+    return text[: opened.start()] if opened else text
 
 
 def _answer_tag(text: str) -> Extraction | None:
@@ -369,6 +389,7 @@ def extract_reference(reference: str) -> Extraction:
     "equivalently", "i.e.") are joined with `ALTERNATIVE_SEP`, and a prediction equal to any of
     them is correct; boxes joined by "and" or commas stay one multi-part answer.
     """
+    reference = normalize_unicode(reference)
     contents, betweens = _box_group(reference)
     if betweens and all(_is_alternative(b) for b in betweens):
         return Extraction(ALTERNATIVE_SEP.join(contents), "boxed alternatives")

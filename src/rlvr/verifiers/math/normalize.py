@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
-__all__ = ["Normalized", "join_digit_groups", "normalize_answer", "split_top_level"]
+from rlvr.verifiers.math.words import number_from_words
+
+__all__ = ["Normalized", "join_digit_groups", "normalize_answer", "normalize_unicode", "split_top_level"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,84 @@ def join_digit_groups(s: str) -> str:
     return _DIGIT_GROUP_RE.sub("", s)
 
 
+# Dashes that stand for a minus sign: U+2212 MINUS SIGN always; U+2012 FIGURE DASH, U+2013 EN DASH,
+# U+FE63, U+FF0D right before a number.
+_MINUS_RE = re.compile(r"\u2212|[\u2012\u2013\ufe63\uff0d](?=\s?[\d.])")
+_SUPERSCRIPTS = {"⁰": "0", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5", "⁶": "6", "⁷": "7", "⁸": "8", "⁹": "9",
+                 "⁻": "-", "⁺": "+", "ⁿ": "n"}
+_SUPERSCRIPT_RE = re.compile("[" + "".join(_SUPERSCRIPTS) + "]+")
+_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅖": (2, 5), "⅗": (3, 5),
+           "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅐": (1, 7), "⅛": (1, 8), "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8),
+           "⅑": (1, 9), "⅒": (1, 10)}
+_VULGAR_RE = re.compile(r"(\d*)\s*([" + "".join(_VULGAR) + "])")
+
+
+def normalize_unicode(s: str) -> str:
+    r"""Unicode math as LaTeX.
+
+    Minus signs (U+2212; U+2012, U+2013 before a number) -> `-`; superscripts `x²`, `10⁻³` ->
+    `x^{2}`, `10^{-3}`; vulgar fractions `½`, `2¾` -> `\frac{1}{2}`, `(2+\frac{3}{4})`.
+    """
+    if s.isascii():
+        return s
+    s = _MINUS_RE.sub("-", s)
+    s = _SUPERSCRIPT_RE.sub(lambda m: "^{" + "".join(_SUPERSCRIPTS[c] for c in m.group(0)) + "}", s)
+
+    def vulgar(m: re.Match[str]) -> str:
+        num, den = _VULGAR[m.group(2)]
+        frac = f"\\frac{{{num}}}{{{den}}}"
+        return f"({m.group(1)}+{frac})" if m.group(1) else frac
+
+    return _VULGAR_RE.sub(vulgar, s)
+
+
+# Repeating decimals: `0.\overline{3}`, `0.1\overline{6}`, `0.\dot{3}`, `1.\overline{142857}`.
+_REPEATING_RE = re.compile(r"(-?)(\d*)\.(\d*)\\(?:overline|dot)\s*\{?\s*(\d+)\s*\}?")
+
+
+def _repeating_decimals(s: str) -> str:
+    r"""`0.1\overline{6}` -> `\frac{1}{6}` (exact): the repeating block's value is block / (10^k - 1)."""
+    if "\\overline" not in s and "\\dot" not in s:
+        return s
+
+    def exact(m: re.Match[str]) -> str:
+        sign, whole, fixed, block = m.group(1), m.group(2) or "0", m.group(3), m.group(4)
+        value = Fraction(int(whole)) + (Fraction(int(fixed), 10 ** len(fixed)) if fixed else 0)
+        value += Fraction(int(block), (10 ** len(block) - 1) * 10 ** len(fixed))
+        return f"{sign}\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+    return _REPEATING_RE.sub(exact, s)
+
+
+# Magnitude words and suffixes multiply ("3 million", "2.5 billion", `1.5\text{k}`, "12k").
+_MAGNITUDES = {"hundred": 10**2, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12,
+               "k": 10**3, "K": 10**3}
+_MAGNITUDE_RE = re.compile(
+    r"^(-?\d+(?:\.\d+)?)\s*(?:\\text\{\s*)?(hundred|thousand|million|billion|trillion|k|K)\s*\}?(?=\s|$)(.*)$"
+)
+
+
+def _apply_magnitude(s: str) -> str:
+    r"""`2.5 million` -> `2500000`; `1.5\text{k}` -> `1500`; what follows (a unit word) is kept."""
+    m = _MAGNITUDE_RE.match(s)
+    if m is None:
+        return s
+    word = m.group(2)
+    value = Fraction(m.group(1)) * _MAGNITUDES[word if word in ("k", "K") else word.lower()]
+    number = str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
+    return (number + m.group(3)).strip()
+
+
+# `\text{i}` / `\mathrm{i}` is the imaginary unit; `\text{x}` (one letter, not a unit) the variable x.
+_TEXT_LETTER_RE = re.compile(r"\\text\s*\{\s*([a-zA-Z])\s*\}")
+_SINGLE_LETTER_UNITS = frozenset("mglhsL")
+
+
+def _text_letters(s: str) -> str:
+    r"""`3\text{i}` -> `3i`, `3\text{x}` -> `3x`; one-letter units (`\text{m}`, `\text{g}`) stay text."""
+    return _TEXT_LETTER_RE.sub(lambda m: m.group(0) if m.group(1) in _SINGLE_LETTER_UNITS else m.group(1), s)
+
+
 def _unwrap_text_commands(s: str) -> str:
     r"""Rewrite `\mathrm{..}`, `\textbf{..}`, `\mbox{..}` ... to `\text{..}` with balanced braces."""
     if "\\" not in s:
@@ -146,7 +227,10 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
         The Normalized answer: canonical text (single spaces, no surrounding `$`), with the
         percent sign and unit removed and recorded.
     """
-    s = raw.strip()
+    s = normalize_unicode(raw.strip())
+    worded = number_from_words(s)
+    if worded is not None:  # "five", "twenty-one", "two hundred": the number
+        s = worded
     if "matrix" not in s and "array" not in s:
         s = re.sub(r"\\\\(?=[a-zA-Z])", r"\\", s)  # doubly escaped commands (`\\frac`)
     s = join_digit_groups(s)  # `11,\!111`, `14{,}916`, `1\,234`
@@ -154,6 +238,8 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     s = _QUAD_RE.sub(" ", s)
     s = _FRAC_RE.sub(r"\\frac", s)
     s = _unwrap_text_commands(s)
+    s = _text_letters(s)
+    s = _repeating_decimals(s)
     s = _CURRENCY_RE.sub("", s)
     for pattern, repl in _REL_REPLACEMENTS:
         s = pattern.sub(repl, s)
@@ -166,6 +252,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     m = _PERCENT_RE.search(s)
     if m and m.start() > 0:
         percent, s = True, s[: m.start()].strip()
+    s = _apply_magnitude(s)
     unit = ""
     if strip_units:
         if _DEGREE_RE.search(s):

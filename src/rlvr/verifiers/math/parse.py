@@ -70,9 +70,17 @@ def parse_number(s: str) -> ParsedNumber | None:
     return None
 
 
+_PLAIN_FUNC_RE = re.compile(r"(?<![a-zA-Z])(?:(?:sqrt|exp|log|ln|sin|cos|tan)\s*\(|pi(?![a-zA-Z]))")
+
+
 def _is_plain(s: str) -> bool:
-    """True for plain-text math with explicit operators (`3*x-1*y+13=0`, `x**2`), not LaTeX."""
-    return "\\" not in s and ("*" in s or "**" in s) and _PLAIN_RE.fullmatch(s) is not None
+    """True for plain-text math as models write it, not LaTeX.
+
+    Explicit operators (`3*x-1*y+13=0`, `x**2`) or function names (`sqrt(2)/2`, `exp(3) - 1`, `pi/4`).
+    """
+    if "\\" in s or _PLAIN_RE.fullmatch(s) is None:
+        return False
+    return "*" in s or _PLAIN_FUNC_RE.search(s) is not None
 
 
 _PLAIN_NAMESPACE: dict[str, Any] = {
@@ -104,6 +112,19 @@ def _parse_plain(s: str) -> Any:
     return parse_expr(s, global_dict=dict(_PLAIN_NAMESPACE), transformations=transformations)
 
 
+_I = sympy.Symbol("i")
+
+
+def _imaginary(x: Any) -> Any:
+    r"""A free symbol `i` is the imaginary unit (`2+3i`, `e^{i\pi}`); a bound index `i` of a sum stays."""
+    try:
+        if isinstance(x, sympy.Basic) and _I in x.free_symbols:
+            return x.subs(_I, sympy.I)
+    except Exception:  # substitution into odd objects (sets of relations): keep the parse
+        return x
+    return x
+
+
 @functools.lru_cache(maxsize=8192)
 def to_sympy(s: str) -> Any:
     """Parse a normalised answer into a sympy object (expression, relation, set, matrix); None if unparseable.
@@ -118,9 +139,10 @@ def to_sympy(s: str) -> Any:
             warnings.simplefilter("ignore")
             if _is_plain(s) and not _HEAVY_PLAIN_RE.search(s):
                 try:
-                    return _parse_plain(s)
+                    return _imaginary(_parse_plain(s))
                 except Exception:  # fall back to the LaTeX grammar
                     pass
-            return latex2sympy(s, normalization_config=_L2S_NORMALIZATION, conversion_config=_L2S_CONVERSION)
+            parsed = latex2sympy(s, normalization_config=_L2S_NORMALIZATION, conversion_config=_L2S_CONVERSION)
+            return _imaginary(parsed)
     except Exception:  # the parsers raise many unrelated types on bad input: unparseable, not a crash
         return None

@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import sympy
+from sympy.core.evalf import PrecisionExhausted
 from sympy.core.relational import Relational
 
 from rlvr.verifiers.math.config import MathConfig
 
-__all__ = ["sympy_equal"]
+__all__ = ["exact_zero", "sympy_equal"]
 
 _POINTS = (0.7390851, 1.6180339, 2.7182818, 7.3890561, 17.320508, 0.5772156, 3.1415926, 43.713714)
 _ROUNDS = 5
@@ -230,13 +231,88 @@ def _rounded_close(a: Any, b: Any, k: int) -> bool:
 
 
 def _exact_decision(a: Any, b: Any) -> bool | None:
-    """Decide without tolerance when infinities are involved or both sides are exact rationals."""
+    r"""Decide without tolerance when infinities are involved or both sides are exact.
+
+    Exact forms (integers, rationals, factorials, binomials, powers, `\pi`, roots: no decimal
+    literal anywhere) never compare with a tolerance: `13!` is not 6227020801 and
+    `10^{10}\pi + 1` is not `10^{10}\pi`. With free symbols both sides are evaluated at exact
+    rational points. None: a decimal is involved (tolerance applies) or undecided.
+    """
     if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
         return bool(a == b)
     ra, rb = _exact_rational(a), _exact_rational(b)
     if ra is not None and rb is not None:
         return bool(ra == rb)  # both exact: no tolerance (2^{100}+1 is not 2^{100})
-    return None
+    if a.atoms(sympy.Float) or b.atoms(sympy.Float):
+        return None
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name)
+    if len(symbols) > 8 or (symbols and _symbolic_exponent(a, b)):
+        return None  # `m^n` at exact rational points means huge exact powers: evaluate in floats
+    for k in range(_ROUNDS if symbols else 1):
+        subs = {x: _exact_point(x.name, k) for x in symbols}
+        zero = exact_zero(sympy.Add(a.subs(subs), -b.subs(subs), evaluate=False))
+        if zero is None:
+            return None
+        if not zero:
+            return False
+    return True
+
+
+_EXACT_DIGITS = 400  # working precision bound past the magnitude of the sides, decimal digits
+_MAX_MAGNITUDE = 20_000  # exact values beyond 10^20000 are not evaluated (undecided)
+
+
+def exact_zero(d: Any) -> bool | None:
+    """Whether the closed exact expression `d` is zero, without tolerance.
+
+    sympy's `evalf(strict=True)` raises `PrecisionExhausted` when it cannot find one significant
+    digit of `d` at up to `_EXACT_DIGITS` digits past the magnitude of `d`'s terms: then `d` is 0
+    (to that many digits, a bound in size and never a relative tolerance). A value is a proof of
+    a nonzero difference. None: `d` is not a finite closed number, or evaluation failed.
+    """
+    if d == 0:
+        return True
+    if not isinstance(d, sympy.Expr) or d.free_symbols:
+        return None
+    try:
+        sizes = [_magnitude(t) for t in sympy.Add.make_args(d)]
+        if any(size is None for size in sizes):
+            return None
+        magnitude = max((size for size in sizes if size is not None), default=0)
+        if magnitude > _MAX_MAGNITUDE:
+            return None
+        value = d.evalf(15, strict=True, maxn=_EXACT_DIGITS + magnitude)
+    except PrecisionExhausted:
+        return True
+    except Exception:  # evaluation of odd objects fails many ways: undecided
+        return None
+    if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
+        return None
+    return bool(value == 0)
+
+
+def _symbolic_exponent(*exprs: Any) -> bool:
+    return any(node.exp.free_symbols for x in exprs for node in x.atoms(sympy.Pow))
+
+
+def _magnitude(term: Any) -> int | None:
+    """Decimal digits of |term| (0 for small terms), None when it is not a finite number."""
+    value = sympy.N(term, 5)
+    if not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        return None
+    size = abs(value)
+    return 0 if size < 10 else int(sympy.log(size, 10).evalf(5)) + 1
+
+
+_EXACT_POINTS = tuple(sympy.Rational(n, d) for n, d in ((7, 5), (13, 8), (29, 11), (37, 5), (52, 3), (4, 7), (22, 7),
+                                                           (43, 6)))
+
+
+def _exact_point(name: str, k: int) -> sympy.Rational:
+    """A small exact rational point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
+    h = sum((i + 1) * ord(c) for i, c in enumerate(name))
+    point: sympy.Rational = _EXACT_POINTS[(k + h) % len(_EXACT_POINTS)] + sympy.Rational(h % 13, 17)
+    return point
 
 
 def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:

@@ -1,0 +1,55 @@
+"""English number words as digits: "five" -> 5, "twenty-one" -> 21, "two hundred and six" -> 206.
+
+Only an answer made entirely of number words is read (so "one of them" or "the second" stays
+text); "negative"/"minus" before the words makes it negative. Scales up to a trillion.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["number_from_words"]
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_WORDS_RE = re.compile(r"[a-z]+")
+
+
+def number_from_words(text: str) -> str | None:
+    """The integer spelled by `text` as a digit string, or None when `text` is not only number words.
+
+    Args:
+        text: an extracted answer ("five", "Twenty-one.", "minus three", "two hundred and six").
+
+    Returns:
+        The decimal digits ("5", "21", "-3", "206"), or None.
+    """
+    s = re.sub(r"\\text\s*\{([^{}]*)\}", r"\1", text).strip().strip(".").strip().lower()
+    if not s or len(s) > 120 or not re.fullmatch(r"[a-z\s-]+", s):
+        return None
+    words = [w for w in _WORDS_RE.findall(s) if w != "and"]
+    sign = 1
+    if words and words[0] in ("negative", "minus"):
+        sign, words = -1, words[1:]
+    if not words:
+        return None
+    total, current, seen = 0, 0, False
+    for word in words:
+        if word in _UNITS:
+            current += _UNITS[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word in _SCALES:
+            total += max(current, 1) * _SCALES[word]
+            current = 0
+        else:
+            return None
+        seen = True
+    return str(sign * (total + current)) if seen else None
