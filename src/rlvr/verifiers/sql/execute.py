@@ -201,7 +201,34 @@ def _run_sqlite(db: str, sql: str, limits: Limits, deadline: float) -> Execution
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------
-def _run_postgres(db: str, sql: str, limits: Limits, _deadline: float) -> Execution:
+_PG_RETRIES = 1
+"""Fresh connections tried after the server ended one mid-query (another session terminated it)."""
+
+
+def _run_postgres(db: str, sql: str, limits: Limits, deadline: float) -> Execution:
+    """`_run_postgres_once`, retried on a fresh connection when the server ended the first one.
+
+    A connection the server killed (`AdminShutdown`, a lost connection) says nothing about the
+    query: after `_PG_RETRIES` retries it is 'unavailable' (an `error` verdict, reward None), never
+    a failed query.
+    """
+    outcome = _run_postgres_once(db, sql, limits, deadline)
+    for _ in range(_PG_RETRIES):
+        if outcome.kind != "unavailable" or "the server ended" not in outcome.message:
+            break
+        outcome = _run_postgres_once(db, sql, limits, deadline)
+    return outcome
+
+
+def _ended_by_server(exc: Any, conn: Any) -> bool:
+    """Whether a psycopg error is the server ending this session (terminated, shut down), not the query failing."""
+    import psycopg
+
+    ended = (psycopg.errors.AdminShutdown, psycopg.errors.CrashShutdown, psycopg.errors.CannotConnectNow)
+    return isinstance(exc, ended) or (isinstance(exc, psycopg.OperationalError) and bool(conn.broken))
+
+
+def _run_postgres_once(db: str, sql: str, limits: Limits, _deadline: float) -> Execution:
     try:
         import psycopg
     except ImportError as exc:
@@ -228,13 +255,18 @@ def _run_postgres(db: str, sql: str, limits: Limits, _deadline: float) -> Execut
         rows = _collect(cursor.fetchmany, limits, deadline, before_fetch=remaining)
         columns = tuple(d.name for d in cursor.description or ())
         return Execution("ok", columns, rows)
-    except psycopg.errors.QueryCanceled:
+    except psycopg.errors.QueryCanceled as exc:
+        if "statement timeout" not in str(exc):  # cancelled by another session, not by our limit
+            return Execution("unavailable", message=f"the server ended the query or its connection ({exc})")
         return Execution("timeout", message=f"statement_timeout after {limits.timeout_s:g} s")
     except _TooLarge as exc:
         return Execution("too_large", message=str(exc))
     except _Deadline:
         return Execution("timeout", message=f"stopped after {limits.timeout_s:g} s")
     except (psycopg.Error, MemoryError, ValueError) as exc:
+        if isinstance(exc, psycopg.Error) and _ended_by_server(exc, conn):
+            return Execution("unavailable", message=f"the server ended the query or its connection "
+                                                    f"({type(exc).__name__}: {str(exc).strip()[:200]})")
         return Execution("error", message=f"{type(exc).__name__}: {str(exc).strip()}")
     finally:
         with contextlib.suppress(Exception):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -45,6 +46,42 @@ _FORBIDDEN: tuple[type[exp.Expression], ...] = (
     exp.Use, exp.Grant, exp.Revoke, exp.TruncateTable, exp.Analyze, exp.LoadData, exp.Install,
 )
 """Nodes that write, change the schema or the session, or lock rows: never part of a read-only query."""
+
+_SESSION_FUNCTIONS = frozenset({
+    # act on other sessions: end or interrupt them, signal them, share locks or channels with them
+    "pg_terminate_backend", "pg_cancel_backend", "pg_signal_backend", "pg_notify", "pg_listening_channels",
+    "pg_notification_queue_usage", "pg_advisory_lock", "pg_advisory_lock_shared", "pg_advisory_unlock",
+    "pg_advisory_unlock_shared", "pg_advisory_unlock_all", "pg_advisory_xact_lock", "pg_advisory_xact_lock_shared",
+    "pg_try_advisory_lock", "pg_try_advisory_lock_shared", "pg_try_advisory_xact_lock",
+    "pg_try_advisory_xact_lock_shared", "pg_blocking_pids", "pg_safe_snapshot_blocking_pids",
+    "pg_stat_get_activity", "pg_stat_get_backend_idset", "pg_stat_get_backend_pid", "pg_stat_get_backend_activity",
+    "pg_log_backend_memory_contexts",
+    # change the server or this session's settings
+    "set_config", "pg_reload_conf", "pg_rotate_logfile", "pg_promote", "pg_switch_wal", "pg_create_restore_point",
+    "pg_backup_start", "pg_backup_stop", "pg_start_backup", "pg_stop_backup", "pg_wal_replay_pause",
+    "pg_wal_replay_resume", "pg_logical_emit_message", "pg_stat_reset", "pg_stat_reset_shared",
+    "pg_stat_reset_single_table_counters", "pg_stat_reset_single_function_counters", "pg_stat_reset_slru",
+    "pg_stat_reset_replication_slot", "pg_stat_reset_subscription_stats", "pg_export_snapshot",
+    "pg_create_physical_replication_slot", "pg_create_logical_replication_slot", "pg_drop_replication_slot",
+    "pg_copy_physical_replication_slot", "pg_copy_logical_replication_slot", "pg_replication_slot_advance",
+    # run a query given as text, out of the parser's sight
+    "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "cursor_to_xml", "cursor_to_xmlschema",
+    "ts_stat", "dblink", "dblink_exec", "dblink_open", "dblink_fetch", "dblink_send_query", "dblink_connect",
+    "dblink_connect_u",
+    # the server's files and large objects
+    "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "pg_ls_logdir", "pg_ls_waldir",
+    "pg_ls_tmpdir", "pg_ls_archive_statusdir", "lo_import", "lo_export", "lo_create", "lo_creat", "lo_unlink",
+    "lo_put", "lo_from_bytea", "lo_open", "lowrite", "lo_truncate",
+})
+"""Functions a read-only query may not call (compared lower-case, schema qualifier ignored): on a
+shared server one role's connections are siblings, so `pg_terminate_backend` on its own role's
+backends ends the other samples' verifications (issue 20: four correct queries graded together all
+scored 0), an advisory lock or a notification reaches them, and a text-query function would run SQL
+this parser never saw."""
+
+_SESSION_TABLES = frozenset({"pg_stat_activity", "pg_locks", "pg_stat_ssl", "pg_stat_gssapi", "pg_prepared_xacts",
+                             "pg_backend_memory_contexts", "pg_stat_progress_vacuum", "pg_stat_progress_create_index"})
+"""Views onto other sessions (their queries, locks, connections): refused like `_SESSION_FUNCTIONS`."""
 
 
 @dataclass(frozen=True)
@@ -266,6 +303,10 @@ def _classify(sql: str, dialect: str, normalize: bool) -> Classified:
         if isinstance(node, _FORBIDDEN):
             return Classified(ok=False, reason=f"the query contains a {type(node).__name__.upper()} clause, "
                                                "which writes or changes state")
+        refused = _session_reach(node)
+        if refused:
+            return Classified(ok=False, reason=f"the query uses {refused}, which acts on or reads other sessions, "
+                                               "the server or its files")
     ordered = bool(root.args.get("order"))
     normalized = None
     if normalize:
@@ -274,6 +315,17 @@ def _classify(sql: str, dialect: str, normalize: bool) -> Classified:
         except SqlglotError:
             normalized = None
     return Classified(ok=True, ordered=ordered, normalized=normalized)
+
+
+def _session_reach(node: Any) -> str:
+    """The name of a refused function or session view `node` is, or ''."""
+    if isinstance(node, exp.Func):
+        name = (node.name if isinstance(node, exp.Anonymous) else "").lower()
+        if name in _SESSION_FUNCTIONS:
+            return f"{name}()"
+    elif isinstance(node, exp.Table) and node.name.lower() in _SESSION_TABLES:
+        return node.name.lower()
+    return ""
 
 
 def normalize_sql(sql: str, dialect: str = "sqlite") -> str:

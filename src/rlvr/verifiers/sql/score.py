@@ -13,6 +13,7 @@ Outcomes:
 | no query in the response | `no_answer` | `no_answer_reward` |
 | the prediction is rejected (two statements, a write) or fails | `incorrect` + DB message | `incorrect_reward` |
 | the prediction runs past `query_timeout_s` | `timeout` | `timeout_reward` |
+| the database is unavailable for the prediction (the server ended its connection twice) | `error` | None |
 | the rows match | `correct` | `correct_reward` |
 
 Both failing is an `error` (the gold runs first), never "both failed = correct". An empty gold
@@ -165,6 +166,8 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
     pred: Execution = _runner(config)(ref.db, found.sql, ref.backend, limits)
     if pred.kind == "timeout":
         return _verdict(config, "timeout", f"{flag}prediction timed out: {pred.message}", start, found.sql)
+    if pred.kind == "unavailable":  # the database went away (a killed connection): says nothing of the query
+        return _verdict(config, "error", f"the prediction could not run: {pred.message}", start, found.sql)
     if not pred.ok:
         return _verdict(config, "incorrect", f"{flag}prediction failed ({pred.kind}): {pred.message}", start,
                         found.sql)
