@@ -108,8 +108,9 @@ def ids_in(body: dict[str, Any]) -> list[str]:
 
 
 def ruler_reply(body: dict[str, Any], score: Callable[[str, str], float]) -> Reply:
-    """A well-formed RULER reply: `score(id, block text)` for every id in the request."""
+    """A well-formed RULER reply: `score(id, fenced response text)` for every id in the request."""
     text = body["messages"][1]["content"]
-    blocks = dict(re.findall(r'<trajectory id="([^"]+)">\n(.*?)\n</trajectory>', text, re.DOTALL))
+    blocks = {tid: re.sub(r"\A.*?\n(`{3,})\n(.*)\n\1\Z", r"\2", block, flags=re.DOTALL)
+              for tid, block in re.findall(r'<trajectory id="([^"]+)">\n(.*?)\n</trajectory>', text, re.DOTALL)}
     scores = [{"trajectory_id": tid, "explanation": "e", "score": score(tid, blocks[tid])} for tid in ids_in(body)]
     return Reply(json.dumps({"scores": scores}))

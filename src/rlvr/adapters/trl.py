@@ -190,6 +190,11 @@ class VerifierReward:
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         """Score `completions` (one per row of the batch) against the `rlvr_reference` column in `kwargs`."""
         references = self._references(kwargs, len(completions))
+        if getattr(self.env.verifier, "wants_prompt", False):  # LLM judges read the question too
+            from rlvr.verifiers.judge.config import judge_reference
+
+            references = [r if isinstance(r, Verdict) else judge_reference(p, r)
+                          for p, r in zip(prompts, references, strict=True)]
         texts = [completion_text(c) for c in completions]
         good = [i for i, r in enumerate(references) if not isinstance(r, Verdict)]
         start = time.monotonic()

@@ -14,6 +14,7 @@ from rlvr.verifiers.base import VerifierConfig
 
 __all__ = [
     "DEFAULT_RUBRIC", "DEFAULT_RULER_RUBRIC", "JudgeConfig", "JudgeReference", "RulerConfig", "as_judge_reference",
+    "judge_reference",
 ]
 
 DEFAULT_RUBRIC = (
@@ -129,6 +130,18 @@ class JudgeReference(BaseModel):
         if isinstance(self.prompt, str):
             return self.prompt
         return "\n\n".join(f"[{m.role}]\n{m.content}" for m in self.prompt)
+
+
+def judge_reference(prompt: Any, reference: Any) -> Any:
+    """What a trainer adapter passes a judge (`wants_prompt`): `{"prompt": prompt, "reference": reference}`.
+
+    A reference that already carries its `prompt` is kept. Equal prompts give equal references, so a
+    group verifier's `verify_batch` (`RulerVerifier`) judges the completions of one prompt together
+    (TRL 1.16's `RepeatSampler` puts a prompt's `num_generations` completions in one batch).
+    """
+    if isinstance(reference, dict) and "prompt" in reference:
+        return reference
+    return {"prompt": prompt, "reference": reference}
 
 
 def as_judge_reference(value: Any) -> JudgeReference:
