@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from rlvr.verifiers.math.normalize import join_digit_groups, normalize_unicode
+from rlvr.verifiers.math.words import number_from_words
 
 __all__ = [
     "ALTERNATIVE_SEP", "Extraction", "extract_answer", "extract_reference", "find_boxed", "match_brace", "refine_span",
@@ -68,7 +69,10 @@ _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z\[(])")
 _INLINE_DELIM_RE = re.compile(r"\\[()]|(?<!\\)\$")
 _ALTERNATIVE_RE = re.compile(r"(?:or|equivalently|i\.\s*e|that is|alternatively)", re.IGNORECASE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")
-_NUMBER_RE = re.compile(r"(?<![A-Za-z_^])(?<!\^\{)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+")
+_NUMBER_RE = re.compile(
+    r"(?<![A-Za-z_^])(?<!\^\{)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+    r"(?:\s*/\s*\d+|\s+(?:thousand|million|billion|trillion)\b)?|-?\.\d+"
+)
 _ENV_RE = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)|\$\$(.+?)\$\$|\$([^$]+?)\$", re.DOTALL)
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z']{2,}")
 _LATEX_WORDS = frozenset({"frac", "sqrt", "text", "dfrac", "tfrac", "left", "right", "cdot", "infty", "circ", "times",
@@ -200,6 +204,9 @@ def refine_span(span: str) -> str:
         The answer string, or "" when the span holds no answer.
     """
     span = _trim(span.replace('\\"', '"'))
+    clause = _trim(cut_clause(span))
+    if number_from_words(clause) is not None:
+        return clause  # "two hundred and six", "negative three"
     found = _as_formula(_trim(cut_clause(span, _FORMULA_END_RE)))
     if found is None:
         clause = _trim(cut_clause(span))

@@ -1,0 +1,39 @@
+"""Only real units are stripped: `i` is imaginary, other letters variables, magnitudes multiply (issue 20, case 5)."""
+
+from __future__ import annotations
+
+import pytest
+from _math_probe import Case, assert_case, params
+
+CASES = [
+    Case("imaginary-mathrm", "5", r"\boxed{2+3\mathrm{i}}", "incorrect"),
+    Case("imaginary-mathrm-right", "2+3i", r"\boxed{2+3\mathrm{i}}", "correct"),
+    Case("imaginary-spaced", "4", r"\boxed{4\,\mathrm{i}}", "incorrect"),
+    Case("imaginary-spaced-right", "4i", r"\boxed{4\,\mathrm{i}}", "correct"),
+    Case("imaginary-text", "1", r"\boxed{1\text{i}}", "incorrect"),
+    Case("variable-mathrm", "3", r"\boxed{3\mathrm{x}}", "incorrect"),
+    Case("variable-mathrm-right", "3x", r"\boxed{3\mathrm{x}}", "correct"),
+    Case("variable-text-n", "6", r"\boxed{6\text{n}}", "incorrect"),
+    Case("million-word", "3", r"\boxed{3 \text{ million}}", "incorrect"),
+    Case("million-bare", "3", "The answer is 3 million.", "incorrect"),
+    Case("million-value", "3000000", "The answer is 3 million.", "correct"),
+    Case("k-suffix-text", "1.5", r"\boxed{1.5\text{k}}", "incorrect"),
+    Case("k-suffix-value", "1500", r"\boxed{1.5\text{k}}", "correct"),
+    Case("k-suffix-bare", "12000", r"The answer is 12k.", "correct"),
+    Case("k-suffix-bare-wrong", "12", r"The answer is 12k.", "incorrect"),
+    Case("thousand-word", "7", r"\boxed{7\text{ thousand}}", "incorrect"),
+    Case("thousand-value", "7000", "The answer is 7 thousand.", "correct"),
+    Case("billion-dollars", "2", "The answer is 2 billion dollars.", "incorrect"),
+    Case("billion-dollars-value", "2000000000", "The answer is 2 billion dollars.", "correct"),
+    Case("unit-cm", "10", r"\boxed{10\text{ cm}}", "correct"),
+    Case("unit-metre-letter", "10", r"\boxed{10\text{ m}}", "correct"),
+    Case("unit-kg", "3", r"\boxed{3\,\text{kg}}", "correct"),
+    Case("unit-dollars", "5", r"\boxed{5\text{ dollars}}", "correct"),
+    Case("unit-square", "16", r"\boxed{16\text{ cm}^2}", "correct"),
+    Case("unit-wrong-value", "10", r"\boxed{11\text{ cm}}", "incorrect"),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_units(case: Case) -> None:
+    assert_case(case)
