@@ -354,9 +354,30 @@ def run_job(job: dict[str, Any], base: str, pid_namespace: bool) -> dict[str, An
 
 
 def _clean_tmp() -> None:
+    """Wipe what a job may leave for the next one: /tmp, and under bubblewrap /dev/shm and System V IPC objects."""
     tmp = os.environ.get("RLVR_SANDBOX_TMP")
     if tmp and os.path.isdir(tmp):
         _remove_entries(tmp)
+    shm = os.environ.get("RLVR_SANDBOX_SHM")  # set only where /dev/shm and the IPC namespace are this sandbox's own
+    if shm and os.path.isdir(shm):
+        _remove_entries(shm)
+        _remove_sysv_ipc()
+
+
+def _remove_sysv_ipc() -> None:
+    """Remove every System V shared-memory segment, semaphore set and message queue of this IPC namespace."""
+    for kind, call in (("shm", "shmctl"), ("sem", "semctl"), ("msg", "msgctl")):
+        try:
+            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as f:
+                ids = [int(line.split()[1]) for line in f.read().splitlines()[1:] if line.strip()]
+        except (OSError, ValueError, IndexError):
+            continue
+        for ident in ids:
+            with contextlib.suppress(Exception):
+                if kind == "sem":
+                    _libc().semctl(ident, 0, 0)  # IPC_RMID = 0
+                else:
+                    getattr(_libc(), call)(ident, 0, None)
 
 
 def main() -> None:

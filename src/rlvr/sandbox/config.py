@@ -51,6 +51,11 @@ class SandboxConfig(BaseModel):
     open_files: int = Field(default=256, ge=16, description="RLIMIT_NOFILE.")
     processes: int = Field(default=64, ge=1, description="RLIMIT_NPROC (counted per user namespace with bwrap).")
     tmpfs_mb: int = Field(default=64, ge=1, description="Size of the sandbox's /tmp (bubblewrap only), MiB.")
+    work_mb: int = Field(default=256, ge=1, description="Size of the sandbox's work directory /work, a tmpfs "
+                         "(bubblewrap only), MiB.")
+    shm_mb: int = Field(default=16, ge=1, description="Size of the sandbox's /dev/shm, a tmpfs (bubblewrap only), "
+                        "MiB. Under bubblewrap every writable mount is a size-capped tmpfs, so the RAM a sandbox's "
+                        "files can take is at most tmpfs_mb + work_mb + shm_mb; /dev itself is read-only.")
     max_output_bytes: int = Field(
         default=1 << 20, ge=1024, description="Cap per output stream (stdout, stderr, result channel), bytes; "
         "a command that writes more is killed and marked `output_limited`.")

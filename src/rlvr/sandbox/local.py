@@ -7,6 +7,13 @@ plain rlimits. `isolation="auto"` probes them once per process and takes the fir
 Every run gets a fresh work directory (`/work` inside bubblewrap), a read-only grader directory
 (`/grader`) for files the command must not change, a private `/tmp`, and:
 
+- under bubblewrap, no writable mount without a size: `/work` (`work_mb`), `/tmp` (`tmpfs_mb`)
+  and `/dev/shm` (`shm_mb`) are capped tmpfs mounts (files there are RAM no process's RSS counts,
+  so the cap is the budget), `/dev` itself is read-only (bubblewrap's `--dev` is an uncapped
+  tmpfs), the root is read-only; a one-shot run's files are copied from a read-only staging
+  bind into `/work` before the command starts; pooled workers wipe `/work`, `/tmp`, `/dev/shm`
+  and System V IPC objects after every job (`_supervisor.py`);
+
 - an unprivileged uid: when the caller is root, bubblewrap itself is started as `uid` (65534,
   nobody) so the command is unprivileged on the host too, not just inside its user namespace
   (as root, bubblewrap's `--uid` alone would map the sandbox user to host root without
@@ -38,10 +45,14 @@ from rlvr.core.errors import SandboxError
 from rlvr.sandbox._process import run_captured
 from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
 
-__all__ = ["LocalSandbox", "find_bwrap", "sandbox_python", "system_binds"]
+__all__ = ["LocalSandbox", "capped_dev", "find_bwrap", "sandbox_python", "system_binds"]
 
 WORK = "/work"
 GRADER = "/grader"
+STAGE = "/.rlvr-stage"
+"""Where a one-shot bubblewrap run sees its host work directory (read-only), to copy into the `/work` tmpfs."""
+_COPY_IN = 'cp -R /.rlvr-stage/. /work/ || exit 125; exec "$@"'
+"""Shell step before a one-shot bubblewrap command with files: fill the `/work` tmpfs from the staging bind."""
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 
 _SHIM = (
@@ -75,6 +86,18 @@ def find_bwrap(configured: str | None = None) -> str | None:
             if os.access(candidate, os.X_OK):
                 return str(candidate)
     return None
+
+
+def capped_dev(shm_mb: int) -> list[str]:
+    """Bubblewrap arguments for `/dev`: the minimal device set, a `shm_mb` MiB `/dev/shm`, `/dev` read-only.
+
+    Bubblewrap's `--dev` is a tmpfs without a size limit (issue 20: a job wrote 2 GiB to `/dev/shm`,
+    which stayed in the host's memory and was visible to the next job of a warm worker); here
+    `/dev/shm` is a tmpfs of its own with a size and `/dev` is remounted read-only, so no file can
+    be written there at all. The device nodes (`/dev/null`, ...) are bind mounts and stay usable.
+    """
+    return ["--dev", "/dev", "--perms", "1777", "--size", str(shm_mb << 20), "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev"]
 
 
 def system_binds() -> list[str]:
@@ -378,10 +401,11 @@ class LocalSandbox:
         for path in _ETC:
             argv += ["--ro-bind-try", path, path]
         mounts = [p for p in (_prefix(self.python), *cfg.python_path) if p]
-        argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(cfg.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        argv += ["--proc", "/proc", *capped_dev(cfg.shm_mb), "--size", str(cfg.tmpfs_mb << 20), "--tmpfs", "/tmp"]
         for path in mounts:
             argv += ["--ro-bind", path, path]
-        argv += ["--bind", work, WORK, "--ro-bind", grader, GRADER]
+        argv += ["--size", str(cfg.work_mb << 20), "--tmpfs", WORK, "--ro-bind", work, STAGE, "--ro-bind", grader,
+                 GRADER]
         if out is not None:
             argv += ["--bind", out, out]
         argv += ["--remount-ro", "/", "--chdir", WORK, "--clearenv"]  # the root itself read-only too
@@ -396,10 +420,12 @@ class LocalSandbox:
             env = {**self.child_env(), **(extra_env or {})}
             prefix = self._bwrap_argv(work, grader, None)
             env["RLVR_RESULT_FD"] = "{result_fd}"
+            env["RLVR_SANDBOX_SHM"] = "/dev/shm"  # private to this sandbox: the pool's supervisor wipes it
             for key, value in env.items():
                 prefix += ["--setenv", key, value]
             mapped = [a.replace("{work}", WORK).replace("{grader}", GRADER) for a in argv]
-            return [*prefix, "--", *wrapper, *mapped], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, None
+            copy_in = ["/bin/sh", "-c", _COPY_IN, "sh"] if os.listdir(work) else []
+            return [*prefix, "--", *copy_in, *wrapper, *mapped], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, None
         tmp = os.path.join(work, ".tmp")
         os.makedirs(tmp, exist_ok=True)
         if _is_root():

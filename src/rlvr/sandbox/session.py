@@ -9,8 +9,10 @@ inside the sandbox:
   uts, cgroup and user namespaces (`--disable-userns`: no nested ones); uid/gid `config.uid`
   (0 by default: "root" as in Terminal-Bench images, but an unprivileged user namespace whose
   root has no capabilities; on the host the processes run as an unprivileged uid);
-- `config.workdir` (`/app`), `/root` (HOME), `/tmp` and `/run/rlvr`: size-capped tmpfs mounts,
-  so a disk filler fills its own RAM-backed quota, never the host's disk;
+- `config.workdir` (`/app`), `/root` (HOME), `/tmp`, `/run/rlvr` and `/dev/shm` (at most
+  `_SHM_MB`): size-capped tmpfs mounts, so a disk filler fills its own RAM-backed quota, never the
+  host's disk or memory; `/dev` itself is read-only (bubblewrap's `--dev` alone is an uncapped
+  tmpfs: issue 20's agent wrote 1 GiB to `/dev/shm` outside `memory_total_mb`);
 - the supervisor (`rlvr/sandbox/_session.py`) as pid 1: it cannot be killed from inside, reaps
   orphans, runs the shell on a pty with per-command deadlines, and at `finish` kills every other
   process of the sandbox before it streams the work directory out as a tar.
@@ -47,7 +49,7 @@ from typing import Any, TypeVar
 
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox._process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
-from rlvr.sandbox.local import _is_root, _prefix, find_bwrap, remove_tree, sandbox_python, system_binds
+from rlvr.sandbox.local import _is_root, _prefix, capped_dev, find_bwrap, remove_tree, sandbox_python, system_binds
 from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, PytestRun, SessionConfig, UnpackError
 
 __all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SandboxSession", "SessionConfig", "UnpackError"]
@@ -56,6 +58,8 @@ SUPERVISOR_FILES = tuple(Path(__file__).with_name(n) for n in ("_session.py", "_
                                                                "_supervisor.py"))
 """The in-sandbox supervisor's files (standard library only), copied side by side into each sandbox."""
 _GRACE_S = 10.0
+_SHM_MB = 64
+"""Largest `/dev/shm` of a session, MiB (never more than `tmp_mb`): shared memory is scratch space, not storage."""
 _START_TIMEOUT_S = 60.0
 T = TypeVar("T")
 
@@ -181,7 +185,8 @@ class SandboxSession:
         argv = [bwrap, "--unshare-user", "--uid", str(cfg.uid), "--gid", str(cfg.gid), "--disable-userns",
                 "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--die-with-parent", "--new-session", "--as-pid-1", "--hostname", "sandbox", "--info-fd",
-                str(info_fd), *system_binds(), "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev"]
+                str(info_fd), *system_binds(), "--ro-bind", "/etc", "/etc", "--proc", "/proc",
+                *capped_dev(min(cfg.tmp_mb, _SHM_MB))]  # /dev read-only, /dev/shm a capped tmpfs
         for dest, size in ((cfg.workdir, cfg.workdir_mb), (cfg.home, cfg.tmp_mb), ("/tmp", cfg.tmp_mb),
                            ("/run/rlvr", 16)):
             argv += ["--size", str(size << 20), "--tmpfs", dest]
