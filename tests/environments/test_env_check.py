@@ -99,3 +99,10 @@ def test_failures_show_up_to_five_items_and_the_count() -> None:
     assert ref.detail.startswith("6 of 6 failed: t0: incorrect") and ref.detail.endswith("(+1 more)")
     passed = [r for r in report.results if r.passed]
     assert passed and all(r.failed == 0 and r.failed_items == [] for r in passed)
+
+
+def test_tasks_are_spread_evenly_over_the_dataset() -> None:
+    from rlvr.environments.check import spread_tasks
+
+    assert [t.id for t in spread_tasks(TASKS, 3)] == ["t0", "t2", "t4"]
+    assert spread_tasks(TASKS, 10) == TASKS and spread_tasks([], 3) == []

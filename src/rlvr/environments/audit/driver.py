@@ -13,7 +13,7 @@ environment's own verifier (`env.score_batch`, i.e. `verify_batch`), and counts:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -124,6 +124,15 @@ def verifier_domain(verifier: Any) -> str:
                       f"it audits verifiers of the types registered as {', '.join(DOMAINS)} (or their subclasses)")
 
 
+def _chosen(tasks: list[Task], task_ids: Sequence[str]) -> list[Task]:
+    by_id = {t.id: t for t in tasks}
+    missing = [i for i in task_ids if i not in by_id]
+    if missing:
+        raise ConfigError(f"unknown task id(s) {', '.join(missing)}; the environment has e.g. "
+                          f"{', '.join(list(by_id)[:5])}")
+    return [by_id[i] for i in task_ids]
+
+
 def _example(task: Task, probe: Probe, verdict: Verdict) -> dict[str, Any]:
     return {"task_id": task.id, "family": probe.family, "probe": probe.name, "response": probe.response[:600],
             "status": verdict.status, "reward": verdict.reward, "detail": verdict.detail[:300]}
@@ -151,6 +160,7 @@ def audit(
     env_kwargs: dict[str, Any] | None = None,
     workers: int | None = None,
     on_task: Callable[[Task, int, int], None] | None = None,
+    task_ids: Sequence[str] | None = None,
 ) -> AuditReport:
     """Score mutated and exploit responses of `n` tasks with the environment's own verifier.
 
@@ -160,13 +170,15 @@ def audit(
         env_kwargs: factory arguments when `env_or_id` is an id.
         workers: worker processes for `score_batch` (None: the verifier's own setting).
         on_task: called as `on_task(task, probes, false_passes_so_far)` after each task (progress).
+        task_ids: audit exactly these tasks (by `Task.id`) instead of `n` spread ones.
 
     Returns:
         An `AuditReport`: `report.false_passes` wrong probes scored correct, `report.controls_failed`
         right ones did not.
 
     Raises:
-        ConfigError: unknown id, bad factory arguments, or a verifier the audit has no families for.
+        ConfigError: unknown id, bad factory arguments, a verifier the audit has no families for, or an
+            unknown task id.
         DataError: the dataset cannot be read.
     """
     from rlvr.core.registry import load_attr
@@ -180,7 +192,7 @@ def audit(
         families: dict[str, FamilyResult] = {}
         controls = FamilyResult()
         skipped: list[str] = []
-        tasks = spread_tasks(list(env.tasks), n)
+        tasks = spread_tasks(list(env.tasks), n) if task_ids is None else _chosen(list(env.tasks), task_ids)
         for task in tasks:
             try:
                 probes = build(task.reference, env.verifier)

@@ -138,10 +138,12 @@ def _split_top(text: str) -> list[str]:
 
 
 def _tuple(text: str) -> tuple[str, str, list[str]] | None:
-    """(open, close, elements) of `(a, b)`, `a, b` (two or more elements), else None."""
+    """(open, close, elements) of `(a, b)`, `a, b` (two or more elements), else None (intervals, lists)."""
+    if "[" in text or "]" in text:  # an interval or a list: not read
+        return None
     opener, closer, inner = "", "", text
-    if len(text) > 1 and text[0] in "([" and text[-1] in ")]":
-        opener, closer, inner = text[0], text[-1], text[1:-1]
+    if len(text) > 1 and text[0] == "(" and text[-1] == ")":
+        opener, closer, inner = "(", ")", text[1:-1]
     parts = _split_top(inner)
     if len(parts) < 2 or any(not p for p in parts) or any("=" in p for p in parts):
         return None

@@ -219,8 +219,9 @@ def _controls(tree: exp.Expression, dialect: str, permute: bool) -> list[tuple[s
     return out
 
 
-def _order_keys_distinct(tree: exp.Expression, run: Callable[[str], Any], digits: int | None) -> bool:
-    """True when the gold's top-level ORDER BY keys are all distinct over its result (a total order)."""
+def _order_keys_distinct(tree: exp.Expression, run: Callable[[str], Any], digits: int | None, dialect: str,
+                         expected_rows: int) -> bool:
+    """True when the gold's top-level ORDER BY keys are all distinct over its `expected_rows` rows (a total order)."""
     order = tree.args.get("order")
     if not order or not isinstance(tree, exp.Select):
         return False
@@ -237,13 +238,13 @@ def _order_keys_distinct(tree: exp.Expression, run: Callable[[str], Any], digits
         elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
             key = aliases[key.name.lower()]
         keys.append(key.copy())
-    probe = tree.copy()
-    probe.set("expressions", keys)
-    probe.set("distinct", None)
-    outcome = run(probe.sql(dialect="sqlite"))
-    if not outcome.ok:
+    probe = tree.copy()  # the gold's own rows (DISTINCT kept), each followed by its order keys
+    width = len(tree.expressions)
+    probe.set("expressions", [e.copy() for e in tree.expressions] + keys)
+    outcome = run(probe.sql(dialect=dialect))
+    if not outcome.ok or len(outcome.rows) != expected_rows:
         return False
-    rows = [_row(r, digits) for r in outcome.rows]
+    rows = [_row(r[width:], digits) for r in outcome.rows]
     return len(rows) > 1 and len(set(rows)) == len(rows)
 
 
@@ -279,7 +280,8 @@ class _Judge:
             return False
         if self.ordered and not self.as_set:
             if self._total_order is None:
-                self._total_order = _order_keys_distinct(self.tree, self.run, self.digits)
+                self._total_order = _order_keys_distinct(self.tree, self.run, self.digits, self.ref.dialect,
+                                                         len(self.gold.rows))
             return True if self._total_order else None
         return None
 

@@ -1,0 +1,140 @@
+"""Math probes: wrong values are numerically wrong, controls are numerically the gold, hedges hold both."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import pytest
+import sympy
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rlvr.environments.audit.math import format_number, math_probes, parse_number, wrong_values
+
+NUMERIC_GOLDS = ["18", "70000", "-3", "0", "0.5", "2.75", "\\frac{11}{36}", "-\\frac{1}{2}", "3/4", "1,234,567"]
+
+
+def _boxed(response: str) -> list[str]:
+    """Every \\boxed{...} body, braces balanced."""
+    out = []
+    for m in re.finditer(r"\\boxed\{", response):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(response[i], 0)
+            i += 1
+        out.append(response[m.end():i - 1])
+    return out
+
+
+def _value(latex: str) -> sympy.Expr:
+    """An independent reading of a plain numeric answer: sympy on the LaTeX turned into Python syntax."""
+    text = latex.strip()
+    if re.fullmatch(r"-?\d{1,3}(,\d{3})+", text):
+        text = text.replace(",", "")
+    text = re.sub(r"\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}", r"((\1)/(\2))", text)
+    return sympy.nsimplify(sympy.sympify(text, rational=True))
+
+
+def _values(latex: str) -> tuple[sympy.Expr, ...]:
+    inner = latex.strip().strip("()")
+    return tuple(_value(p) for p in inner.split(", ")) if ", " in inner else (_value(latex),)
+
+
+@pytest.mark.parametrize("gold", NUMERIC_GOLDS)
+def test_value_mutations_differ_from_the_gold_numerically(gold: str) -> None:
+    probes = [p for p in math_probes(gold) if p.family == "value"]
+    assert {p.name for p in probes} >= {"plus-one", "minus-one"}
+    for probe in probes:
+        (answer,) = _boxed(probe.response)
+        assert _value(answer) != _value(gold), (probe.name, answer)
+
+
+@pytest.mark.parametrize("gold", NUMERIC_GOLDS)
+def test_controls_equal_the_gold_numerically(gold: str) -> None:
+    controls = [p for p in math_probes(gold) if p.control]
+    assert any(p.name == "boxed-gold" for p in controls)
+    for probe in controls:
+        assert _value(_boxed(probe.response)[-1]) == _value(gold), (probe.name, probe.response)
+
+
+def test_equal_forms_of_a_fraction_and_a_decimal() -> None:
+    forms = {p.name: _boxed(p.response)[0] for p in math_probes("\\frac{1}{2}") if p.control}
+    assert forms["slash-fraction"] == "1/2" and forms["decimal"] == "0.5"
+    forms = {p.name: _boxed(p.response)[0] for p in math_probes("0.5") if p.control}
+    assert forms["latex-fraction"] == "\\frac{1}{2}" and forms["slash-fraction"] == "1/2"
+    assert {p.name: _boxed(p.response)[0] for p in math_probes("70000") if p.control}["thousands-separator"] == \
+        "70,000"
+
+
+def test_sign_and_times_ten_are_never_applied_to_zero() -> None:
+    names = {p.name for p in math_probes("0") if p.family == "value"}
+    assert names == {"plus-one", "minus-one"}
+
+
+def test_tuples_get_added_dropped_and_changed_elements() -> None:
+    probes = {p.name: _boxed(p.response)[0] for p in math_probes("(1, 2, 3)") if p.family == "value"}
+    assert probes == {"added-element": "(1, 2, 3, 4)", "dropped-element": "(1, 2)", "element-plus-one": "(2, 2, 3)"}
+    for answer in probes.values():
+        assert _values(answer) != (1, 2, 3)
+    # an element the audit cannot read is kept as it is; a readable one is changed
+    probes = {p.name: _boxed(p.response)[0] for p in math_probes("\\left( 3, \\frac{\\pi}{2} \\right)")
+              if p.family == "value"}
+    assert probes["element-plus-one"] == "(4, \\frac{\\pi}{2})"
+
+
+def test_labelled_values_are_swapped_and_relabelled_and_reordering_is_a_control() -> None:
+    probes = math_probes("x=1, y=2")
+    wrong = {p.name: _boxed(p.response)[0] for p in probes if p.family == "value"}
+    assert wrong["swap-labelled-values"] == "x=2, y=1"
+    assert wrong["relabel"] == "z=1, y=2"
+    controls = {p.name: _boxed(p.response)[0] for p in probes if p.control}
+    assert controls["pairs-reordered"] == "y=2, x=1"
+    # equal values: swapping changes nothing, so no swap probe (and no reorder control)
+    assert "swap-labelled-values" not in {p.name for p in math_probes("a=3, b=3")}
+    assert {p.name: _boxed(p.response)[0] for p in math_probes("x=3") if p.family == "value"}["relabel"] == "z=3"
+
+
+def test_multiple_choice_hedges_name_more_than_one_letter() -> None:
+    probes = math_probes("(B)")
+    hedges = [p for p in probes if p.family == "hedge"]
+    assert hedges
+    for probe in hedges:
+        assert len(set(re.findall(r"\b[A-E]\b", probe.response))) >= 2, probe.response
+    assert {p.name for p in probes if p.control} == {"bare-letter", "answer-line"}
+    assert all("B" not in _boxed(p.response)[0] for p in probes if p.name == "another-choice")
+
+
+def test_hedges_and_injections_hold_the_gold_and_a_wrong_value() -> None:
+    for probe in math_probes("18"):
+        if probe.family in ("hedge", "injection") and probe.name != "answer-only-in-think-then-nothing":
+            assert "19" in probe.response, probe.name  # the wrong value (gold + 1)
+    think_only = next(p for p in math_probes("18") if p.name == "answer-only-in-think-then-nothing")
+    assert think_only.response.split("</think>")[1].strip() == "I am not sure."
+
+
+@pytest.mark.parametrize("gold", ["\\text{Evelyn}", "[2, 5)", "x \\in \\{1, 2\\}", "\\infty", "Monday"])
+def test_golds_the_audit_cannot_read_get_no_value_mutation(gold: str) -> None:
+    """Changing text or a set could keep it right (or be unparseable): the audit does not guess."""
+    probes = math_probes(gold)
+    assert not [p for p in probes if not p.control]
+    assert all(p.control for p in probes)
+
+
+def test_plain_expressions_get_plus_one() -> None:
+    (probe,) = [p for p in math_probes("3\\sqrt{2}") if p.family == "value"]
+    assert _boxed(probe.response)[0] == "\\left(3\\sqrt{2}\\right)+1"
+
+
+def test_probes_are_unique() -> None:
+    responses = [p.response for p in math_probes("0.5")]  # minus-one and sign are both -0.5
+    assert len(responses) == len(set(responses))
+
+
+@given(st.fractions(max_denominator=10 ** 6), st.sampled_from(["int", "grouped", "decimal", "frac", "slash"]))
+def test_wrong_values_differ_and_format_round_trips(value: Fraction, style: str) -> None:
+    for _name, wrong in wrong_values(value):
+        assert wrong != value
+    written = format_number(value, style)
+    parsed = parse_number(written)
+    assert parsed is not None and parsed[0] == value, written
