@@ -40,11 +40,11 @@ import time
 from typing import Any
 
 try:  # the host (type checking, tests) imports the package; the sandbox runs the files side by side
+    from rlvr.sandbox import _session_pytest
     from rlvr.sandbox._session_proc import (
         _collect,
         _finish_process,
         _pids,
-        _prctl,
         _reap,
         _set_limits,
         _spawn,
@@ -54,13 +54,14 @@ try:  # the host (type checking, tests) imports the package; the sandbox runs th
         orphans,
     )
     from rlvr.sandbox._session_shell import Shell
+    from rlvr.sandbox._supervisor import _nondumpable
 except ImportError:  # pragma: no cover - inside the sandbox
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _session_pytest  # type: ignore[import-not-found,no-redef]
     from _session_proc import (  # type: ignore[import-not-found,no-redef]
         _collect,
         _finish_process,
         _pids,
-        _prctl,
         _reap,
         _set_limits,
         _spawn,
@@ -70,6 +71,7 @@ except ImportError:  # pragma: no cover - inside the sandbox
         orphans,
     )
     from _session_shell import Shell  # type: ignore[import-not-found,no-redef]
+    from _supervisor import _nondumpable  # type: ignore[import-not-found,no-redef]
 
 
 class _Channels:
@@ -252,30 +254,12 @@ def op_exec(req: dict[str, Any], nice: int) -> dict[str, Any]:
     return reply
 
 
-_PYTEST_CHILD = """
-import os, site, sys
-extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-sys.path[:0] = SITE + extra  # the grader's pytest first, then the task's PYTHONPATH
-for d in site.getsitepackages():  # then the system's packages (read-only), as a task's python3 has them
-    if os.path.isdir(d):
-        site.addsitedir(d)
-minor = "python%d.%d" % sys.version_info[:2]
-if os.path.isdir("/usr/lib/" + minor):  # Debian/Ubuntu's python3 is this version: its package dirs too
-    sys.path += [d for d in ("/usr/local/lib/%s/dist-packages" % minor, "/usr/lib/python3/dist-packages")
-                 if os.path.isdir(d) and d not in sys.path]  # appended as plain dirs: no .pth files run
-try:
-    import pytest
-except BaseException as exc:
-    os.write(RES, ("\\x00import-error " + type(exc).__name__ + ": " + str(exc)).encode())
-    os._exit(3)
-os.write(RES, b"\\x00started\\n")
-code = pytest.main(ARGS + ["--junitxml=/dev/fd/%d" % RES], plugins=[])
-os._exit(int(code) & 0xFF)
-"""
-
-
 def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
-    """Pytest in a forked child (non-dumpable, like this process); the report over a close-on-exec pipe."""
+    """The grader's pytest runner (`_session_pytest.main`) in a forked child (non-dumpable, like this process).
+
+    The runner runs each test in a child of its own and writes its JUnit report over a
+    close-on-exec pipe to this process.
+    """
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()  # os.pipe() fds are close-on-exec: programs the tests start never get it
@@ -295,9 +279,7 @@ def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
             sys.stdout = os.fdopen(1, "w", encoding="utf-8", closefd=False)
             sys.stderr = os.fdopen(2, "w", encoding="utf-8", closefd=False)
             sys.argv = ["pytest"]
-            source = _PYTEST_CHILD.replace("SITE", repr(list(req.get("site") or []))).replace(
-                "ARGS", repr(list(req["args"]))).replace("RES", str(res_w))
-            exec(compile(source, "<rlvr-grader>", "exec"), {"__name__": "__rlvr_grader__"})
+            os._exit(_session_pytest.main(req, res_w))
         finally:
             os._exit(125)
     for fd in (out_w, err_w, res_w):
@@ -533,7 +515,7 @@ def serve(inp: Any, out: Any) -> None:  # noqa: C901 - one dispatch loop
 
 def main() -> None:
     """Become the sandbox's supervisor: non-dumpable, orphans reaped, requests served."""
-    _prctl(4, 0)  # PR_SET_DUMPABLE = 0: no ptrace, no /proc/1/fd for the sandbox's other processes
+    _nondumpable()  # PR_SET_DUMPABLE = 0: no ptrace, no /proc/1/fd for the sandbox's other processes
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     out = os.fdopen(os.dup(1), "wb")
     inp = os.fdopen(os.dup(0), "rb")

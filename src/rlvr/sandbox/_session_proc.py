@@ -4,7 +4,6 @@ Standard library only, like the supervisor: it runs inside the sandbox, where rl
 """
 
 import contextlib
-import ctypes
 import fcntl
 import os
 import select
@@ -22,11 +21,6 @@ BACKLOG_CAP = 1 << 16
 """Bytes of background output kept between commands (more is counted, not kept)."""
 
 _EXITED: dict[int, int] = {}
-
-
-def _prctl(option: int, arg: int) -> None:
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
 
 
 def _reap() -> None:

@@ -55,7 +55,7 @@ from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, Pytest
 __all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SandboxSession", "SessionConfig", "UnpackError"]
 
 SUPERVISOR_FILES = tuple(Path(__file__).with_name(n) for n in ("_session.py", "_session_proc.py", "_session_shell.py",
-                                                               "_supervisor.py"))
+                                                               "_session_pytest.py", "_supervisor.py"))
 """The in-sandbox supervisor's files (standard library only), copied side by side into each sandbox."""
 _GRACE_S = 10.0
 _SHM_MB = 64

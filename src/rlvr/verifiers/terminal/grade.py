@@ -9,13 +9,17 @@ host. Grading then:
 2. starts a new sandbox (new pid namespace: nothing left running by the agent exists there) and
    unpacks the working directory into its own tmpfs; reward and report files are never taken
    from the agent's files (`/logs/verifier` is a new, empty tmpfs);
-3. runs the tests in clean processes: pytest mode imports the grader's own pytest (read-only
-   mount) in a non-dumpable child of the sandbox's init, with the environment built from
-   scratch (no rc files, no inherited variables, no agent-controlled PATH), plugin autoload off,
-   no cache, `--rootdir`/`--confcutdir` at /tests (a conftest.py or pytest.ini the agent planted
-   in the working directory is not read), and the JUnit report on a close-on-exec pipe only
-   that child holds; script mode runs the (install-free) script with `bash --noprofile --norc`
-   under the same clean environment and reads its reports afterwards;
+3. runs the tests in clean processes: pytest mode runs the grader's own pytest (read-only
+   mount) through `rlvr.sandbox._session_pytest` in a non-dumpable child of the sandbox's init,
+   with the environment built from scratch (no rc files, no inherited variables, no
+   agent-controlled PATH), plugin autoload off, no cache, `--rootdir`/`--confcutdir` at /tests (a
+   conftest.py or pytest.ini the agent planted in the working directory is not read), pytest
+   imported before the task's PYTHONPATH is appended after the standard library, and every test
+   in a forked child of its own, its pass decided by a parent that never runs the agent's code
+   (from a record signed only when the trusted test function ran to its end); script mode runs
+   the (install-free) script with `bash --noprofile --norc` under the same clean environment,
+   its `pytest` through the same runner and its `python3` isolated from the working directory
+   (`_wrappers`), and reads its reports afterwards;
 4. decides on the host: every expected test (all test functions of the trusted test files)
    must be reported and pass; skipped, xfailed, missing or zero tests fail.
 
@@ -137,30 +141,120 @@ tool = args[0] if args[0] not in ("python", "python3") or args[1:2] != ["-m"] el
 rest = args[1:] if tool == args[0] else args[3:]
 if tool in ("pytest", "py.test"):
     os.execv(BIN + "/pytest", [BIN + "/pytest", *rest])
+os.environ["PATH"] = BIN + ":" + os.environ.get("PATH", "")  # `uv run python`: the grader's wrapper, not the bare one
 os.execvp(args[0], args)
 """
 
 
+_PYTHON_BOOT = """
+import os, sys
+# a scorer's python3 at grading time: the standard library first, the workspace never ahead of it. `-c`, `-m`, `-`
+# and stdin put the working directory last (python would put it first), PYTHONPATH (and the grader's site) go after
+# the standard library; a script's own directory stays first, as python has it (the script lives there)
+real, argv, i, mode, rest = sys.executable, sys.argv[1:], 0, None, []
+while i < len(argv):
+    a = argv[i]
+    if a in ("-c", "-m") or (a[:2] in ("-c", "-m") and len(a) > 2):
+        value = a[2:] if len(a) > 2 else (argv[i + 1] if i + 1 < len(argv) else None)
+        if value is None:
+            os.execv(real, [real] + argv)
+        mode, rest = (a[1], value), argv[i + (1 if len(a) > 2 else 2):]
+        break
+    if a == "-":
+        mode, rest = ("-", None), argv[i + 1:]
+        break
+    if a == "--":
+        mode, rest = (("s", argv[i + 1]), argv[i + 2:]) if i + 1 < len(argv) else (("-", None), [])
+        break
+    if a.startswith("--") or a in ("-h", "-V", "-i", "-?"):  # --version, --help, interactive: run as asked
+        os.execv(real, [real] + argv)
+    if a.startswith("-") and len(a) > 1:
+        takes = a[1:2] in ("W", "X")
+        if takes and len(a) == 2:
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+            i += 1
+        else:
+            value = a[2:] if takes else ""
+        if a[1:2] == "W":
+            sys.warnoptions.append(value)
+        for flag in ("" if takes else a[1:]):
+            if flag == "u":
+                for stream in (sys.stdout, sys.stderr):
+                    stream.reconfigure(write_through=True)
+            elif flag == "B":
+                sys.dont_write_bytecode = True
+        i += 1
+        continue
+    mode, rest = ("s", a), argv[i + 1:]
+    break
+if mode is None:
+    mode = ("-", None)
+if os.environ.get("PYTHONDONTWRITEBYTECODE"):  # -I ignores the PYTHON* variables: the two a scorer relies on
+    sys.dont_write_bytecode = True
+if os.environ.get("PYTHONUNBUFFERED"):
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(write_through=True)
+extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+path = [p for p in sys.path if p]
+if mode[0] == "s":
+    path.insert(0, os.path.dirname(os.path.realpath(mode[1])))
+path += [p for p in SITE + extra if p not in path]
+if mode[0] != "s":
+    path.append(os.getcwd())
+sys.path[:] = path
+if sys.warnoptions:
+    import warnings
+    warnings._processoptions(sys.warnoptions)
+import runpy, types
+if mode[0] == "m":
+    sys.argv = [mode[1]] + rest
+    runpy._run_module_as_main(mode[1], alter_argv=True)
+elif mode[0] == "s":
+    sys.argv = [mode[1]] + rest
+    runpy.run_path(mode[1], run_name="__main__")
+else:
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = __builtins__
+    sys.modules["__main__"] = main
+    source, name = (mode[1], "<string>") if mode[0] == "c" else (sys.stdin.read(), "<stdin>")
+    sys.argv = (["-c"] if mode[0] == "c" else ["-"]) + rest
+    exec(compile(source, name, "exec"), main.__dict__)
+"""
+
+PYTHON_NAMES = ("python", "python3", *(f"python3.{minor}" for minor in range(6, 15)))
+"""The interpreter names a test script's commands find as the grader's wrappers (`_wrappers`)."""
+
+_ABSOLUTE_PYTHON = re.compile(r"(?<![\w./-])/(?:usr/(?:local/)?)?bin/(python(?:3(?:\.\d+)?)?)(?![\w./-])")
+
+
+def _wrap_absolute_python(script: str) -> str:
+    """`/usr/bin/python3 ...` (or `/usr/local/bin/`, `/bin/`) in a test script: the grader's wrapper of that name."""
+    return _ABSOLUTE_PYTHON.sub(lambda m: f"{GRADER_DIR}/bin/{m.group(1)}", script)
+
+
 def _wrappers(stage: Path, python: str, site: tuple[str, ...]) -> None:
-    """`pytest`, `py.test`, `python3`, `python` in the grader's bin directory (script mode).
+    """`pytest`, `py.test`, `python3` (every name of `PYTHON_NAMES`), `uv`, `uvx` in the grader's bin (script mode).
 
     `pytest` (and `python3 -m pytest`) is a client of the supervisor's pytest socket: the tests run
-    as the grader's own process, never as a child of the script.
+    as the grader's own process, never as a child of the script. The interpreters start isolated
+    (`-I`) and lay out `sys.path` themselves (`_PYTHON_BOOT`): a planted `json.py` in the working
+    directory, or in the task's PYTHONPATH, never shadows the standard library of a scorer.
     """
     bindir = stage / "bin"
     bindir.mkdir()
-    path = ":".join(site)
     client = _CLIENT.replace("SOCKET", repr(PYTEST_SOCKET))
     # the interpreter is looked up without this directory on PATH: `python3` here is the wrapper itself
     unwrap = f"PATH=${{PATH#{GRADER_DIR}/bin:}} "
     pytest = f"#!/bin/sh\n{unwrap}exec {shlex.quote(python)} -I -S -c {shlex.quote(client)} \"$@\"\n"
-    interp = (f"#!/bin/sh\n[ \"$1\" = -m ] && [ \"$2\" = pytest ] && shift 2 && exec {GRADER_DIR}/bin/pytest \"$@\"\n"
-              f"PYTHONPATH={shlex.quote(path)}${{PYTHONPATH:+:$PYTHONPATH}} {unwrap}"
-              f"exec {shlex.quote(python)} \"$@\"\n")
+    boot = shlex.quote(_PYTHON_BOOT.replace("SITE", repr(list(site))))
     uv_source = _UV.replace("BIN", repr(f"{GRADER_DIR}/bin"))
     uv = f"#!/bin/sh\n{unwrap}exec {shlex.quote(python)} -I -S -c {shlex.quote(uv_source)} \"$0\" \"$@\"\n"
-    for name, text in (("pytest", pytest), ("py.test", pytest), ("python3", interp), ("python", interp),
-                       ("uv", uv), ("uvx", uv)):
+    scripts = {"pytest": pytest, "py.test": pytest, "uv": uv, "uvx": uv}
+    for name in PYTHON_NAMES:  # python/python3: the grader's interpreter; python3.N: that version, where it exists
+        real = shlex.quote(python) if name in ("python", "python3") else name
+        scripts[name] = (f"#!/bin/sh\n[ \"$1\" = -m ] && [ \"$2\" = pytest ] && shift 2 && "
+                         f"exec {GRADER_DIR}/bin/pytest \"$@\"\n{unwrap}exec {real} -I -c {boot} \"$@\"\n")
+    for name, text in scripts.items():
         (bindir / name).write_text(text)
         (bindir / name).chmod(0o755)
 
@@ -402,6 +496,7 @@ def grade_workspace(task: TerminalTask, workspace_tar: Path, *, config: SessionC
             script = plan.script
             if plan.reward_file:  # the script's reward writes go to channels the supervisor reads (`_reward`)
                 script = _redirect_rewards(script)
+            script = _wrap_absolute_python(script)
             (grader / "test-script.sh").write_text(script)
         make_readable(str(stage))
         cfg = (config or SessionConfig()).model_copy(update={"workdir": task.workdir, "home": task.home})

@@ -48,11 +48,28 @@ _UV_INSTALL = {"init", "add", "venv", "pip", "sync", "lock", "python", "tool", "
 _PYTHON = re.compile(r"^(?:/\S*/)?python(?:3(?:\.\d+)?)?$")
 
 
+_QUOTED_HEREDOC = re.compile(r"(<<-?[ \t]*)(?:'([^'\n]+)'|\"([^\"\n]+)\"|\\([^\s;&|<>()]+))")
+
+
+def _unquote_heredocs(source: str) -> str:
+    r"""`<<'EOF'`, `<<"EOF"`, `<<\EOF` as `<<  EOF` (same length, so every span stays where it was).
+
+    bashlex keeps the quotes in the delimiter it looks for and then finds no end of the
+    here-document; the quotes only turn off expansion in its body, which the parser never does.
+    """
+    def plain(m: re.Match[str]) -> str:
+        word = m.group(2) or m.group(3) or m.group(4)
+        quoted = m.group(0)[len(m.group(1)):]
+        return m.group(1) + " " * (len(quoted) - len(word)) + word
+
+    return _QUOTED_HEREDOC.sub(plain, source)
+
+
 def _parse(source: str) -> list[Any]:
     import bashlex  # lazy: only task loading needs it
 
     try:
-        return list(bashlex.parse(source))
+        return list(bashlex.parse(_unquote_heredocs(source)))
     except (bashlex.errors.ParsingError, NotImplementedError, IndexError, TypeError, AttributeError) as exc:
         raise ShellParseError(f"cannot parse the shell script: {exc}") from exc
 
@@ -241,7 +258,7 @@ def split_commands(source: str) -> list[Command]:
     """The top-level commands of `source`, classified, in order (comments and blank lines dropped).
 
     Raises:
-        ShellParseError: bashlex cannot parse it (here-documents and some constructs it lacks).
+        ShellParseError: bashlex cannot parse it (some constructs it lacks).
     """
     out = []
     for node in _parse(source):
