@@ -43,6 +43,11 @@ CASES = [
     Case("symbolic-tiny-term", "x", r"\boxed{x+\frac{1}{10^{12}}}", "incorrect"),
     Case("symbolic-big-coefficient", r"10^{12}x", r"\boxed{(10^{12}+1)x}", "incorrect"),
     Case("symbolic-same", r"(x+1)^2", r"\boxed{x^2+2x+1}", "correct"),
+    Case("factorial-as-decimal-off-by-one", "13!", r"\boxed{6227020801.0}", "incorrect"),
+    Case("factorial-as-decimal", "13!", r"\boxed{6227020800.0}", "correct"),
+    Case("power-plus-decimal-zero", r"2^{4097}+1", r"\boxed{2^{4097}+0.0}", "incorrect"),
+    Case("big-value-within-rel-tol", r"10^{12}", r"\boxed{1000000000000.5}", "incorrect"),
+    Case("root-decimal-within-last-digit", r"\sqrt{2}", r"\boxed{1.41421356237310}", "correct"),
 ]
 
 

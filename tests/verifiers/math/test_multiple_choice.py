@@ -28,6 +28,7 @@ CASES = [
     Case("value-hedge-or", "3", r"\boxed{3 \text{ or } 5}", "incorrect"),
     Case("value-hedge-pm", "3", r"\boxed{\pm 3}", "incorrect"),
     Case("value-hedge-list", "7", r"\boxed{5, 6, 7, 8}", "incorrect"),
+    Case("value-hedge-in-text", "5", r"\boxed{5\text{ or 7}}", "incorrect"),
 ]
 
 

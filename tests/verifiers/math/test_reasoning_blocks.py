@@ -20,6 +20,8 @@ CASES = [
     Case("answer-tag-inside-think", "5", r"<think><answer>5</answer></think><answer>6</answer>", "incorrect"),
     Case("answer-tag-after-think", "6", r"<think><answer>5</answer></think><answer>6</answer>", "correct"),
     Case("last-number-inside-think", "12", "<think>12</think> I am not sure.", "incorrect"),
+    Case("thinking-tag", "5", r"<thinking>\boxed{5}</thinking> Answer: 4", "incorrect"),
+    Case("reasoning-tag-upper", "5", r"<REASONING>\boxed{5}</REASONING> Answer: 4", "incorrect"),
 ]
 
 

@@ -8,6 +8,8 @@ from _math_probe import Case, assert_case, params
 CASES = [
     Case("minus-sign-last-number", "3", "So x = \u22123 and we are done", "incorrect"),
     Case("minus-sign-last-number-right", "-3", "So x = \u22123 and we are done", "correct"),
+    Case("minus-sign-spaced", "3", "So x = \u2212 3 and we are done", "incorrect"),
+    Case("ascii-minus-spaced", "3", "So x = - 3 and we are done", "incorrect"),
     Case("figure-dash-last-number", "3", "So x = \u20123 and we are done", "incorrect"),
     Case("en-dash-last-number", "3", "So x = \u20133 and we are done", "incorrect"),
     Case("minus-sign-boxed", "5", "\\boxed{\u22125}", "incorrect"),

@@ -24,11 +24,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import sympy
+
 from rlvr.verifiers.math.config import MathConfig
 from rlvr.verifiers.math.extract import ALTERNATIVE_SEP
 from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_top_level
 from rlvr.verifiers.math.parse import parse_number, to_sympy
-from rlvr.verifiers.math.symbolic import sympy_equal
+from rlvr.verifiers.math.symbolic import exact_zero, sympy_equal
 
 __all__ = ["Comparison", "compare_answers"]
 
@@ -405,13 +407,44 @@ def _scalar_equal(g: str, p: str, cfg: MathConfig) -> str | None:
     ga, pa = to_sympy(g), to_sympy(p)
     if ga is not None and pa is not None:
         try:
-            if sympy_equal(ga, pa, cfg):
+            if sympy_equal(ga, pa, cfg) and _decimals_agree(g, p, cfg):
                 return "symbolic"
         except Exception:  # sympy raises many types on odd objects: treat as "not shown equal"
             pass
     if _is_text(g) and _text_key(g) == _text_key(p):
         return "text"
     return None
+
+
+_DECIMAL_LIT_RE = re.compile(r"(?<![\d.])(\d+)\.(\d+)(?![\d.])")
+
+
+def _rationalize(s: str) -> str:
+    r"""Decimal literals as the exact fractions they write: `6227020801.0` -> `\frac{62270208010}{10}`."""
+    return _DECIMAL_LIT_RE.sub(lambda m: f"\\frac{{{int(m.group(1) + m.group(2))}}}{{{10 ** len(m.group(2))}}}", s)
+
+
+def _decimals_agree(g: str, p: str, cfg: MathConfig) -> bool:
+    """A decimal equals an exact value only within half a unit of its last written digit.
+
+    The relative tolerance alone would let `6227020801.0` equal `13!` or `2^{4097}+0.0` equal
+    `2^{4097}+1` (sympy rounds the sum to 15 digits). So a closed answer holding decimal literals
+    is re-read with each literal as its exact fraction, and the exact difference must be at most
+    `0.5 * 10^-k` for the most precise literal's k decimals (`3.14159265358979` equals `\\pi`,
+    `3.14159` does not: the relative tolerance still applies). Answers with variables keep the
+    relative tolerance (a documented limit); `float_rounding` replaces this rule.
+    """
+    lits = _DECIMAL_LIT_RE.findall(g) + _DECIMAL_LIT_RE.findall(p)
+    if not lits or cfg.float_rounding is not None:
+        return True
+    ra, rb = to_sympy(_rationalize(g)), to_sympy(_rationalize(p))
+    if not (isinstance(ra, sympy.Expr) and isinstance(rb, sympy.Expr)) or ra.free_symbols or rb.free_symbols:
+        return True
+    diff = sympy.Add(ra, -rb, evaluate=False)
+    if exact_zero(diff):
+        return True
+    places = max(len(frac) for _, frac in lits)
+    return bool(abs(diff.evalf(30)) <= sympy.Rational(1, 2) / 10**places)
 
 
 def _rounded_match(gold: Any, pred: Any, decimals: int | None, cfg: MathConfig) -> bool:

@@ -271,6 +271,7 @@ def cut_clause(span: str, boundary: re.Pattern[str] = _CLAUSE_RE) -> str:
 def _last_math_or_number(text: str) -> str | None:
     """The last math environment or number, whichever ends later in `text`."""
     text = join_digit_groups(text)  # `\$32,\!348`, `1{,}234`: one number, not `348`, `234`
+    text = re.sub(r"(=\s*)-\s+(?=\d)", r"\1-", text)  # `x = - 3`: the number -3
     env_end, env_text = -1, ""
     for m in _ENV_RE.finditer(text):
         content = next(g for g in m.groups() if g is not None).strip()
@@ -350,8 +351,8 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
     return None
 
 
-_THINK_CLOSE_RE = re.compile(r"</think\s*>", re.IGNORECASE)
-_THINK_OPEN_RE = re.compile(r"<think\s*>", re.IGNORECASE)
+_THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
+_THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
 
 
 def _after_reasoning(text: str) -> str:
@@ -360,7 +361,7 @@ def _after_reasoning(text: str) -> str:
     A trial `\boxed{5}` inside the reasoning block is never the answer: with a closing tag
     the answer comes from what follows the last one; text before an unclosed `<think>` is kept.
     """
-    if "think" not in text:
+    if "<" not in text:
         return text
     closes = list(_THINK_CLOSE_RE.finditer(text))
     if closes:

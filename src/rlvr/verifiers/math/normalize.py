@@ -93,7 +93,7 @@ _NUMBER_WORDS_RE = re.compile(
 _CONDITION_RE = re.compile(
     r"\s*,?\s*(?:\\text\{\s*(?:for|where|with)\b[^{}]*\}|\b(?:for all|for any|for some|where)\b).*$"
 )
-_TRAILING_TEXT_RE = re.compile(r"(?<=[\d}).])\s*\\text\{[^{}]*\}(?:\s*\^\s*\{?\d\}?|[²³])?\s*$")
+_TRAILING_TEXT_RE = re.compile(r"(?<=[\d}).])\s*\\text\{[^{}\d]*\}(?:\s*\^\s*\{?\d\}?|[²³])?\s*$")
 
 
 _DIGIT_GROUP_RE = re.compile(r"(?<=\d)\s*(?:,\\!|\{\s*,\s*\}|\\[,!;]|\\thinspace\s*)\s*(?=\d{3}(?!\d))")
