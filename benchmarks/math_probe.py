@@ -55,8 +55,11 @@ class Tally:
             self.wrong_ids.append(f"{case_id} (false fail)")
 
 
-def rlvr_correct(gold: str, response: str, config: MathConfig = MathConfig(isolation="inline")) -> bool:
-    return score_math(config, response, gold).status == "correct"
+_INLINE = MathConfig(isolation="inline")
+
+
+def rlvr_correct(gold: str, response: str) -> bool:
+    return score_math(_INLINE, response, gold).status == "correct"
 
 
 def math_verify_correct(gold: str, response: str) -> bool:

@@ -425,12 +425,12 @@ def _rationalize(s: str) -> str:
 
 
 def _decimals_agree(g: str, p: str, cfg: MathConfig) -> bool:
-    """A decimal equals an exact value only within half a unit of its last written digit.
+    r"""A decimal equals an exact value only within half a unit of its last written digit.
 
     The relative tolerance alone would let `6227020801.0` equal `13!` or `2^{4097}+0.0` equal
     `2^{4097}+1` (sympy rounds the sum to 15 digits). So a closed answer holding decimal literals
     is re-read with each literal as its exact fraction, and the exact difference must be at most
-    `0.5 * 10^-k` for the most precise literal's k decimals (`3.14159265358979` equals `\\pi`,
+    `0.5 * 10^-k` for the most precise literal's k decimals (`3.14159265358979` equals `\pi`,
     `3.14159` does not: the relative tolerance still applies). Answers with variables keep the
     relative tolerance (a documented limit); `float_rounding` replaces this rule.
     """
