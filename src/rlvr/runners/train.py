@@ -500,6 +500,8 @@ def train_backend(
     dry_run: bool = False,
     n_gpus: int = 1,
     tasks: Path | None = None,
+    device: str = "auto",
+    timeout_s: float | None = None,
 ) -> Any:
     """Train with veRL or OpenRLHF in their own interpreter: export, build the command, stream the run.
 
@@ -520,6 +522,8 @@ def train_backend(
         dry_run: write everything, launch nothing.
         n_gpus: GPUs to train on.
         tasks: train only on the tasks this JSONL lists (exported through `rlvr.runners.task_filter`).
+        device: 'auto' (CUDA when a GPU is visible, else rlvr's CPU mode, with a notice), 'cuda' or 'cpu'.
+        timeout_s: stop the run after this many seconds (exit code 124); None: no limit.
 
     Returns:
         A `rlvr.runners.backends.BackendRun` (`exit_code` is the trainer's; None for a dry run).
@@ -534,4 +538,5 @@ def train_backend(
         raise ConfigError(f"train_backend launches {' or '.join(EXTERNAL_BACKENDS)}, not {backend!r} "
                           "(trl trains in-process: use train_command)")
     return run_backend(backend, env, env_args, model, steps, output, trainer_args,
-                       backend_python_path=backend_python, dry_run=dry_run, n_gpus=n_gpus, tasks=tasks)
+                       backend_python_path=backend_python, dry_run=dry_run, n_gpus=n_gpus, tasks=tasks,
+                       device=device, timeout_s=timeout_s)
