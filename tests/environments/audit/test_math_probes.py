@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from rlvr.environments.audit.math import format_number, math_probes, parse_number, wrong_values
 
-NUMERIC_GOLDS = ["18", "70000", "-3", "0", "0.5", "2.75", "\\frac{11}{36}", "-\\frac{1}{2}", "3/4", "1,234,567"]
+NUMERIC_GOLDS = ["18", "70000", "-3", "0", "0.5", "2.75", "\\frac{11}{36}", "-\\frac{1}{2}", "3/4", "1,234,567", "5",
+                 "\\frac{1}{7}"]
 
 
 def _boxed(response: str) -> list[str]:
@@ -27,9 +28,30 @@ def _boxed(response: str) -> list[str]:
     return out
 
 
+WORDS = {"five": 5, "eighteen": 18, "zero": 0}
+
+
+def _answer(response: str) -> str:
+    """The boxed answer, else what follows 'x = ' or 'The answer is '."""
+    boxed = _boxed(response)
+    if boxed:
+        return boxed[-1]
+    found = re.search(r"(?:x = |The answer is )(.+?)\.?$", response)
+    assert found, response
+    return found.group(1).replace("\u2212", "-")
+
+
 def _value(latex: str) -> sympy.Expr:
     """An independent reading of a plain numeric answer: sympy on the LaTeX turned into Python syntax."""
-    text = latex.strip()
+    text = latex.strip().replace("\\$", "")
+    if text in WORDS:
+        return sympy.Integer(WORDS[text])
+    repeating = re.fullmatch(r"(-?)(\d+)\.(\d*)\\overline\{(\d+)\}", text)
+    if repeating:
+        sign, whole, head, period = repeating.groups()
+        scale = 10 ** len(head) * (10 ** len(period) - 1)
+        value = sympy.Rational(int(whole + head + period) - int(whole + head), scale)
+        return -value if sign else value
     if re.fullmatch(r"-?\d{1,3}(,\d{3})+", text):
         text = text.replace(",", "")
     text = re.sub(r"\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}", r"((\1)/(\2))", text)
@@ -46,7 +68,7 @@ def test_value_mutations_differ_from_the_gold_numerically(gold: str) -> None:
     probes = [p for p in math_probes(gold) if p.family == "value"]
     assert {p.name for p in probes} >= {"plus-one", "minus-one"}
     for probe in probes:
-        (answer,) = _boxed(probe.response)
+        answer = _answer(probe.response)
         assert _value(answer) != _value(gold), (probe.name, answer)
 
 
@@ -55,7 +77,7 @@ def test_controls_equal_the_gold_numerically(gold: str) -> None:
     controls = [p for p in math_probes(gold) if p.control]
     assert any(p.name == "boxed-gold" for p in controls)
     for probe in controls:
-        assert _value(_boxed(probe.response)[-1]) == _value(gold), (probe.name, probe.response)
+        assert _value(_answer(probe.response)) == _value(gold), (probe.name, probe.response)
 
 
 def test_equal_forms_of_a_fraction_and_a_decimal() -> None:
@@ -138,3 +160,18 @@ def test_wrong_values_differ_and_format_round_trips(value: Fraction, style: str)
     written = format_number(value, style)
     parsed = parse_number(written)
     assert parsed is not None and parsed[0] == value, written
+
+
+def test_suffixes_change_the_value_and_controls_read_as_the_number() -> None:
+    probes = {p.name: p for p in math_probes("18")}
+    names = ("times-i", "million", "k-suffix", "variable-suffix")
+    suffixed = {name: _boxed(probes[name].response)[0] for name in names}
+    assert suffixed == {"times-i": "18\\,\\mathrm{i}", "million": "18 \\text{ million}", "k-suffix": "18\\text{k}",
+                        "variable-suffix": "18\\mathrm{x}"}
+    assert all(probes[name].family == "suffix" for name in suffixed)
+    minus = probes["unicode-minus-no-marker"].response
+    assert "\u2212" in minus and "boxed" not in minus
+    assert probes["number-word"].response == "The answer is eighteen." and probes["number-word"].control
+    assert _boxed(next(p for p in math_probes("\\frac{1}{3}") if p.name == "repeating-decimal").response)[0] == \
+        "0.\\overline{3}"
+    assert not [p for p in math_probes("0") if p.family == "suffix"]  # 0 million is still 0

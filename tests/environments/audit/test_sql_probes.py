@@ -103,7 +103,7 @@ def test_controls_have_exactly_the_gold_result(db: str) -> None:
 def test_write_attempts_are_probes(db: str) -> None:
     writes = {p.name for p in sql_probes({"gold": "SELECT name FROM tag", "db": db}) if p.family == "write"}
     assert writes == {"delete", "update", "drop-table", "insert", "attach", "pragma-writable-schema",
-                      "create-table-as-gold"}
+                      "create-table-as-gold", "terminate-other-sessions", "advisory-lock", "notify"}
 
 
 def test_a_gold_that_does_not_run_is_refused(db: str) -> None:

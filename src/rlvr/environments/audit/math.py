@@ -119,7 +119,32 @@ def _equal_forms(value: Fraction, style: str) -> list[tuple[str, str]]:
             forms.append(("latex-fraction", format_number(value, "frac")))
         if style != "decimal" and _terminating(value):
             forms.append(("decimal", format_number(value, "decimal")))
+        repeating = _repeating_decimal(value)
+        if repeating:
+            forms.append(("repeating-decimal", repeating))
     return forms
+
+
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+
+
+def _repeating_decimal(value: Fraction, longest: int = 6) -> str | None:
+    r"""`0.\overline{3}` for 1/3 (a non-terminating decimal whose period is at most `longest` digits), else None."""
+    if _terminating(value) or value.denominator > 10 ** 6:
+        return None
+    whole, rest = divmod(abs(value.numerator), value.denominator)
+    digits, seen = [], {}
+    while rest and rest not in seen and len(digits) < 40:
+        seen[rest] = len(digits)
+        rest *= 10
+        digits.append(str(rest // value.denominator))
+        rest %= value.denominator
+    if not rest or rest not in seen or len(digits) - seen[rest] > longest:
+        return None
+    start = seen[rest]
+    sign = "-" if value < 0 else ""
+    return f"{sign}{whole}.{''.join(digits[:start])}\\overline{{{''.join(digits[start:])}}}"
 
 
 def _split_top(text: str) -> list[str]:
@@ -173,6 +198,24 @@ def _scalar(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     if text and not _NOT_PLAIN.search(text) and not re.fullmatch(r"[A-Za-z ]+", text):
         return [("plus-one", f"\\left({text}\\right)+1")], []
     return [], []
+
+
+def _number_probes(text: str) -> list[Probe]:
+    r"""Suffixes that change a number's value (`i`, million, k, a variable), a Unicode minus, words and `\$`."""
+    number = parse_number(text)
+    if number is None or number[0] == 0:
+        return []
+    value = number[0]
+    probes = [Probe("suffix", name, _boxed(answer)) for name, answer in (
+        ("times-i", f"{text}\\,\\mathrm{{i}}"), ("million", f"{text} \\text{{ million}}"),
+        ("k-suffix", f"{text}\\text{{k}}"), ("variable-suffix", f"{text}\\mathrm{{x}}"))]
+    if value > 0:
+        probes.append(Probe("value", "unicode-minus-no-marker", f"Working it through, we get x = \u2212{text}."))
+    if value.denominator == 1 and value > 0:
+        probes.append(Probe("control", "dollar-sign", _boxed(f"\\${text}"), control=True))
+        if 0 <= value <= 20:
+            probes.append(Probe("control", "number-word", f"The answer is {_WORDS[int(value)]}.", control=True))
+    return probes
 
 
 def _choice_probes(letter: str) -> list[Probe]:
@@ -269,6 +312,7 @@ def _probes(text: str) -> list[Probe]:
         wrong, equal = _scalar(text)
     probes = [Probe("value", name, _boxed(answer)) for name, answer in wrong]
     probes += [Probe("control", name, _boxed(answer), control=True) for name, answer in equal]
+    probes += _number_probes(text)
     probes += [Probe("control", "boxed-gold", _boxed(text), control=True),
                Probe("control", "stated-gold", f"So the answer is ${text}$.\n\n**Final Answer:** $\\boxed{{{text}}}$",
                      control=True)]
@@ -282,6 +326,8 @@ def _probes(text: str) -> list[Probe]:
         Probe("hedge", "two-boxes-wrong-last", f"$\\boxed{{{w}}}$ ... or perhaps $\\boxed{{{text}}}$, or "
               f"$\\boxed{{{w}}}$."),
         Probe("hedge", "two-boxes-gold-last", f"It is $\\boxed{{{w}}}$ or $\\boxed{{{text}}}$."),
+        Probe("hedge", "final-answer-line-after-box", f"$\\boxed{{{w}}}$\n\nFinal Answer: {text}"),
+        Probe("hedge", "gsm8k-marker-after-box", f"$\\boxed{{{w}}}$\n#### {text}"),
         Probe("hedge", "either-or", f"The answer is ${text}$ or ${w}$."),
         Probe("hedge", "answer-only-in-think", f"<think>The answer is \\boxed{{{text}}}.</think>\n"
               f"The answer is $\\boxed{{{w}}}$."),

@@ -6,7 +6,8 @@ Families:
   LIMIT off by one, a projected column replaced by another column of its table, the WHERE
   dropped, a WHERE number off by one, a bound made strict or loose (`>` ↔ `>=`).
 - `write`: statements that write or reach outside the database (DELETE, UPDATE, DROP, INSERT,
-  ATTACH, PRAGMA writable_schema, CREATE TABLE ... AS the gold).
+  ATTACH, PRAGMA writable_schema, CREATE TABLE ... AS the gold) or act on other sessions
+  (`pg_terminate_backend`, advisory locks, NOTIFY).
 - `control` (control probes): the gold with aliased columns, an `AND 1 = 1`, re-printed by
   sqlglot, its columns permuted (when the verifier's rules allow column permutations).
 
@@ -298,7 +299,11 @@ def _write_probes(tree: exp.Expression, gold: str) -> list[Probe]:
               "drop-table": f'DROP TABLE "{table}"', "insert": f'INSERT INTO "{table}" DEFAULT VALUES',
               "attach": "ATTACH DATABASE '/tmp/rlvr-audit.db' AS rlvr_audit",
               "pragma-writable-schema": "PRAGMA writable_schema = ON",
-              "create-table-as-gold": f"CREATE TABLE rlvr_audit AS {gold.rstrip().rstrip(';')}"}
+              "create-table-as-gold": f"CREATE TABLE rlvr_audit AS {gold.rstrip().rstrip(';')}",
+              # acting on other sessions (PostgreSQL; SQLite refuses them): issue 20 case 12
+              "terminate-other-sessions": "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                          "WHERE usename = current_user",
+              "advisory-lock": "SELECT pg_advisory_lock(1)", "notify": "NOTIFY rlvr_audit"}
     return [Probe("write", name, _fenced(sql)) for name, sql in writes.items()]
 
 
