@@ -134,7 +134,8 @@ def _repeating_decimal(value: Fraction, longest: int = 6) -> str | None:
     if _terminating(value) or value.denominator > 10 ** 6:
         return None
     whole, rest = divmod(abs(value.numerator), value.denominator)
-    digits, seen = [], {}
+    digits: list[str] = []
+    seen: dict[int, int] = {}
     while rest and rest not in seen and len(digits) < 40:
         seen[rest] = len(digits)
         rest *= 10
