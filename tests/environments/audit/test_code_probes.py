@@ -26,6 +26,8 @@ SIZE = {  # MBPP 596's shape: the expected side calls a module attribute the can
     "solution": "import sys\ndef tuple_size(t):\n    return sys.getsizeof(t)\n\n"
                 "def unique(xs):\n    return list(set(xs))\n",
 }
+CLOSE = {"format": "assert", "tests": "assert abs(area(2) - 12.566) < 1e-3\n",
+         "solution": "import math\ndef area(r):\n    return math.pi * r * r\n"}
 CALL = {"format": "call", "fn": "square", "cases": [{"args": [3], "expected": 9}, {"args": [4], "expected": 16}],
         "solution": "def square(x):\n    return x * x\n"}
 
@@ -67,7 +69,8 @@ def test_functions_come_from_the_tests_when_there_is_no_solution() -> None:
 # harness (candidate + tests in one file, pass = exit status 0), which shows the cheat is real.
 NAIVE = {"always-equal": CALL, "always-equal-int-subclass": CALL, "sys-exit-before-asserts": CALL,
          "os-exit-before-asserts": CALL, "call-time-os-exit": CALL, "call-time-sys-exit": CALL,
-         "call-time-builtin-patch": SIZE, "read-tests-from-caller-frame": CALL}
+         "call-time-builtin-patch": SIZE, "read-tests-from-caller-frame": CALL, "always-equal-list-subclass": CALL,
+         "always-close": CLOSE}
 
 
 def _naive_pass(tmp_path: Path, program: str, tests: str) -> bool:
@@ -86,7 +89,7 @@ def _tests(reference: dict) -> str:
 @pytest.mark.parametrize("name", sorted(NAIVE))
 def test_each_exploit_fools_a_naive_harness(tmp_path: Path, name: str) -> None:
     reference = NAIVE[name]
-    functions = ["square"] if reference is CALL else ["tuple_size", "unique"]
+    functions = {id(CALL): ["square"], id(SIZE): ["tuple_size", "unique"], id(CLOSE): ["area"]}[id(reference)]
     assert _naive_pass(tmp_path, exploit_programs(functions)[name], _tests(reference))
     assert not _naive_pass(tmp_path, exploit_programs(functions)["print-passed"], _tests(reference))  # the stub fails
 
@@ -98,7 +101,7 @@ def test_identity_helpers_fool_a_naive_harness(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap missing (apt install bubblewrap)")
-@pytest.mark.parametrize("reference", [CYCLIC, SIZE, CALL], ids=["helper", "module-attribute", "call"])
+@pytest.mark.parametrize("reference", [CYCLIC, SIZE, CALL, CLOSE], ids=["helper", "module-attribute", "call", "close"])
 def test_the_unit_test_verifier_rejects_every_exploit_and_passes_the_controls(reference: dict) -> None:
     from rlvr.verifiers.code import UnitTestVerifier
 

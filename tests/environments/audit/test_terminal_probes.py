@@ -37,7 +37,7 @@ def test_probes_are_the_catalog_plus_the_reference_control() -> None:
     probes = terminal_probes({"format": "tbench", "task_dir": "/nowhere"}, Oracle())
     assert [p.name for p in probes if not p.control] == list(TAMPER_SCRIPTS)
     assert [(p.name, p.response) for p in probes if p.control] == [("reference-solution", "bash /oracle/solution.sh")]
-    assert {p.family for p in probes} == {"fake-pytest", "planted-config", "reward-files", "edited-tests",
+    assert {p.family for p in probes} == {"fake-pytest", "planted-config", "reward-files", "edited-tests", "links",
                                           "agent-module", "stdlib-shadow", "control"}
 
 
