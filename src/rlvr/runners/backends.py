@@ -608,8 +608,14 @@ def _launch(run: BackendRun, command: list[str], echo: IO[str] | None, timeout_s
                                                      extension_dir=_extension_dir())}
         session.start()
     try:
-        run.exit_code = run_streaming(command, log_path=run.log_path, cwd=output, echo=echo, env=child_env,
-                                      timeout_s=timeout_s, on_start=session.watch if session else None)
+        for attempt in range(1 + CPU_START_RETRIES * (session is not None)):
+            run.exit_code = run_streaming(command, log_path=run.log_path, cwd=output, echo=echo, env=child_env,
+                                          timeout_s=timeout_s, on_start=session.watch if session else None)
+            if run.exit_code == 0 or not _ray_start_timed_out(run.log_path):
+                break
+            print(f"rlvr train: Ray's node did not start in time (an overloaded machine); retrying "
+                  f"({attempt + 1}/{CPU_START_RETRIES})", file=sys.stderr, flush=True)
+            (output / f"train.attempt{attempt + 1}.log").write_text(run.log_path.read_text(errors="replace"))
     finally:
         run.wall_s = round(time.monotonic() - start, 2)
         if session is not None:
@@ -619,6 +625,19 @@ def _launch(run: BackendRun, command: list[str], echo: IO[str] | None, timeout_s
     from rlvr.runners.curves import write_run_outputs
 
     write_run_outputs(run)
+
+
+CPU_START_RETRIES = 1
+"""CPU mode: how often a run whose Ray node timed out during start-up is started again (Ray waits 30 s
+for its raylet, hard-coded in `ray/_private/node.py`; a loaded 2-core machine can miss that)."""
+
+_RAY_START_TIMEOUT = "The current node timed out during startup"
+
+
+def _ray_start_timed_out(log: Path) -> bool:
+    """True when `log` shows Ray's node start-up time-out and no training step was logged."""
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    return _RAY_START_TIMEOUT in text and "step:1 - " not in text
 
 
 def _extension_dir() -> Path:

@@ -75,7 +75,8 @@ def read_verl_curve(log: Path) -> list[dict[str, Any]]:
         Rows with `step`, `reward` (`critic/score/mean`), `reward_min`/`reward_max`, `completion_length`,
         `elapsed_s` (running sum of `timing_s/step`), `step_s`, `num_tokens` (running sum of
         `perf/total_num_tokens`), `tokens_per_s` (`perf/throughput`), the rollout/actor probability
-        agreement veRL measures (`rollout_corr/pearson` ... as `rollout_actor_corr`) when it logs one.
+        agreement veRL measures (`training/rollout_actor_probs_pearson_corr`, as `rollout_actor_corr`), and
+        `grad_norm` (`actor/grad_norm`).
     """
     if not log.is_file():
         return []
@@ -88,7 +89,7 @@ def read_verl_curve(log: Path) -> list[dict[str, Any]]:
         step, metrics = found
         elapsed += metrics.get("timing_s/step", 0.0)
         tokens += metrics.get("perf/total_num_tokens", 0.0)
-        corr = next((v for k, v in metrics.items() if k.endswith("prob_pearson") or k.endswith("probs_pearson")), None)
+        corr = metrics.get("training/rollout_actor_probs_pearson_corr")  # verl/utils/debug/metrics.py
         rows.append({"step": float(step), "reward": metrics["critic/score/mean"],
                      "reward_min": metrics.get("critic/score/min"), "reward_max": metrics.get("critic/score/max"),
                      "completion_length": metrics.get("response_length/mean"), "elapsed_s": round(elapsed, 2),
