@@ -121,3 +121,13 @@ def test_the_sql_verifier_rejects_every_wrong_probe_and_accepts_every_control(db
                 verdict = verifier.verify(probe.response, ref)
                 assert verdict.is_correct == probe.control, (gold, probe.name, verdict.status, verdict.detail)
     assert Path(db).read_bytes() == before  # no write reached the database
+
+
+def test_aggregate_and_condition_mutations(db: str) -> None:
+    gold = "SELECT MAX(age) FROM customer WHERE country = 'US' AND age > 40"
+    probes = _by_name(sql_probes({"gold": gold, "db": db}))
+    assert _sql(probes["swap-aggregate"].response).startswith("SELECT MIN(age)")
+    assert _rows(db, _sql(probes["swap-aggregate"].response)) == [(45,)] != _rows(db, gold)
+    assert "<>" in _sql(probes["negate-equality"].response) and not probes["negate-equality"].control
+    # OR instead of AND still gives 52 here: a control, not a wrong probe
+    assert probes["same-result-and-to-or"].control and "and-to-or" not in probes

@@ -4,7 +4,8 @@ Families:
 
 - `query`: the gold's sqlglot tree mutated -- DISTINCT dropped, the ORDER BY direction flipped,
   LIMIT off by one, a projected column replaced by another column of its table, the WHERE
-  dropped, a WHERE number off by one, a bound made strict or loose (`>` ↔ `>=`).
+  dropped, a WHERE number off by one, a bound made strict or loose (`>` ↔ `>=`), MAX ↔ MIN and
+  SUM ↔ AVG, the first AND made an OR, the first `=` made `!=`.
 - `write`: statements that write or reach outside the database (DELETE, UPDATE, DROP, INSERT,
   ATTACH, PRAGMA writable_schema, CREATE TABLE ... AS the gold) or act on other sessions
   (`pg_terminate_backend`, advisory locks, NOTIFY).
@@ -138,10 +139,42 @@ def _where_bound(tree: exp.Expression) -> exp.Expression | None:
     return None
 
 
+_AGGREGATE_SWAP: dict[type[exp.Expression], type[exp.Expression]] = {exp.Max: exp.Min, exp.Min: exp.Max,
+                                                                     exp.Sum: exp.Avg, exp.Avg: exp.Sum}
+
+
+def _swap_aggregate(tree: exp.Expression) -> exp.Expression | None:
+    """MAX ↔ MIN, SUM ↔ AVG on the first aggregate of the projection."""
+    for projection in getattr(tree, "expressions", []):
+        for node in projection.find_all(*_AGGREGATE_SWAP):
+            node.replace(_AGGREGATE_SWAP[type(node)](this=node.this.copy()))
+            return tree
+    return None
+
+
+def _and_to_or(tree: exp.Expression) -> exp.Expression | None:
+    where = tree.args.get("where")
+    node = where.find(exp.And) if where else None
+    if node is None:
+        return None
+    node.replace(exp.Or(this=node.this.copy(), expression=node.expression.copy()))
+    return tree
+
+
+def _negate_equality(tree: exp.Expression) -> exp.Expression | None:
+    where = tree.args.get("where")
+    node = where.find(exp.EQ) if where else None
+    if node is None:
+        return None
+    node.replace(exp.NEQ(this=node.this.copy(), expression=node.expression.copy()))
+    return tree
+
+
 MUTATIONS: dict[str, Callable[[exp.Expression], exp.Expression | None]] = {
     "drop-distinct": _drop_distinct, "flip-order-by": _flip_order, "limit-plus-one": _limit(1),
     "limit-minus-one": _limit(-1), "drop-where": _drop_where, "where-number-plus-one": _where_number,
-    "where-bound-strictness": _where_bound,
+    "where-bound-strictness": _where_bound, "swap-aggregate": _swap_aggregate, "and-to-or": _and_to_or,
+    "negate-equality": _negate_equality,
 }
 """Tree mutations by name: each returns the mutated tree, or None when the gold has nothing to mutate."""
 
