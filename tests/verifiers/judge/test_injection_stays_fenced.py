@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 import pytest
-from judge_http import JudgeServer, Reply, ids_in, ruler_reply
 
+from judge_http import JudgeServer, Reply, ids_in, ruler_reply
 from rlvr.verifiers.judge import JudgeVerifier, RulerVerifier
 from rlvr.verifiers.judge._prompt import _LOOKALIKES, escape
 
@@ -137,3 +137,22 @@ def test_long_answer_is_cut_inside_the_fence_and_said_so(judge_server: JudgeServ
     _, body, rest = _fenced(content, "RESPONSE TO GRADE:")
     assert body == escape(text[:1000]) and f"{len(text) - 1000} more characters are not shown" in rest
     assert json.loads(v.detail)["cut_chars"] == len(text) - 1000
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rlvr.verifiers.judge._prompt import pointwise_messages  # noqa: E402
+
+_NASTY = st.text(alphabet=st.sampled_from(list("`<>&/\n \"{}:") + list(_LOOKALIKES) + ["a", "1", "é"]), max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(answer=st.one_of(_NASTY, st.text(max_size=200)))
+def test_any_text_stays_inside_its_fence(answer: str) -> None:
+    benign, _ = pointwise_messages("What is 2 + 3?", "5", "rubric", "5", 100_000)
+    attack, _ = pointwise_messages("What is 2 + 3?", answer, "rubric", "5", 100_000)
+    _, _, rest_benign = _fenced(benign[1]["content"], "RESPONSE TO GRADE:")
+    fence, body, rest = _fenced(attack[1]["content"], "RESPONSE TO GRADE:")
+    _check_body(fence, body, answer)
+    assert rest == rest_benign and attack[0] == benign[0]
