@@ -86,24 +86,27 @@ def test_mbpp_596_patch_at_call_time_is_incorrect(verifier, mbpp, name):
     assert verdict.status == "incorrect" and verdict.reward == 0.0, verdict.detail
 
 
-SORTED_TESTS = "assert sorted(unique([3, 1, 3, 2])) == sorted([1, 2, 3])\nassert sorted(unique([5])) == [5]\n"
+SORTED_TESTS = "assert sorted(unique([3, 1, 3, 2])) == sorted([1, 2, 3])\n"  # the issue's assert, as it stands
 GOOD_UNIQUE = "def unique(xs):\n    return list(set(xs))\n"
 CALL_TIME = {
-    "builtins_module": "import builtins\ndef unique(xs):\n    builtins.sorted = lambda *a, **k: [5]\n    return [7]\n",
+    "builtins_module": "import builtins\ndef unique(xs):\n    builtins.sorted = lambda *a, **k: [9]\n    return [9]\n",
     "dunder_builtins": ("def unique(xs):\n"
                         "    b = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)\n"
-                        "    b['sorted'] = lambda *a, **k: [5]\n    return [7]\n"),
-    "generator_run_by_sorted": ("import builtins\ndef unique(xs):\n    builtins.sorted = lambda *a, **k: [5]\n"
-                                "    yield 7\n"),
+                        "    b['sorted'] = lambda *a, **k: [9]\n    return [9]\n"),
+    "generator_run_by_sorted": ("import builtins\ndef unique(xs):\n    builtins.sorted = lambda *a, **k: [9]\n"
+                                "    yield 9\n"),
     "object_method_run_by_sorted": ("import builtins\nclass It:\n    def __iter__(self):\n"
-                                    "        builtins.sorted = lambda *a, **k: [5]\n        return iter([7])\n"
+                                    "        builtins.sorted = lambda *a, **k: [9]\n        return iter([9])\n"
                                     "def unique(xs):\n    return It()\n"),
     "del_at_collection": ("import builtins, gc\nclass D:\n    def __del__(self):\n"
-                          "        builtins.sorted = lambda *a, **k: [5]\n"
-                          "def unique(xs):\n    gc.enable()\n    a = D(); a.me = a\n    del a\n    return [7]\n"),
+                          "        builtins.sorted = lambda *a, **k: [9]\n"
+                          "def unique(xs):\n    gc.enable()\n    a = D(); a.me = a\n    del a\n    return [9]\n"),
+    "finalizer_of_the_argument": ("import builtins\nclass D:\n    def __del__(self):\n"
+                                  "        builtins.sorted = lambda *a, **k: [9]\n"
+                                  "def unique(xs):\n    xs.append(D())\n    return [9]\n"),
     "gc_callback": ("import builtins, gc\ndef unique(xs):\n"
-                    "    gc.callbacks.append(lambda *a: setattr(builtins, 'sorted', lambda *a, **k: [5]))\n"
-                    "    gc.enable()\n    return [7]\n"),
+                    "    gc.callbacks.append(lambda *a: setattr(builtins, 'sorted', lambda *a, **k: [9]))\n"
+                    "    gc.enable()\n    return [9]\n"),
 }
 
 
@@ -115,6 +118,17 @@ def test_honest_unique_passes(verifier):
 def test_builtin_patched_at_call_time_is_incorrect(verifier, name):
     verdict = verifier.verify(fence(CALL_TIME[name]), {"format": "assert", "tests": SORTED_TESTS})
     assert verdict.status == "incorrect" and verdict.reward == 0.0, verdict.detail
+
+
+def test_property_of_a_returned_object_patching_before_the_expected_side(verifier):
+    """Candidate code that runs outside a call (a property read by the test's expression) is caught at the probe."""
+    tests = "assert f(3).total == sum([1, 2, 3])\n"
+    good = "class R:\n    def __init__(self, n):\n        self.total = n * (n + 1) // 2\ndef f(n):\n    return R(n)\n"
+    bad = ("import builtins\nclass R:\n    @property\n    def total(self):\n"
+           "        builtins.sum = lambda *a: 9\n        return 9\ndef f(n):\n    return R()\n")
+    assert verifier.verify(fence(good), {"format": "assert", "tests": tests}).status == "correct"
+    verdict = verifier.verify(fence(bad), {"format": "assert", "tests": tests})
+    assert verdict.status == "incorrect" and "state changed" in verdict.detail, verdict.detail
 
 
 def test_math_patched_at_call_time_in_a_humaneval_style_check(verifier):

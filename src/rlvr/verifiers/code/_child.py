@@ -89,13 +89,21 @@ class _Channel:
             data = data[n:]
 
 
-def _probe_factory(channel: _Channel) -> Any:
+def _probe_factory(channel: _Channel, guard: Any = None) -> Any:
     def probe(site: int, operands: Any) -> None:
+        if guard is not None and (guard.tainted or guard.changed()):  # candidate code ran outside a call
+            guard.tainted = False
+            guard.settle()
+            channel.send({"s": site, "u": "the interpreter state changed while the assert was evaluated"})
+            return
         try:
             values = [None if v is _HOLE else encode(v) for v in operands]
         except (Unencodable, RecursionError, ValueError) as exc:
             channel.send({"s": site, "u": _str(exc)[:200]})
             return
+        finally:  # encoding runs no candidate code, but may import a standard module: not the candidate's change
+            if guard is not None and guard.changed():
+                guard.settle()
         channel.send({"s": site, "v": values})
 
     return probe
@@ -185,6 +193,11 @@ def _version_reader() -> Any:
         def read(d: Any) -> int:
             return int(ctypes.c_uint64.from_address(id(d) + tag_at).value)
 
+        def cell(d: Any) -> Any:  # a live view of the tag (keep `d` alive while it is used)
+            return ctypes.c_uint64.from_address(id(d) + tag_at)
+
+        read.cell = cell  # type: ignore[attr-defined]
+
         probe: dict[str, int] = {"a": 1}
         before = read(probe)
         unchanged = read(probe) == before
@@ -253,7 +266,9 @@ class _Guard:
     def __init__(self, pristine: _Pristine) -> None:
         self.pristine = pristine
         self.trusted = [True]
-        self.watch: list[tuple[Any, Any]] = []
+        self.watch: list[tuple[Any, Any]] = []  # (dict, ctypes view of its version tag); empty: no tags here
+        self.saved: list[int] = []
+        self.tainted = False
         self.test_names: set[str] = set()
         self.namespace: dict[str, Any] = {}
         import signal
@@ -294,17 +309,32 @@ class _Guard:
             if sig.getitimer(timer)[0]:
                 sig.setitimer(timer, 0)
         pristine = self.pristine
-        if not self.watch or _version(pristine.sys_modules) != self.watch[0][1] or \
-                any(_version(d) != v for d, v in self.watch[1:]):
+        if not self.watch or self.changed():
             pristine.restore(self.namespace, self.test_names)
             mods = [pristine.sys_modules, *(getattr(m, "__dict__", None) for m in pristine.modules.values())]
-            self.watch = [(d, _version(d)) for d in mods if _type(d) is dict]
-            if any(v is None for _d, v in self.watch):
-                self.watch = []  # no version tags: compare the values at every call
+            cell = getattr(_READ_VERSION, "cell", None)
+            dicts = [d for d in mods if _type(d) is dict]
+            # one ctypes view per dict's version tag, made once: reading `.value` is a plain load
+            self.watch = [(d, cell(d)) for d in dicts] if cell is not None else []
+            self.saved = [c.value for _d, c in self.watch]
         self.trusted[0] = False
 
+    def changed(self) -> bool:
+        """Whether a watched dict (builtins, a module, `sys.modules`) was written since the last `settle`.
+
+        Checked by every probe too: a write between the last call and the probe (a finalizer of an
+        argument, a property of a returned object) means the assert's operands may be forged.
+        """
+        return [c.value for _d, c in self.watch] != self.saved
+
     def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """`fn(*args, **kwargs)`, then `settle` (the test code's calls are rewritten into this)."""
+        """`fn(*args, **kwargs)`, then `settle` (the test code's calls are rewritten into this).
+
+        A change found before the call (candidate code ran between two calls: a finalizer, a
+        property read by the test's expression) taints the next probe, which then fails.
+        """
+        if self.watch and self.changed():
+            self.tainted = True
         try:
             return fn(*args, **kwargs)
         finally:
@@ -333,7 +363,7 @@ def _run_assert(job: dict[str, Any], channel: _Channel) -> None:
     guard.namespace, guard.test_names = namespace, test_names
     guard.settle()
     exec(helpers, namespace)  # the task's own helpers (`encode_cyclic`), whatever the candidate redefined
-    namespace.update(__rlvr_probe__=_probe_factory(channel), __rlvr_hole__=_HOLE, __rlvr_call__=guard.call)
+    namespace.update(__rlvr_probe__=_probe_factory(channel, guard), __rlvr_hole__=_HOLE, __rlvr_call__=guard.call)
     guard.trusted[0] = False
     exec(setup, namespace)
     exec(tests, namespace)
