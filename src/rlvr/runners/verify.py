@@ -53,7 +53,7 @@ _FSYNC_EVERY_S = 5.0
 _RAW_CHARS = 2000
 _RESERVED = ("_line", "verdict", "_bad_row")
 """Output columns an input row may not carry itself: replaced in the output (with a warning)."""
-_EXECUTION_ONLY = {"isolation", "workers"}
+_EXECUTION_ONLY = {"isolation", "workers", "max_concurrency", "backoff_s", "cache", "cache_path"}
 """Verifier options that do not change verdicts: left out of the recorded configuration."""
 
 
@@ -417,7 +417,8 @@ def meta_path(output_path: Path) -> Path:
 def run_config(input_path: Path, verifier: Verifier, response_key: str, reference_key: str) -> dict[str, Any]:
     """The configuration an output's verdicts depend on (recorded in `meta_path`, compared on resume).
 
-    Verifier options that only change how scoring runs (`isolation`, `workers`) are left out.
+    Verifier options that only change how scoring runs (`isolation`, `workers`; for judges also
+    `max_concurrency`, `backoff_s`, `cache`, `cache_path`) are left out.
     """
     try:
         options = verifier.config.model_dump(mode="json", exclude=_EXECUTION_ONLY)
