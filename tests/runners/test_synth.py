@@ -169,8 +169,8 @@ def test_multi_turn_env_rows_hold_every_turn(tmp_path: Path) -> None:
     assert first[1]["content"] == "50" and first[2]["content"] == "No, lower." and first[3]["content"] == "7"
 
     out = tmp_path / "tool"
-    result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-tool-v1", "-a", "size=3", "--policy", "oracle",
-                                 "-n", "1", "-o", str(out)])
+    result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-tool-v1", "-a", "size=3", "-a",
+                                 "isolation=inline", "--policy", "oracle", "-n", "1", "-o", str(out)])
     assert result.exit_code == 0, result.output
     sft = _jsonl(out / "sft.jsonl")
     assert len(sft) == 3
@@ -183,8 +183,8 @@ def test_multi_turn_env_rows_hold_every_turn(tmp_path: Path) -> None:
 def test_sft_rows_load_as_a_conversational_dataset(tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
     out = tmp_path / "tool"
-    result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-tool-v1", "-a", "size=3", "--policy", "oracle",
-                                 "-n", "2", "-o", str(out)])
+    result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-tool-v1", "-a", "size=3", "-a",
+                                 "isolation=inline", "--policy", "oracle", "-n", "2", "-o", str(out)])
     assert result.exit_code == 0, result.output
     loaded = datasets.load_dataset("json", data_files=str(out / "sft.jsonl"), split="train",
                                    cache_dir=str(tmp_path / "cache"))
