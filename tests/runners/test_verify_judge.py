@@ -62,8 +62,8 @@ def test_judge_needs_no_reference_column(judge_server: JudgeServer, tmp_path: Pa
                                       "--prompt-key", "prompt"])
     assert result.exit_code == 0, result.output
     assert [r["verdict"]["status"] for r in _verdicts(out).values()] == ["correct", "correct"]
-    first, second = (b["messages"][1]["content"] for b in judge_server.requests)
-    assert "REFERENCE ANSWER" not in first and "REFERENCE ANSWER:\n```\n4\n```" in second
+    sent = {b["messages"][1]["content"].split("\n")[2]: b["messages"][1]["content"] for b in judge_server.requests}
+    assert "REFERENCE ANSWER" not in sent["Say hi."] and "REFERENCE ANSWER:\n```\n4\n```" in sent["2+2?"]
 
 
 def test_prompt_and_group_keys_are_refused_for_other_verifiers(tmp_path: Path) -> None:
