@@ -1,9 +1,10 @@
 """CI: `rlvr check --adversarial` over every registered environment that can run here.
 
 Each case audits a few tasks of a shipped environment with its real verifier and requires 0 false
-passes and 0 failed controls. The tasks include the ones the verifier attacks of issue 20 named
-(MBPP 596, HumanEval/38 and /50, fix-python-pricing, git-merge-conflict). Data in
-/work/shared/data is used when present (skip cleanly when absent).
+passes, 0 failed controls and no wrong response answered with a grader `error`. The tasks include
+the ones the verifier attacks of issue 20 named (MBPP 596, HumanEval/38 and /50,
+fix-python-pricing, git-merge-conflict). Data in /work/shared/data is used when present (skip
+cleanly when absent).
 """
 
 from __future__ import annotations
@@ -69,3 +70,5 @@ def test_no_false_pass_and_no_failed_control(env_id: str, kwargs: dict[str, Any]
     assert report.tried >= 8 * report.n and report.controls.tried >= report.n
     assert not report.skipped
     assert report.false_passes == 0 and report.controls_failed == 0, _explain(report)
+    # a wrong response must not escape its 0 through a masked grader error either (issue 20 case 14)
+    assert not [(n, f.errors) for n, f in report.families.items() if f.errors]
