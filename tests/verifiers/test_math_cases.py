@@ -199,8 +199,9 @@ def test_process_isolation_batch_and_async() -> None:
 
 
 def test_timeout_then_keeps_working() -> None:
-    # Deeply nested parentheses make the LaTeX grammar backtrack for many seconds.
-    heavy = "\\boxed{" + "(" * 40 + "x+1" + ")" * 40 + "}"
+    # Deeply nested parentheses make the LaTeX grammar backtrack for many seconds (`\sin` keeps the
+    # answer out of the fast parser's subset, so the ANTLR grammar gets it).
+    heavy = "\\boxed{" + "(" * 40 + "\\sin x+1" + ")" * 40 + "}"
     with MathVerifier(MathConfig(timeout_s=1.0)) as verifier:
         v = verifier.verify(heavy, "x+2")
         assert v.status == "timeout" and v.reward == 0.0

@@ -20,6 +20,8 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 
+from rlvr.verifiers.math.fastparse import fast_parse
+
 __all__ = ["ParsedNumber", "parse_number", "to_sympy"]
 
 _INT_DEC_RE = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
@@ -113,6 +115,10 @@ def _parse_plain(s: str) -> Any:
 
 
 _I = sympy.Symbol("i")
+_WORD_RE = re.compile(r"[a-zA-Z]{4,}")
+_TEXT_OR_COMMAND_RE = re.compile(
+    r"\\(?:begin|end)\{[a-zA-Z*]+\}|\\[a-zA-Z]+|(?<![a-zA-Z])(?:arc)?(?:sqrt|exp|log|sinh?|cosh?|tanh?|cot|sec|csc)(?![a-zA-Z])"
+)
 
 
 def _imaginary(x: Any) -> Any:
@@ -132,8 +138,8 @@ def to_sympy(s: str) -> Any:
     Plain text with explicit `*` goes through sympy's `parse_expr`; everything else through
     `latex2sympy2_extended.latex2sympy`. Parser warnings are silenced here, where they are raised.
     """
-    if not s:
-        return None
+    if not s or _WORD_RE.search(_TEXT_OR_COMMAND_RE.sub(" ", s)):
+        return None  # prose ("Friday", "No solutions"): compared as text, never as a product of letters
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -142,7 +148,9 @@ def to_sympy(s: str) -> Any:
                     return _imaginary(_parse_plain(s))
                 except Exception:  # fall back to the LaTeX grammar
                     pass
-            parsed = latex2sympy(s, normalization_config=_L2S_NORMALIZATION, conversion_config=_L2S_CONVERSION)
+            parsed = fast_parse(s)  # the common simple forms without the ANTLR grammar (same objects)
+            if parsed is None:
+                parsed = latex2sympy(s, normalization_config=_L2S_NORMALIZATION, conversion_config=_L2S_CONVERSION)
             return _imaginary(parsed)
     except Exception:  # the parsers raise many unrelated types on bad input: unparseable, not a crash
         return None

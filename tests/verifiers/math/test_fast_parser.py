@@ -1,0 +1,89 @@
+"""The fast LaTeX parser builds the same values as latex2sympy on its subset, and leaves the rest to it."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from latex2sympy2_extended import latex2sympy
+
+from rlvr.verifiers.math.extract import extract_answer
+from rlvr.verifiers.math.fastparse import fast_parse
+from rlvr.verifiers.math.normalize import normalize_answer, split_top_level
+from rlvr.verifiers.math.parse import _L2S_CONVERSION, _L2S_NORMALIZATION
+
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "math"
+
+
+def _grammar(s: str) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return latex2sympy(s, normalization_config=_L2S_NORMALIZATION, conversion_config=_L2S_CONVERSION)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if sympy.srepr(a) == sympy.srepr(b):
+        return True
+    names = {str(x) for x in a.free_symbols}
+    if names != {str(x) for x in b.free_symbols}:
+        return False
+    point = {name: sympy.Rational(7 + k, 5 + 2 * k) for k, name in enumerate(sorted(names))}
+    va = a.subs({x: point[str(x)] for x in a.free_symbols})
+    vb = b.subs({x: point[str(x)] for x in b.free_symbols})
+    return bool(abs(sympy.N(va, 30) - sympy.N(vb, 30)) < sympy.Float("1e-12"))  # 53-bit decimals round alike
+
+
+SUBSET = [r"n^{2}", r"\frac{3}{4}", r"2\sqrt{3}", "5r^5", r"\pi r^2", r"-\frac{x}{2}+1", "20!", r"\frac12",
+          r"\frac{8\pi}5", r"\sqrt[3]{6}", "1.5", "x_1+x_{12}", r"3 \cdot 4", "(a+b)^2", "e^{2}", r"\sqrt2-1"]
+LEFT_TO_GRAMMAR = ["f(x)", "1/2x", r"3\frac{3}{8}", "2^3^2", "(1,2)", r"\sin x", "dx", r"\infty", "x=1", "10^{10^{10}}"]
+
+
+@pytest.mark.parametrize("s", SUBSET)
+def test_subset_matches_grammar(s: str) -> None:
+    fast = fast_parse(s)
+    assert fast is not None and _same_value(fast, _grammar(s))
+
+
+@pytest.mark.parametrize("s", LEFT_TO_GRAMMAR)
+def test_ambiguous_forms_are_left_to_the_grammar(s: str) -> None:
+    assert fast_parse(s) is None
+
+
+atoms = st.sampled_from(["x", "y", "2", "7", r"\pi", r"\sqrt{3}", r"\frac{1}{2}", "(x+1)", "e", "3.5"])
+terms = st.builds(lambda a, b, op: f"{a}{op}{b}", atoms, atoms, st.sampled_from(["", " ", r"\cdot ", "^", "+", "-"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.builds(lambda a, b, op: f"{a}{op}{b}", terms, terms, st.sampled_from(["+", "-", r"\cdot ", " "])))
+def test_generated_expressions_match_grammar(s: str) -> None:
+    fast = fast_parse(s)
+    if fast is None:
+        return
+    try:
+        grammar = _grammar(s)
+    except Exception:  # the grammar rejects some generated strings (`2^(x+1)^y`): nothing to compare
+        return
+    assert _same_value(fast, grammar), s
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"data not found at {DATA}")
+def test_real_answers_match_grammar() -> None:
+    strings = set()
+    for subset in ("gsm8k", "math", "olympiadbench"):
+        for line in (DATA / "labeled" / f"processbench_{subset}.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            strings.add(str(row["gold_answer"]))
+            found = extract_answer("\n\n".join(row["steps"]))
+            if found is not None:
+                strings.add(found.text)
+    items = {item for s in strings for item in split_top_level(normalize_answer(s).text)}
+    parsed = [(s, fast) for s in sorted(items) if (fast := fast_parse(s)) is not None]
+    assert len(parsed) > 400  # most real answers are in the subset
+    mismatched = [s for s, fast in parsed if not _same_value(fast, _grammar(s))]
+    assert mismatched == []
