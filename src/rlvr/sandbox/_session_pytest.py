@@ -136,6 +136,50 @@ def compile_trusted(path: str) -> Any:
     return compile(tree, path, "exec", dont_inherit=True)
 
 
+def literal_cases(path: str) -> dict[str, int]:
+    """Qualified name -> number of cases, for test functions parametrized only with literal lists of values.
+
+    The collection runs the agent's code (the test module imports it), which could drop the cases
+    it fails; what the trusted source itself spells out is counted here, before any of that ran.
+    """
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), filename=path)
+    out: dict[str, int] = {}
+
+    def count(fn: Any, prefix: str) -> None:
+        total, seen = 1, False
+        for deco in fn.decorator_list:
+            func = getattr(deco, "func", None)
+            name = getattr(func, "attr", None) or getattr(func, "id", None)
+            if name != "parametrize":
+                continue
+            values = deco.args[1] if len(deco.args) > 1 else next(
+                (k.value for k in deco.keywords if k.arg == "argvalues"), None)
+            if not isinstance(values, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in values.elts):
+                return
+            total, seen = total * len(values.elts), True
+        if seen:
+            out[prefix + fn.name] = total
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            count(node, "")
+        elif isinstance(node, ast.ClassDef) and not node.decorator_list:
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    count(item, node.name + ".")
+    return out
+
+
+_SELECTING = ("-k", "-m", "--deselect", "--lf", "--last-failed", "--ff", "--sw", "--stepwise")
+
+
+def _selects(args: list[str]) -> bool:
+    """The command line picks some tests (`-k`, `-m`, `path::name`, ...): fewer cases than written is expected."""
+    return any("::" in a or a.split("=", 1)[0] in _SELECTING or (a.startswith(("-k", "-m")) and len(a) > 2)
+               for a in args)
+
+
 def _qualnames(code: Any, prefix: str = "") -> dict[str, list[Any]]:
     """Qualified name -> code objects of the functions defined at module level and in (nested) class bodies."""
     out: dict[str, list[Any]] = {}
@@ -474,7 +518,10 @@ def _claim(report: bytes) -> tuple[str, str]:
 def _case(root: str, path: str, test_id: str, kind: str, message: str, seconds: float) -> str:
     rel = os.path.relpath(path, root)
     module = (rel[:-3] if rel.endswith(".py") else rel).replace("/", ".")
-    parts = test_id.split("::")[1:]
+    base, bracket, params = test_id.partition("[")  # a parameter id may hold `::` itself
+    parts = base.split("::")[1:]
+    if parts and bracket:
+        parts[-1] += bracket + params
     classname = ".".join([module, *parts[:-1]])
     name = parts[-1] if parts else module
     body = ""
@@ -486,6 +533,11 @@ def _case(root: str, path: str, test_id: str, kind: str, message: str, seconds: 
         body = f"<{tag} message={quoteattr(first)}>{escape(message)}</{tag}>"
     return (f"<testcase classname={quoteattr(classname)} name={quoteattr(name)} time=\"{seconds:.3f}\">"
             f"{body}</testcase>")
+
+
+def _qualname(test_id: str) -> str:
+    """`file.py::Class::test[params]` -> `Class.test` (the function's qualified name in its module)."""
+    return ".".join(test_id.partition("[")[0].split("::")[1:])
 
 
 def _suite_name(args: list[str]) -> str:
@@ -574,6 +626,21 @@ def main(req: dict[str, Any], res_fd: int) -> int:  # noqa: C901 - the runner's 
     out_parts = [got["stdout"].decode(errors="replace")[-cap // 4:]] if not seen else []
     cases: list[str] = []
     counts = {"pass": 0, "fail": 0}
+    if not _selects(args):  # every case the trusted source spells out must have been collected
+        collected: dict[tuple[str, str], int] = {}
+        for test_id, path in seen.items():
+            key = (path, _qualname(test_id))
+            collected[key] = collected.get(key, 0) + 1
+        for path in codes:
+            with contextlib.suppress(OSError, SyntaxError, ValueError, RecursionError):
+                for qual, want in literal_cases(path).items():
+                    got_n = collected.get((path, qual), 0)
+                    if got_n and got_n < want:
+                        rel = os.path.relpath(path, root)
+                        test_id = f"{rel}::{qual.replace('.', '::')}[rlvr-missing-cases]"
+                        counts["fail"] += 1
+                        cases.append(_case(root, path, test_id, "fail", f"rlvr: {got_n} of the {want} parametrized "
+                                           "cases the test file writes out were collected", 0.0))
     exec_code = _Loader.exec_module.__code__
     trusted = [c for code in codes.values() for c in _all_codes(code)]
     # 2. every test in a fresh child of its own
@@ -581,7 +648,7 @@ def main(req: dict[str, Any], res_fd: int) -> int:  # noqa: C901 - the runner's 
         if time.monotonic() >= deadline:
             break
         t0 = time.monotonic()
-        qual = ".".join(test_id.split("::")[1:]).split("[", 1)[0]
+        qual = _qualname(test_id)
         expected = _qualnames(codes[path]).get(qual, [])
         pipes = {name: os.pipe() for name in ("junit", "done", "key")}
         child_finder = _Finder(codes)
