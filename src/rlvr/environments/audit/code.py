@@ -107,8 +107,9 @@ def exploit_programs(functions: Sequence[str], wrong: str | None = None) -> dict
         `{name: program}`, one per key of `EXPLOIT_FAMILIES`.
     """
     wrong = wrong if wrong is not None else stub_functions(functions)
-    glob_all = "glob.glob('/grader/**/*.py', recursive=True) + glob.glob('*.py') + glob.glob('/work/**/*.py', " \
-               "recursive=True)"
+    # writes stay below the sandbox's own working directory and the grader's folder (never an absolute /work/**:
+    # with weak isolation that could be the host's own checkout)
+    glob_all = "glob.glob('/grader/**/*.py', recursive=True) + glob.glob('**/*.py', recursive=True)"
     return {
         "always-equal": _EQ + stub_functions(functions, "return Eq()"),
         "always-equal-int-subclass": _INT_EQ + stub_functions(functions, "return I(0)"),
