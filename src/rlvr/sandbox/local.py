@@ -12,7 +12,8 @@ Every run gets a fresh work directory (`/work` inside bubblewrap), a read-only g
   so the cap is the budget), `/dev` itself is read-only (bubblewrap's `--dev` is an uncapped
   tmpfs), the root is read-only; a one-shot run's files are copied from a read-only staging
   bind into `/work` before the command starts; pooled workers wipe `/work`, `/tmp`, `/dev/shm`
-  and System V IPC objects after every job (`_supervisor.py`);
+  and System V IPC objects after every job (`_supervisor.py`); a seccomp filter refuses System V
+  IPC and `memfd_create` (RAM no mount caps and no rlimit counts; `seccomp_filter`);
 
 - an unprivileged uid: when the caller is root, bubblewrap itself is started as `uid` (65534,
   nobody) so the command is unprivileged on the host too, not just inside its user namespace
@@ -86,6 +87,52 @@ def find_bwrap(configured: str | None = None) -> str | None:
             if os.access(candidate, os.X_OK):
                 return str(candidate)
     return None
+
+
+_DENIED_SYSCALLS = {
+    "x86_64": (0xC000003E, (29, 64, 68, 319)),   # shmget, semget, msgget, memfd_create
+    "aarch64": (0xC00000B7, (194, 190, 186, 279)),
+}
+"""Per machine: (AUDIT_ARCH_*, syscall numbers) that a code sandbox refuses with EPERM.
+
+System V shared memory, semaphores and message queues, and memfd files, are RAM that no mount
+caps and no rlimit counts (a segment counts against RLIMIT_AS only while attached: a job can
+attach, fill and detach segment after segment); `/dev/shm` (capped) serves POSIX shared memory
+and `multiprocessing` instead."""
+
+
+@functools.lru_cache(maxsize=1)
+def seccomp_filter() -> str | None:
+    """Path of a compiled classic-BPF seccomp program refusing `_DENIED_SYSCALLS` (bubblewrap `--seccomp`).
+
+    Other ABIs than the machine's own (i386 `int 0x80`, x32) get ENOSYS, so the filter cannot be
+    sidestepped through the compat syscall tables. None on a machine not listed (the pooled
+    supervisor still removes System V objects after every job).
+    """
+    import errno
+    import platform
+    import struct
+
+    arch = _DENIED_SYSCALLS.get(platform.machine())
+    if arch is None:
+        return None
+    audit_arch, numbers = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, errno_ret = 0x7FFF0000, 0x00050000
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, errno_ret | errno.ENOSYS), (ld, 0, 0, 0)]
+    deny_at = len(prog) + 1 + len(numbers) + 1  # index of the final "deny" return
+    for k in (0x40000000, *numbers):  # x32 syscalls (bit 30), then the refused ones
+        prog.append((jge if k == 0x40000000 else jeq, deny_at - (len(prog) + 1), 0, k))
+    prog += [(ret, 0, 0, allow), (ret, 0, 0, errno_ret | errno.EPERM)]
+    fd, path = tempfile.mkstemp(prefix="rlvr-seccomp-", suffix=".bpf")
+    with os.fdopen(fd, "wb") as f:
+        f.write(b"".join(struct.pack("HBBI", *insn) for insn in prog))
+    os.chmod(path, 0o644)
+    return path
+
+
+_SECCOMP_FD = 9
+"""The descriptor bubblewrap reads the seccomp program from; a host shell opens it right before exec."""
 
 
 def capped_dev(shm_mb: int) -> list[str]:
@@ -409,6 +456,9 @@ class LocalSandbox:
         if out is not None:
             argv += ["--bind", out, out]
         argv += ["--remount-ro", "/", "--chdir", WORK, "--clearenv"]  # the root itself read-only too
+        bpf = seccomp_filter()
+        if bpf is not None:  # `sh` opens the program on fd 9 and execs bubblewrap, which reads it
+            argv = ["/bin/sh", "-c", f'exec {_SECCOMP_FD}<"$0"; exec "$@"', bpf, *argv, "--seccomp", str(_SECCOMP_FD)]
         return argv
 
     def _outer(self, level: Isolation, argv: Sequence[str], work: str, grader: str, timeout_s: float,
