@@ -28,7 +28,9 @@ def _boxed(response: str) -> list[str]:
     return out
 
 
-WORDS = {"five": 5, "eighteen": 18, "zero": 0}
+WORDS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                     "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                     "seventeen", "eighteen", "nineteen", "twenty"))}
 
 
 def _answer(response: str) -> str:
@@ -175,3 +177,35 @@ def test_suffixes_change_the_value_and_controls_read_as_the_number() -> None:
     assert _boxed(next(p for p in math_probes("\\frac{1}{3}") if p.name == "repeating-decimal").response)[0] == \
         "0.\\overline{3}"
     assert not [p for p in math_probes("0") if p.family == "suffix"]  # 0 million is still 0
+
+
+def _readable(latex: str) -> sympy.Expr | None:
+    try:
+        return _value(latex)
+    except (sympy.SympifyError, TypeError, SyntaxError, ZeroDivisionError, AttributeError, ValueError):
+        return None  # not a plain number sympy reads: not checked here
+
+
+@pytest.mark.parametrize("source", ["gsm8k", "math500"])
+def test_on_every_real_gold_value_mutations_are_wrong_and_controls_right(source: str, request: pytest.FixtureRequest,
+                                                                         ) -> None:
+    """Real golds (GSM8K test, MATH-500): mutated values differ and controls equal it, wherever sympy reads both."""
+    import json
+
+    path = request.getfixturevalue(f"{source}_path")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    golds = [r["answer"].split("####")[-1].strip().replace(",", "") if source == "gsm8k" else r["answer"] for r in rows]
+    golds = golds[::3] if source == "gsm8k" else golds  # GSM8K golds are all plain integers: a third of them
+    checked = 0
+    for gold in golds:
+        want = _readable(gold)
+        for probe in math_probes(gold):
+            if probe.family not in ("value", "control") or (not probe.control and not _boxed(probe.response) and
+                                                             probe.name != "unicode-minus-no-marker"):
+                continue
+            got = _readable(_answer(probe.response)) if want is not None else None
+            if got is None:
+                continue
+            checked += 1
+            assert (got == want) == probe.control, (gold, probe.name, probe.response)
+    assert checked > len(golds)  # most golds are plain numbers
