@@ -129,14 +129,17 @@ _LOOSER: dict[type[exp.Expression], type[exp.Expression]] = {exp.GT: exp.GTE, ex
                                                              exp.LTE: exp.LT}
 
 
-def _where_bound(tree: exp.Expression) -> exp.Expression | None:
-    where = tree.args.get("where")
-    if not where:
-        return None
-    for node in where.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE):
-        node.replace(_LOOSER[type(node)](this=node.this.copy(), expression=node.expression.copy()))
+def _where_operator(mapping: dict[type[exp.Expression], type[exp.Expression]]
+                    ) -> Callable[[exp.Expression], exp.Expression | None]:
+    """A mutation replacing the first WHERE operator of a type in `mapping` by `mapping[type]`."""
+    def mutate(tree: exp.Expression) -> exp.Expression | None:
+        where = tree.args.get("where")
+        node = where.find(*mapping) if where else None
+        if node is None:
+            return None
+        node.replace(mapping[type(node)](this=node.this.copy(), expression=node.expression.copy()))
         return tree
-    return None
+    return mutate
 
 
 _AGGREGATE_SWAP: dict[type[exp.Expression], type[exp.Expression]] = {exp.Max: exp.Min, exp.Min: exp.Max,
@@ -152,29 +155,11 @@ def _swap_aggregate(tree: exp.Expression) -> exp.Expression | None:
     return None
 
 
-def _and_to_or(tree: exp.Expression) -> exp.Expression | None:
-    where = tree.args.get("where")
-    node = where.find(exp.And) if where else None
-    if node is None:
-        return None
-    node.replace(exp.Or(this=node.this.copy(), expression=node.expression.copy()))
-    return tree
-
-
-def _negate_equality(tree: exp.Expression) -> exp.Expression | None:
-    where = tree.args.get("where")
-    node = where.find(exp.EQ) if where else None
-    if node is None:
-        return None
-    node.replace(exp.NEQ(this=node.this.copy(), expression=node.expression.copy()))
-    return tree
-
-
 MUTATIONS: dict[str, Callable[[exp.Expression], exp.Expression | None]] = {
     "drop-distinct": _drop_distinct, "flip-order-by": _flip_order, "limit-plus-one": _limit(1),
     "limit-minus-one": _limit(-1), "drop-where": _drop_where, "where-number-plus-one": _where_number,
-    "where-bound-strictness": _where_bound, "swap-aggregate": _swap_aggregate, "and-to-or": _and_to_or,
-    "negate-equality": _negate_equality,
+    "where-bound-strictness": _where_operator(_LOOSER), "swap-aggregate": _swap_aggregate,
+    "and-to-or": _where_operator({exp.And: exp.Or}), "negate-equality": _where_operator({exp.EQ: exp.NEQ}),
 }
 """Tree mutations by name: each returns the mutated tree, or None when the gold has nothing to mutate."""
 
