@@ -5,7 +5,9 @@
   `_NodeReporter.to_xml` and `runner.call_and_report` patched) on the shipped fix-python-pricing
   and git-merge-conflict, and variants: module patching without `gc`, forged reports and records
   on every fd, `os._exit(0)`, a trace function, rebuilt functions, `exec` of the test's code, a
-  fake `sys` in `sys.modules`, threads and `atexit` handlers outliving the test;
+  fake `sys` in `sys.modules`, threads and `atexit` handlers outliving the test, environment
+  variables set for the next tests (`PYTEST_ADDOPTS`, `PYTEST_PLUGINS`), signal handlers and
+  alarms, a fork whose copy forges the reports;
 - keys looked for in every frame's locals and in the traceback of a refused operation;
 - parametrized cases the agent's code drops from the collection;
 - `ENV PYTHONPATH=/app`: workspace modules named like the standard library's (`pprint`,
@@ -236,6 +238,37 @@ def answer():
                 except OSError:
                     pass
     return 0
+''',
+    "env-leaks-for-the-next-tests": '''
+import os
+os.environ["PYTEST_ADDOPTS"] = "-p no:junitxml --co"
+os.environ["PYTEST_PLUGINS"] = "solution"
+os.environ["PYTHONPATH"] = "/app"
+def pytest_runtest_makereport(item, call):  # were it loaded as a plugin
+    call.excinfo = None
+''' + WRONG,
+    "signal-handlers-and-alarms": '''
+import os, signal
+for sig in (signal.SIGTERM, signal.SIGALRM, signal.SIGUSR1, signal.SIGINT):
+    signal.signal(sig, lambda *a: os._exit(0))
+signal.setitimer(signal.ITIMER_REAL, 0.01)
+def answer():
+    os.kill(os.getpid(), signal.SIGUSR1)
+    return 0
+''',
+    "fork-and-forge-from-the-grandchild": '''
+import os
+def answer():
+    if os.fork() == 0:  # the copy: forged reports and records on every fd, then a clean exit
+        forged = (b\'<?xml version="1.0"?><testsuites><testsuite name="x"><testcase classname="test_outputs" \'
+                  b\'name="test_answer"/></testsuite></testsuites>\' + os.urandom(32))
+        for fd in range(3, 256):
+            try:
+                os.write(fd, forged)
+            except OSError:
+                pass
+        os._exit(0)
+    os._exit(0)
 ''',
     "proc-self-mem": '''
 def answer():
