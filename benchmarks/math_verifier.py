@@ -1,11 +1,13 @@
 """Benchmark rlvr's MathVerifier against Math-Verify 0.9.0 on ProcessBench final-answer labels.
 
-Run: `python benchmarks/math_verifier.py [--workers2] [--out benchmarks/results/math_verifier.md]`.
+Run: `python benchmarks/math_verifier.py [--workers2] [--show] [--out benchmarks/results/math_verifier.md]`.
 
 For each row of `../shared/data/math/labeled/processbench_{gsm8k,math,olympiadbench}.jsonl`
 the solution text is "\\n\\n".join(steps); the label is `final_answer_correct`; rows whose
 `gold_answer` is null are skipped (and counted). Positive = "predicted correct". Also reports
-the self-check pass counts (every GSM8K test / MATH-500 reference solution must verify correct).
+the self-check pass counts (every GSM8K test / MATH-500 reference solution must verify correct),
+the items/s ratio of the two systems in this run, and the probe set's table (`math_probe.py`:
+right / false passes / false fails per kind for both systems).
 """
 
 from __future__ import annotations
@@ -55,6 +57,13 @@ class Scores:
         ips = self.n / self.seconds if self.seconds else 0.0
         return {"n": str(self.n), "accuracy": f"{acc:.3f}", "precision": f"{prec:.3f}", "recall": f"{rec:.3f}",
                 "F1": f"{f1:.3f}", "timeouts": str(self.timeouts), "errors": str(self.errors), "items/s": f"{ips:.0f}"}
+
+
+# Answer forms that reach the LaTeX grammar (tuples, intervals, unions, sets, functions, matrices, relations).
+WARMUP = [(f"\\boxed{{{a}}}", a) for a in (
+    "1", "(1,2)", "[0,1)", r"(-\infty, 3] \cup (4, \infty)", r"\{1, 2\}", r"\sin x + \cos x", r"\log_{10} 2",
+    r"\ln 3", r"\tan^{-1}(2)", r"\lfloor x \rfloor", r"\binom{5}{2}", r"\sqrt[3]{6}", "x = 3", r"x \geq 2",
+    r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", "f(x) = x^2", r"\frac{\pi}{6} + k\pi", "|x-1|", r"3 \mod 5")]
 
 
 def load(subset: str) -> tuple[list[dict[str, Any]], int]:
@@ -117,6 +126,15 @@ def self_checks(verifier: MathVerifier) -> dict[str, tuple[int, int, int, int]]:
     return out
 
 
+def speed_line(totals: dict[str, Scores]) -> str:
+    ours, theirs = totals["rlvr (1 worker)"], totals["Math-Verify 0.9.0"]
+    if not (ours.seconds and theirs.seconds):
+        return ""
+    ratio = (ours.n / ours.seconds) / (theirs.n / theirs.seconds)
+    return (f"Speed, same run: rlvr (1 worker) {ours.n / ours.seconds:.0f} items/s vs Math-Verify "
+            f"{theirs.n / theirs.seconds:.0f} items/s = **{ratio:.1f}x** on {ours.n} rows.\n")
+
+
 def markdown(table: list[dict[str, str]], checks: dict[str, tuple[int, int, int, int]], skipped: dict[str, int]) -> str:
     cols = ["system", "subset", "n", "accuracy", "precision", "recall", "F1", "timeouts", "errors", "items/s"]
     lines = ["# Math verifier benchmark: ProcessBench final-answer labels", "",
@@ -134,18 +152,31 @@ def markdown(table: list[dict[str, str]], checks: dict[str, tuple[int, int, int,
     return "\n".join(lines) + "\n"
 
 
+def probe_table(args: argparse.Namespace) -> str:
+    if args.no_probe:
+        return ""
+    import math_probe  # benchmarks/ is on sys.path when this file runs as a script
+
+    return "\n" + math_probe.markdown(math_probe.run(), show=args.show)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers2", action="store_true", help="also run rlvr with 2 workers")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "math_verifier.md"))
     ap.add_argument("--dump", default="", help="write rlvr/Math-Verify disagreements with labels to this JSONL")
+    ap.add_argument("--no-probe", action="store_true", help="skip the probe-set table (benchmarks/math_probe.py)")
+    ap.add_argument("--show", action="store_true", help="list the probe cases each system gets wrong")
     args = ap.parse_args()
     verifier = MathVerifier(MathConfig(timeout_s=10.0))
     table: list[dict[str, str]] = []
     totals = {"rlvr (1 worker)": Scores(), "Math-Verify 0.9.0": Scores(), "rlvr (2 workers)": Scores()}
     skipped: dict[str, int] = {}
     dump = []
-    verifier.verify_batch([("1", "1")], workers=2 if args.workers2 else 1)  # warm the workers up
+    # Warm both systems up on the same answers, outside the timings: the worker start and the ANTLR
+    # grammar's first parse of each construct (0.1-0.5 s each; paid once per process in training).
+    verifier.verify_batch(WARMUP, workers=2 if args.workers2 else 1)
+    run_math_verify([(r, g) for r, g in WARMUP])
     for subset in SUBSETS:
         rows, skipped[subset] = load(subset)
         pairs = [("\n\n".join(r["steps"]), str(r["gold_answer"])) for r in rows]
@@ -176,7 +207,7 @@ def main() -> None:
             table.append({"system": name, "subset": "**all**", **tot.row()})
     checks = self_checks(verifier)
     verifier.close()
-    md = markdown(table, checks, skipped)
+    md = markdown(table, checks, skipped) + "\n" + speed_line(totals) + probe_table(args)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(md)
     print(md)

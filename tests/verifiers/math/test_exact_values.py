@@ -15,6 +15,7 @@ CASES = [
     Case("power-4097-plus-one", r"2^{4097}+1", r"\boxed{2^{4097}}", "incorrect"),
     Case("power-4097-doubled", r"2^{4097}", r"\boxed{2\cdot 2^{4096}}", "correct"),
     Case("power-10000-plus-one", r"2^{10000}", r"\boxed{2^{10000}+1}", "incorrect"),
+    Case("power-beyond-exact-bound", r"10^{30000}", r"\boxed{10^{30000}+1}", "incorrect"),
     Case("power-3-100-minus-one", r"3^{100}", r"\boxed{3^{100}-1}", "incorrect"),
     Case("pi-times-big-plus-one", r"10^{10}\pi", r"\boxed{10^{10}\pi+1}", "incorrect"),
     Case("pi-times-big-written-out", r"10^{10}\pi", r"\boxed{10000000000\pi}", "correct"),

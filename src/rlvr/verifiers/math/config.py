@@ -16,6 +16,8 @@ class MathConfig(VerifierConfig):
 
     Fixed conventions (not configurable):
 
+    - Reasoning blocks: with a closing ``</think>`` (``</thinking>``, ``</reasoning>``) only the text
+      after the last one is read; an unclosed ``<think>`` holds no answer.
     - Extraction: an ``<answer>...</answer>`` tag (R1-style) wins over everything else; then the
       latest of ``\boxed{}``, ``####`` and "final answer" (also ``最终答案``); then "the answer is" /
       "Answer:" (also ``答案是``/``答案：``). After a marker the first complete answer expression is
@@ -33,7 +35,15 @@ class MathConfig(VerifierConfig):
       that a gold clock time ``h:mm`` (two-digit minutes below 60, e.g. ``1:30``) only equals the
       same time (``01:30``), never ``2:60``; so a ratio gold such as ``6:10`` is read as a time too.
     - Multiple choice: a gold letter A-E matches the same letter in either case (``b``, ``(b)``);
-      other text answers compare case-insensitively.
+      an answer naming several letters (``(B) (C)``, ``(A B C D)``) matches none; other text answers
+      compare case-insensitively.
+    - Labels: ``x=1, y=2`` equals ``y=2, x=1`` and ``(x,y)=(1,2)`` but not ``x=2, y=1``; a value under
+      another name (``y=3`` for gold ``x=3``) is incorrect.
+    - Exactness: exact forms (integers, fractions, factorials, powers, roots, constants) compare
+      without tolerance however large; `rel_tol`/`abs_tol` apply to decimals, which must also agree
+      within half a unit of their last written digit.
+    - Magnitudes: thousand/million/billion/trillion and a ``k`` suffix multiply; ``\mathrm{i}`` is
+      the imaginary unit; Unicode minus signs, superscripts and vulgar fractions are read as math.
     """
 
     # -- extraction ------------------------------------------------------------------

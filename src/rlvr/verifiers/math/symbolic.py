@@ -236,7 +236,8 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     Exact forms (integers, rationals, factorials, binomials, powers, `\pi`, roots: no decimal
     literal anywhere) never compare with a tolerance: `13!` is not 6227020801 and
     `10^{10}\pi + 1` is not `10^{10}\pi`. With free symbols both sides are evaluated at exact
-    rational points. None: a decimal is involved (tolerance applies) or undecided.
+    rational points; exact values too large to decide (`exact_zero` is None) are not equal. None:
+    a decimal is involved, or variables sit in an exponent (the float evaluation decides).
     """
     if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
         return bool(a == b)
@@ -251,10 +252,8 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     for k in range(_ROUNDS if symbols else 1):
         subs = {x: _exact_point(x.name, k) for x in symbols}
         zero = exact_zero(sympy.Add(a.subs(subs), -b.subs(subs), evaluate=False))
-        if zero is None:
-            return None
         if not zero:
-            return False
+            return False  # nonzero, or too large to decide exactly: never a tolerance between exact forms
     return True
 
 
