@@ -36,6 +36,10 @@ __all__ = ["STATUSES", "read_openrlhf_curve", "read_trl_curve", "read_verl_curve
 STATUSES: tuple[str, ...] = get_args(Status)
 """Verdict statuses (the status columns of `reward_curve.csv`)."""
 
+EXTRA_COLUMNS: tuple[str, ...] = ("step_s", "tokens_per_s", "reward_min", "reward_max", "rollout_actor_corr",
+                                  "grad_norm")
+"""Columns of a veRL/OpenRLHF `reward_curve.csv` after `rlvr.runners.train.CURVE_COLUMNS` (empty where not logged)."""
+
 _VERL_STEP = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
 
 
@@ -218,7 +222,7 @@ def write_run_outputs(run: Any) -> list[dict[str, Any]]:
     for row in rows:
         row["peak_rss_mb"] = run.peak_mb
     if rows:
-        write_curve_csv(rows, output / "reward_curve.csv")
+        write_curve_csv(rows, output / "reward_curve.csv", extra=EXTRA_COLUMNS)
         with contextlib.suppress(ImportError):  # matplotlib missing in this interpreter: the CSV is the curve
             plot_reward_curve(rows, output / "reward_curve.png", f"GRPO with {run.backend} ({Path(run.model).name})")
     if model is not None and run.exit_code == 0:

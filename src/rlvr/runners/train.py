@@ -269,11 +269,15 @@ def _peak_rss_mb() -> float | None:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux reports KiB
 
 
-def write_curve_csv(rows: list[dict[str, Any]], path: Path) -> None:
-    """Write the curve rows (rewritten whole on each call, via a temporary file and rename)."""
+def write_curve_csv(rows: list[dict[str, Any]], path: Path, extra: tuple[str, ...] = ()) -> None:
+    """Write the curve rows (rewritten whole on each call, via a temporary file and rename).
+
+    Columns: `CURVE_COLUMNS`, then `extra` (a backend's own per-step metrics, e.g. veRL's rollout/actor
+    probability correlation); other keys of the rows are left out.
+    """
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(CURVE_COLUMNS), extrasaction="ignore")
+        writer = csv.DictWriter(fh, fieldnames=[*CURVE_COLUMNS, *extra], extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     tmp.replace(path)
