@@ -102,7 +102,7 @@ def main() -> None:
         f"{args.tasks} tasks x K={args.k} = {samples} samples, policy {args.policy}, "
         f"{len(synth_kept)} kept by both",
         "",
-        "| pipeline | wall s | samples/s | vs synth |",
+        "| pipeline | wall s | samples/s | samples/s vs synth |",
         "|---|---:|---:|---:|",
         f"| `rlvr synth` | {synth_s:.1f} | {samples / synth_s:.0f} | 1.00x |",
         f"| `rlvr eval` + join + `rlvr verify` + filter | {chain_s:.1f} | {samples / chain_s:.0f} | "

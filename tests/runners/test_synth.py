@@ -123,6 +123,11 @@ def test_rerun_adds_no_rows_and_a_larger_n_only_new_samples(tmp_path: Path) -> N
     assert len(set(keys)) == 24
     assert json.loads((out / "report.json").read_text())["sft_rows"] == 8
     assert len(json.loads((out / "report.json").read_text())["runs"]) == 3
+    _synth(tmp_path, out, n=2)  # a smaller -n: the derived files count samples 0 and 1 only
+    # Finished samples 2-3 stay in the record; their 4 error episodes are dropped (eval redoes errors, if asked).
+    assert len((out / "trajectories.jsonl").read_text().splitlines()) == 20
+    assert {r["sample"] for r in _jsonl(out / "sft.jsonl")} == {0, 1}
+    assert json.loads((out / "report.json").read_text())["samples"] == 12
 
 
 def test_keep_all_and_dedup_change_only_the_derived_files(tmp_path: Path) -> None:
