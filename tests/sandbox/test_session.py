@@ -165,3 +165,67 @@ def test_memory_of_all_processes_together_is_capped():
         r = s.run(f"for i in 1 2 3; do {hog} & done; sleep 3; jobs -r | wc -l", timeout_s=20)
         assert r.stdout.strip() == "1" and sum("memory exceeded 600 MiB" in n for n in r.notes) == 2, r
         assert s.run("echo alive").stdout == "alive\n"
+
+
+# the grading runner's guard (`rlvr.sandbox._session_pytest._guard`), in a forked child of this process
+GUARD_DENIED = {
+    "proc-mem": "open('/proc/self/mem', 'rb')",
+    "proc-mem-of-the-thread": "open('/proc/thread-self/mem', 'rb')",
+    "str-subclass": "class S(str):\n    pass\nopen(S('/proc/self/mem'), 'rb')",
+    "bytes-subclass": "class B(bytes):\n    pass\nopen(B(b'/proc/self/mem'), 'rb')",
+    "own-path-object": "class P:\n    n = 0\n    def __fspath__(self):\n        P.n += 1\n"
+                       "        return '/proc/self/mem' if P.n % 2 else '/tmp'\nopen(P(), 'rb')",
+    "own-path-object-os-open": "import os\nclass P:\n    n = 0\n    def __fspath__(self):\n        P.n += 1\n"
+                               "        return '/proc/self/mem' if P.n % 2 else '/tmp'\nos.open(P(), os.O_RDONLY)",
+    "patched-pathlib": "import pathlib\npathlib.PosixPath.__fspath__ = lambda self: '/proc/self/mem'\n"
+                       "open(pathlib.Path('/tmp'), 'rb')",
+    "link-to-mem": "import os, tempfile\nd = tempfile.mkdtemp()\nos.symlink('/proc/self/mem', d + '/m')\n"
+                   "open(d + '/m', 'rb')",
+    "proc-dir-fd": "import os\nfd = os.open('/proc/self', os.O_RDONLY)\nos.open('mem', os.O_RDONLY, dir_fd=fd)",
+    "chdir-proc": "import os\nos.chdir('/proc/self')\nopen('mem', 'rb')",
+    "gc-objects": "import gc\ngc.get_objects()",
+    "gc-referrers": "import gc\ngc.get_referrers(gc)",
+    "other-threads-frames": "import sys\nsys._current_frames()",
+    "tracer": "import sys\nsys.settrace(lambda *a: None)",
+    "profiler": "import sys\nsys.setprofile(lambda *a: None)",
+    "ctypes-memory": "import ctypes\nctypes.string_at(id(ctypes), 8)",
+    "another-hook": "import sys\nsys.addaudithook(lambda *a: None)",
+}
+GUARD_ALLOWED = {
+    "plain-files": "import pathlib, tempfile\nd = tempfile.mkdtemp()\npathlib.Path(d, 'x').write_text('1')\n"
+                   "open(d + '/x').read()\nopen(pathlib.Path(d) / 'x').read()",
+    "proc-status": "open('/proc/self/status').read()\nopen('/proc/meminfo').read()",
+    "dir-entries": "import os\n[open(e).close() for e in os.scandir('/etc') if e.is_file() and e.name == 'hostname']",
+    "imports-and-threads": "import json, decimal, threading\nt = threading.Thread(target=json.dumps, args=([1],))\n"
+                           "t.start()\nt.join()",
+}
+
+
+def _guarded(source: str) -> int:
+    from rlvr.sandbox._session_pytest import _guard
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            import sys
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            sys.addaudithook(_guard([], None))
+            exec(compile(source, "<agent>", "exec"), {"__name__": "agent"})
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+@pytest.mark.parametrize("name", sorted(GUARD_DENIED))
+def test_the_graders_guard_ends_a_test_child_that_reaches_for_its_memory(name):
+    from rlvr.sandbox._session_pytest import DENIED_EXIT
+
+    assert _guarded(GUARD_DENIED[name]) == DENIED_EXIT
+
+
+@pytest.mark.parametrize("name", sorted(GUARD_ALLOWED))
+def test_the_graders_guard_lets_ordinary_code_run(name):
+    assert _guarded(GUARD_ALLOWED[name]) == 0

@@ -38,8 +38,11 @@ frame to any line), functions or `exec` built on the trusted code objects, more 
 
 The runner records a test as passed only when the child's own JUnit report says it passed *and*
 the signed record for that id arrived; a child's report, exit status and output can be forged by
-the code under test, the signature cannot, short of raw memory access (native code other than
-`ctypes`, or a path object that answers the guard and `open` differently: documented limits).
+the code under test, the signature cannot, short of raw memory access through native code other
+than `ctypes` (a C extension addressing memory: a documented limit). Paths are judged without
+running code the agent could have changed (a `str` subclass by its characters, pathlib's own
+classes only with their shipped methods; any other path object opening through `os.open` ends the
+child).
 After each child the runner kills every process the child left (they were re-parented to it, the
 subreaper), so nothing runs on into the next test. The runner writes one JUnit report of its own
 (test ids from the collection, names from the trusted file paths) on its report fd.
@@ -239,13 +242,20 @@ DENIED_EXIT = 86
 """Exit status of a test child that tried a denied operation (it ends at once: nothing to catch)."""
 
 
-def _guard(trusted: list[Any], exec_code: Any) -> Any:
+def _guard(trusted: list[Any], exec_code: Any) -> Any:  # noqa: C901 - one hook, its checks side by side
     """The child's first audit hook: it ends the child on an operation that could read the key or fake a test's frame.
 
     It holds no secret, so whatever runs while it does (a path object's own `__fspath__`) finds
     nothing to take; it calls only functions captured here.
     """
     getframe, write, exit_now, stat, fspath = sys._getframe, os.write, os._exit, os.stat, os.fspath
+    import pathlib
+
+    with os.scandir("/") as entries:
+        dir_entry = type(next(entries))
+    # pathlib caches the string it made on the object, so `open`'s own conversion gets the one checked here
+    safe_paths = {kind: [(name, getattr(kind, name)) for name in ("__fspath__", "__str__")]
+                  for kind in (pathlib.PosixPath, pathlib.PurePosixPath, dir_entry)}
     proc_dev = os.stat("/proc").st_dev if os.path.isdir("/proc/self") else None
     trusted_ids = frozenset(id(c) for c in trusted)
     keep = tuple(trusted)  # the ids above stay valid: the objects stay alive
@@ -255,12 +265,27 @@ def _guard(trusted: list[Any], exec_code: Any) -> Any:
             write(2, f"\nrlvr: {why} is not allowed while the grader runs a test\n".encode())
         exit_now(DENIED_EXIT)
 
+    def plain(path: Any) -> Any:
+        """The path `open` will use, found without running code the agent could have changed; None: no telling."""
+        kind = type(path)
+        if kind in (str, bytes, int):
+            return path
+        if isinstance(path, str):  # a subclass: its characters, not its (overridable) methods
+            return str.__getitem__(path, slice(None))
+        if isinstance(path, bytes):
+            return bytes.__getitem__(path, slice(None))
+        if kind in safe_paths and all(getattr(kind, name, None) is method for name, method in safe_paths[kind]):
+            return fspath(path)  # pathlib as shipped: the string it caches is what `open` gets too
+        return None
+
     def on_proc(path: Any) -> bool:
         """`/proc/PID/mem` (a regular procfs file only its owner may read) or a procfs directory, links followed."""
-        if type(path) not in (str, bytes):
-            if isinstance(path, int) or not hasattr(type(path), "__fspath__"):
-                return False
-            path = fspath(path)
+        resolved = plain(path)
+        if resolved is None:  # a path object of the agent's: it could answer this check and `open` differently
+            return hasattr(type(path), "__fspath__")
+        path = resolved
+        if isinstance(path, int):
+            return False
         try:
             st = stat(path)
         except (OSError, ValueError, TypeError):
