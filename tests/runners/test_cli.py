@@ -106,7 +106,7 @@ def test_train_is_a_thin_pass_through(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.exit_code == 0, result.output
     assert seen == {"backend": "trl", "env": "math/gsm8k-v1", "env_args": {"limit": 8}, "model": "m", "steps": 3,
                     "output": Path("runs/x"), "trainer_args": {"learning_rate": 1e-5, "bf16": True},
-                    "multi_turn": "auto"}
+                    "multi_turn": "auto", "tasks": None}
 
 
 def test_help_lists_commands() -> None:

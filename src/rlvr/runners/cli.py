@@ -540,5 +540,7 @@ def main() -> None:
     app()
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # `python -m rlvr.runners.cli`: run the imported module's app, where
+    from rlvr.runners.cli import main as _imported_main  # cli_backends and cli_synth registered their commands
+
+    _imported_main()
