@@ -29,6 +29,12 @@ CASES = [
     Case("value-hedge-pm", "3", r"\boxed{\pm 3}", "incorrect"),
     Case("value-hedge-list", "7", r"\boxed{5, 6, 7, 8}", "incorrect"),
     Case("value-hedge-in-text", "5", r"\boxed{5\text{ or 7}}", "incorrect"),
+    Case("box-then-final-answer-line", "203", "$\\boxed{204}$\n\nFinal Answer: 203", "incorrect"),
+    Case("box-then-gsm8k-marker", "203", "$\\boxed{204}$\n#### 203", "incorrect"),
+    Case("box-then-same-final-answer", "203", "$\\boxed{203}$\n\nFinal Answer: 203", "correct"),
+    Case("quoted-gold-box-after", "203", "$\\boxed{204}$ (a grader expecting `\\boxed{203}` should accept this)",
+         "incorrect"),
+    Case("quoted-gold-box-in-quotes", "203", 'So \\boxed{204}. Some would write "\\boxed{203}".', "incorrect"),
 ]
 
 

@@ -46,6 +46,7 @@ class Extraction:
 
     text: str
     source: str
+    rivals: tuple[str, ...] = ()  # other final-answer markers just before this one (a hedge if they differ)
 
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\b\s*")
@@ -97,10 +98,22 @@ def match_brace(text: str, open_pos: int) -> int | None:
     return None
 
 
+_QUOTED_RE = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”")
+
+
+def _quoted_spans(text: str) -> list[tuple[int, int]]:
+    if "`" not in text and '"' not in text and "“" not in text:
+        return []
+    return [(m.start(), m.end()) for m in _QUOTED_RE.finditer(text) if "\\boxed" in m.group(0)]
+
+
 def _boxes(text: str) -> list[tuple[int, int, str]]:
     r"""All `\boxed`/`\fbox` contents as (start, end, content), in text order."""
     out: list[tuple[int, int, str]] = []
+    quoted = _quoted_spans(text)
     for m in _BOX_RE.finditer(text):
+        if any(a <= m.start() < b for a, b in quoted):
+            continue  # a box quoted in `code` or "quotes" is talk about an answer, not the answer
         pos = m.end()
         if pos < len(text) and text[pos] == "{":
             close = match_brace(text, pos)
@@ -309,6 +322,22 @@ def _strong_candidates(text: str) -> list[tuple[int, Extraction]]:
     return found
 
 
+# Only spaces, `$`, brackets and punctuation between a box and a later "Final Answer:" / "####" line:
+# two final answers side by side (a hedge), not an intermediate result followed by more reasoning.
+_BETWEEN_RIVALS_RE = re.compile(r"[\s$.,;:*()\[\]\\]*")
+
+
+def _adjacent(text: str, start: int, earlier: Extraction, later_start: int) -> bool:
+    """True when the `earlier` marker (at `start`) ends right before the later one, with no words between."""
+    if earlier.source == "boxed":
+        boxes = _boxes(text)
+        end = boxes[-1][1] if boxes else start
+    else:
+        newline = text.find("\n", start)
+        end = len(text) if newline < 0 else newline
+    return end <= later_start and _BETWEEN_RIVALS_RE.fullmatch(text[end:later_start]) is not None
+
+
 def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extraction | None:
     r"""Extract the final answer from a model response.
 
@@ -330,7 +359,9 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
         return tagged
     strong = _strong_candidates(text)
     if strong:
-        return max(strong, key=lambda c: c[0])[1]
+        pos, chosen = max(strong, key=lambda c: c[0])
+        rivals = tuple(c.text for p, c in strong if p < pos and c.text != chosen.text and _adjacent(text, p, c, pos))
+        return Extraction(chosen.text, chosen.source, rivals) if rivals else chosen
     span = _last_marker(_ANSWER_RE, text)
     if span:
         return Extraction(span, "answer_is")

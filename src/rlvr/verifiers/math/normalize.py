@@ -161,10 +161,24 @@ _MAGNITUDE_RE = re.compile(
 )
 
 
+_MAGNITUDE_AFTER_RE = re.compile(
+    r"^(.+?)\s*(?:\\text\{\s*(hundred|thousand|million|billion|trillion)\s*\}|\s(hundred|thousand|million|billion"
+    r"|trillion))\s*$"
+)
+
+
 def _apply_magnitude(s: str) -> str:
-    r"""`2.5 million` -> `2500000`; `1.5\text{k}` -> `1500`; what follows (a unit word) is kept."""
+    r"""`2.5 million` -> `2500000`; `1.5\text{k}` -> `1500`; what follows (a unit word) is kept.
+
+    A magnitude word after any expression multiplies it: `\frac{11}{36}\text{ million}` ->
+    `(\frac{11}{36})\cdot 1000000`.
+    """
     m = _MAGNITUDE_RE.match(s)
     if m is None:
+        after = _MAGNITUDE_AFTER_RE.match(s)
+        if after is not None:
+            word = after.group(2) or after.group(3)
+            return f"({after.group(1).strip()})\\cdot {_MAGNITUDES[word.lower()]}"
         return s
     word = m.group(2)
     value = Fraction(m.group(1)) * _MAGNITUDES[word if word in ("k", "K") else word.lower()]
