@@ -297,4 +297,11 @@ def test_bad_options_exit_2(tmp_path: Path) -> None:
     assert first.exit_code == 0, first.output
     other = runner.invoke(app, ["synth", *ENV, "--policy", "noop", "-n", "1", "-o", str(tmp_path / "c")])
     assert other.exit_code == 2 and "another configuration" in other.output
+    fresh = runner.invoke(app, ["synth", *ENV, "--policy", "noop", "-n", "1", "-o", str(tmp_path / "c"), "--overwrite"])
+    assert fresh.exit_code == 0, fresh.output
+    report = json.loads((tmp_path / "c" / "report.json").read_text())
+    assert report["pass_at"]["1"]["value"] == 0.0 and len(report["runs"]) == 1 and report["sft_rows"] == 0
+    first = runner.invoke(app, ["synth", *ENV, "--policy", "oracle", "-n", "1", "-o", str(tmp_path / "c"),
+                                "--overwrite"])
+    assert first.exit_code == 0, first.output
     assert math.isclose(json.loads((tmp_path / "c" / "report.json").read_text())["pass_at"]["1"]["value"], 1.0)

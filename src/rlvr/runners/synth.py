@@ -337,6 +337,8 @@ def run_synth(
         chosen = build_policy(policy=policy, model=model, base_url=base_url, engine=model_engine,
                               tokenizer=tokenizer, sampling=chosen_sampling)
         directory.mkdir(parents=True, exist_ok=True)
+        if overwrite:  # the run history in report.json starts over with the trajectories
+            (directory / REPORT_JSON).unlink(missing_ok=True)
         start = time.monotonic()
         stats = evaluate(environment, chosen, directory / TRAJECTORIES, config=config, n=n, limit=limit,
                          concurrency=concurrency, seed=chosen_sampling.seed, overwrite=overwrite,
