@@ -147,6 +147,10 @@ def _flash_attn_stub() -> None:
     distributed.all_gather = all_gather  # type: ignore[attr-defined]
     root.bert_padding, root.utils, utils.distributed = padding, utils, distributed  # type: ignore[attr-defined]
     root.__version__ = "0.0.0+rlvr.cpu"  # type: ignore[attr-defined]
+    import importlib.machinery
+
+    for module in (root, padding, utils, distributed):  # transformers' find_spec("flash_attn") needs a spec;
+        module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None)  # no dist metadata: "unavailable"
     sys.modules.update({"flash_attn": root, "flash_attn.bert_padding": padding, "flash_attn.utils": utils,
                         "flash_attn.utils.distributed": distributed})
 
