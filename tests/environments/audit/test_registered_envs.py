@@ -26,21 +26,15 @@ def _needs(path: Path) -> pytest.MarkDecorator:
     return pytest.mark.skipif(not path.is_file(), reason=f"shared data file {path} is absent")
 
 
-MATH_HEDGES = pytest.mark.xfail(strict=True, reason="issue 20 case 3 kind (hedges) and case 16 injection: a wrong "
-                                "\\boxed{} followed by the gold as 'Final Answer: G', '#### G' or a quoted "
-                                "`\\boxed{G}` scores correct (two different answers are not read as a hedge); "
-                                "MATH-500 also: case 5 variant, '\\frac{11}{36} \\text{ million}' = \\frac{11}{36}")
-
-
 def _needs_module(name: str, extra: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(importlib.util.find_spec(name) is None, reason=f"{name} missing (extra `{extra}`)")
 
 
 CASES = [
     pytest.param("math/gsm8k-v1", {"path": str(DATA / "math" / "gsm8k_test.jsonl")}, 8, None,
-                 marks=[_needs(DATA / "math" / "gsm8k_test.jsonl"), MATH_HEDGES], id="gsm8k"),
+                 marks=_needs(DATA / "math" / "gsm8k_test.jsonl"), id="gsm8k"),
     pytest.param("math/math-v1", {"path": str(DATA / "math" / "math500.jsonl")}, 12, None,
-                 marks=[_needs(DATA / "math" / "math500.jsonl"), MATH_HEDGES], id="math500"),
+                 marks=_needs(DATA / "math" / "math500.jsonl"), id="math500"),
     pytest.param("sql/text2sql-v1", {}, 30, None, marks=[pytest.mark.extras, _needs_module("chinook", "sql")],
                  id="text2sql-chinook"),
     pytest.param("code/humaneval-v1", {}, 0, ["HumanEval-0", "HumanEval-38", "HumanEval-50", "HumanEval-100"],
