@@ -9,7 +9,7 @@ bash scripts/setup.sh all
 source scripts/env.sh
 
 echo "== lint (ruff) and types (mypy, strict)"
-.venv/bin/python -m ruff check src tests benchmarks scripts
+.venv/bin/python -m ruff check --no-cache src tests benchmarks scripts
 .venv/bin/python -m mypy
 
 rm -rf .cache/test-reports && mkdir -p .cache/test-reports

@@ -12,8 +12,8 @@ import time
 from typing import Any
 
 import pytest
-from judge_http import JudgeServer, Reply
 
+from judge_http import JudgeServer, Reply
 from rlvr.core.errors import ConfigError
 from rlvr.verifiers.judge import JudgeVerifier
 from rlvr.verifiers.registry import get_verifier

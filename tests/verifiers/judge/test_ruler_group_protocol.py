@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from judge_http import JudgeServer, Reply, ids_in, ruler_reply
 
+from judge_http import JudgeServer, Reply, ids_in, ruler_reply
 from rlvr.verifiers.judge import RulerVerifier
 
 REF = {"prompt": "Write a haiku about rain.", "reference": None}
