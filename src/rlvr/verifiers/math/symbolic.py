@@ -262,12 +262,14 @@ _MAX_MAGNITUDE = 20_000  # exact values beyond 10^20000 are not evaluated (undec
 
 
 def exact_zero(d: Any) -> bool | None:
-    """Whether the closed exact expression `d` is zero, without tolerance.
+    r"""Whether the closed exact expression `d` is zero, without tolerance.
 
     sympy's `evalf(strict=True)` raises `PrecisionExhausted` when it cannot find one significant
     digit of `d` at up to `_EXACT_DIGITS` digits past the magnitude of `d`'s terms: then `d` is 0
-    (to that many digits, a bound in size and never a relative tolerance). A value is a proof of
-    a nonzero difference. None: `d` is not a finite closed number, or evaluation failed.
+    (to that many digits, a bound in size and never a relative tolerance) provided each term of
+    `d` evaluates on its own; a term without a value (`\sin(10^{10^5})`, `\lfloor 10^{500}\pi\rfloor`)
+    leaves `d` undecided (None), which callers read as not equal. A value is a proof of a nonzero
+    difference. None: `d` is not a finite closed number, or evaluation failed or ran out.
     """
     if d == 0:
         return True
@@ -282,12 +284,26 @@ def exact_zero(d: Any) -> bool | None:
             return None
         value = d.evalf(15, strict=True, maxn=_EXACT_DIGITS + magnitude)
     except PrecisionExhausted:
-        return True
+        # Zero to the working precision, but only a proof when every term has a value of its own:
+        # `\sin(10^{10^5})` has none, and "unevaluable" must never read as "the difference is 0".
+        return True if _terms_evaluable(d, _EXACT_DIGITS + magnitude) else None
     except Exception:  # evaluation of odd objects fails many ways: undecided
         return None
     if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
         return None
     return bool(value == 0)
+
+
+def _terms_evaluable(d: Any, maxn: int) -> bool:
+    """True when each term of the sum `d` evaluates strictly (a first digit within `maxn` digits)."""
+    try:
+        for term in sympy.Add.make_args(d):
+            value = term.evalf(15, strict=True, maxn=maxn)
+            if not isinstance(value, sympy.Expr) or not value.is_number:
+                return False
+    except Exception:  # PrecisionExhausted included: a term without a value decides nothing
+        return False
+    return True
 
 
 def _symbolic_exponent(*exprs: Any) -> bool:
