@@ -19,8 +19,12 @@ from rlvr.verifiers.math.config import MathConfig
 
 __all__ = ["exact_zero", "sympy_equal"]
 
-_POINTS = (0.7390851, 1.6180339, 2.7182818, 7.3890561, 17.320508, 0.5772156, 3.1415926, 43.713714)
-_ROUNDS = 5
+# Evaluation points: positive and negative non-integers, integers and 0, so that `|x|`, `\sqrt{x^2}`,
+# `\max(x, 0)` differ from `x`, `\ln x` from `\ln|x|`, `\lfloor x\rfloor + 1` from `\lceil x\rceil` somewhere.
+# Points where either side is undefined (`x/|x|` at 0) are skipped; at least `_MIN_DEFINED` must remain.
+_POINTS = (0.7390851, 1.6180339, -2.3581321, 2.7182818, 0.0, 7.3890561, -0.8414709, 2.0, 17.320508, -5.4365636,
+           0.5772156, -3.0, 3.1415926, 5.0, 43.713714)
+_MIN_DEFINED = 6
 
 
 def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
@@ -155,11 +159,13 @@ def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
     if symbols and (a.free_symbols != b.free_symbols):
         return False
     ratio: Any = None
-    for k in range(_ROUNDS):
+    defined = 0
+    for k in range(len(_POINTS) if symbols else 1):
         subs = {s: _point(s.name, k) for s in symbols}
         va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
         if va is None or vb is None:
-            return bool(sympy.simplify(a - b) == 0)
+            continue  # outside either side's domain at this point
+        defined += 1
         if _close(va, 0, cfg) and _close(vb, 0, cfg):
             continue
         if _close(vb, 0, cfg) or _close(va, 0, cfg):
@@ -169,6 +175,8 @@ def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
             ratio = r
         elif not _close(r, ratio, cfg):
             return False
+    if defined < (_MIN_DEFINED if symbols else 1):
+        return bool(sympy.simplify(a - b) == 0)
     if ratio is None:
         return bool(a == b)
     return not positive or bool(sympy.re(ratio) > 0)
@@ -178,7 +186,7 @@ def _point(name: str, k: int) -> sympy.Float:
     """A fixed evaluation point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
     h = sum((i + 1) * ord(c) for i, c in enumerate(name))
     base = _POINTS[(k + h) % len(_POINTS)]
-    return sympy.Float(base + (h % 97) / 101.0, 30)
+    return sympy.Float(base if base == int(base) else base + (h % 97) / 101.0, 30)
 
 
 def _evaluate(expr: Any) -> Any:
@@ -249,11 +257,18 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name)
     if len(symbols) > 8 or (symbols and _symbolic_exponent(a, b)):
         return None  # `m^n` at exact rational points means huge exact powers: evaluate in floats
-    for k in range(_ROUNDS if symbols else 1):
+    defined = 0
+    for k in range(len(_EXACT_POINTS) if symbols else 1):
         subs = {x: _exact_point(x.name, k) for x in symbols}
-        zero = exact_zero(sympy.Add(a.subs(subs), -b.subs(subs), evaluate=False))
+        sa, sb = a.subs(subs), b.subs(subs)
+        if symbols and (_unbounded(sa) or _unbounded(sb)):
+            continue  # a point outside either side's domain (`x/|x|` at 0) decides nothing
+        zero = exact_zero(sympy.Add(sa, -sb, evaluate=False))
         if not zero:
             return False  # nonzero, or too large to decide exactly: never a tolerance between exact forms
+        defined += 1
+    if symbols and defined < _MIN_DEFINED:
+        return None  # too few points in both domains: the float evaluation (then `simplify`) decides
     return True
 
 
@@ -306,6 +321,11 @@ def _terms_evaluable(d: Any, maxn: int) -> bool:
     return True
 
 
+def _unbounded(x: Any) -> bool:
+    """True when the closed value `x` is undefined or infinite (`1/0`, `log(0)`)."""
+    return bool(x.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo))
+
+
 def _symbolic_exponent(*exprs: Any) -> bool:
     return any(node.exp.free_symbols for x in exprs for node in x.atoms(sympy.Pow))
 
@@ -319,14 +339,16 @@ def _magnitude(term: Any) -> int | None:
     return 0 if size < 10 else int(sympy.log(size, 10).evalf(5)) + 1
 
 
-_EXACT_POINTS = tuple(sympy.Rational(n, d) for n, d in ((7, 5), (13, 8), (29, 11), (37, 5), (52, 3), (4, 7), (22, 7),
+_EXACT_POINTS = tuple(sympy.Rational(n, d) for n, d in ((7, 5), (13, 8), (-7, 3), (29, 11), (0, 1), (37, 5), (-5, 9),
+                                                           (2, 1), (52, 3), (-11, 4), (4, 7), (-3, 1), (22, 7), (5, 1),
                                                            (43, 6)))
 
 
 def _exact_point(name: str, k: int) -> sympy.Rational:
     """A small exact rational point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
     h = sum((i + 1) * ord(c) for i, c in enumerate(name))
-    point: sympy.Rational = _EXACT_POINTS[(k + h) % len(_EXACT_POINTS)] + sympy.Rational(h % 13, 17)
+    base = _EXACT_POINTS[(k + h) % len(_EXACT_POINTS)]
+    point: sympy.Rational = base if base.is_integer else base + sympy.Rational(h % 13, 17)
     return point
 
 
@@ -344,17 +366,17 @@ def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
     if not symbols and cfg.float_rounding is not None and _rounded_close(a, b, cfg.float_rounding):
         return True
     decided = 0
-    for k in range(_ROUNDS):
+    for k in range(len(_POINTS) if symbols else 1):
         subs = {s: _point(s.name, k) for s in symbols}
         va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
         if va is None or vb is None:
-            break
+            continue  # outside either side's domain at this point
         if not _close(va, vb, cfg):
             return False
         decided += 1
         if not symbols:
             return True
-    if decided == _ROUNDS:
+    if symbols and decided >= _MIN_DEFINED:
         return True
     if sympy.count_ops(a) + sympy.count_ops(b) > 80:
         return False
