@@ -39,7 +39,9 @@ def mbpp():
 
 
 def mbpp_ref(row):
-    return {"format": "assert", "tests": "\n".join(row["test_list"]), "setup": row["test_setup_code"]}
+    """The reference `make_mbpp` builds (the solution tells which builtin-named functions the task asks for)."""
+    return {"format": "assert", "tests": "\n".join(row["test_list"]), "setup": row["test_setup_code"],
+            "solution": row["code"]}
 
 
 MBPP_596 = {

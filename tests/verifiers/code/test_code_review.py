@@ -62,9 +62,12 @@ def test_honest_solutions_still_pass_with_restored_state(verifier):
     truncate = "import builtins\ndef truncate(x):\n    return x - int(x)\n"
     assert verifier.verify(truncate, TRUNCATE).status == "correct"
     # MBPP 126 style: the function under test is named like a builtin
-    summed = {"format": "assert", "tests": "assert sum(10, 15) == 6"}
+    # (known from the reference solution, or named in `functions`)
     code = "def sum(a, b):\n    return len([d for d in range(1, min(a, b)) if a % d == 0 and b % d == 0]) + 6 - 2\n"
+    summed = {"format": "assert", "tests": "assert sum(10, 15) == 6", "solution": code}
     assert verifier.verify(code, summed).status == "correct"
+    assert verifier.verify(code, {"format": "assert", "tests": "assert sum(10, 15) == 6",
+                                  "functions": ["sum"]}).status == "correct"
 
 
 @pytest.mark.parametrize("attack", ["import os\nos.kill(os.getppid(), 9)\n", "import os\nos.kill(-1, 9)\n"])

@@ -104,8 +104,11 @@ def test_names_bound_by_the_tests_or_a_task_function_stay_in_the_child(verifier)
     # MBPP style (no entry point): the task's function is called `round`
     code = "def round(x, n):\n    return int(x * 10 ** n) / 10 ** n\n"
     assert shadowed_names(code) == frozenset({"round"})
-    verdict = verifier.verify(code, {"format": "assert", "tests": "assert round(1.239, 2) == 1.23\n"})
+    verdict = verifier.verify(code, {"format": "assert", "tests": "assert round(1.239, 2) == 1.23\n",
+                                     "solution": code})  # the solution says the task asks for a `round`
     assert verdict.status == "correct", verdict.detail
+    verdict = verifier.verify(code, {"format": "assert", "tests": "assert round(1.239, 2) == 1.23\n"})
+    assert verdict.status == "incorrect", verdict.detail  # otherwise `round` in the tests is the builtin
 
 
 @pytest.mark.parametrize(("template", "leaves"), [

@@ -354,12 +354,11 @@ def _run_assert(job: dict[str, Any], channel: _Channel) -> None:
     entry = job.get("entry_point")
     namespace: dict[str, Any] = {"__name__": "__main__"}
     test_names = _names(setup) | _names(tests) | _names(helpers)
-    if entry:  # the tests get the entry point, and (without trusted helpers) the other non-builtin names they use
-        builtin_names = set(dir(pristine.modules["builtins"]))
-        wanted = {entry} | {n for n in test_names if n not in builtin_names}
-        namespace.update((k, v) for k, v in _list(own.items()) if k in wanted)
-    else:  # MBPP-style tests call the candidate's functions (and classes) by name
-        namespace.update((k, v) for k, v in _list(own.items()) if _type(k) is str and not k.startswith("__"))
+    # the names the parent chose (the task's functions and classes the tests use); a builtin only where the
+    # reference solution defines it (MBPP 126 `sum`), judged by this interpreter's builtins too
+    builtin_names = set(dir(pristine.modules["builtins"])) - set(job.get("builtins_taken") or ())
+    wanted = {n for n in job.get("names") or () if n not in builtin_names or n == entry}
+    namespace.update((k, v) for k, v in _list(own.items()) if _type(k) is str and k in wanted)
     guard.namespace, guard.test_names = namespace, test_names
     guard.settle()
     exec(helpers, namespace)  # the task's own helpers (`encode_cyclic`), whatever the candidate redefined

@@ -18,6 +18,7 @@ optional; every other site must report at least once. The assert message is drop
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import operator
 import re
@@ -32,6 +33,7 @@ __all__ = [
     "PARENT_NAMES",
     "Instrumented",
     "Site",
+    "candidate_names",
     "evaluate_site",
     "harden_pytest",
     "imported_modules",
@@ -344,6 +346,59 @@ def prompt_helpers(source: str, tests: str, entry_point: str) -> str:
         return ""
     imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     return _ast.unparse(ast.Module(body=[*imports, *defs], type_ignores=[]))
+
+
+def _module_bindings(tree: ast.Module) -> frozenset[str]:
+    """Names bound at module level (also inside module-level `if`/`for`/`with`/`try`), not in nested scopes."""
+    bound: set[str] = set()
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            todo.extend(node.decorator_list)
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update(a.asname or a.name.split(".")[0] for a in node.names if a.name != "*")
+        todo.extend(ast.iter_child_nodes(node))
+    return frozenset(bound)
+
+
+@functools.lru_cache(maxsize=2048)
+def candidate_names(trusted: tuple[str, ...], solution: str | None, entry_point: str | None,
+                    builtin_names: frozenset[str], functions: tuple[str, ...] = (),
+                    ) -> tuple[frozenset[str], frozenset[str]]:
+    """Which top-level names of the candidate the assert tests get: `(names, builtins_taken)`.
+
+    The tests get the entry point, and the names their trusted code (`trusted`: tests, setup,
+    helpers) loads that it does not bind at module level and that are not builtins: the task's
+    functions and classes (MBPP's `Node`, `Pair`). A builtin name is taken from the candidate only
+    when it is in `functions`, or there is no entry point and the reference `solution` binds it at
+    module level (MBPP 126 tests a function named `sum`); otherwise `sum`, `sorted`, `abs`... in the tests are the real
+    builtins whatever the candidate defines (a candidate `def sorted` cannot change the expected side).
+
+    Raises:
+        SyntaxError: trusted code does not parse.
+    """
+    loaded: set[str] = set()
+    bound: set[str] = set()
+    for source in trusted:
+        tree = _ast.parse(source)
+        loaded |= _loaded_names(tree)
+        bound |= _module_bindings(tree)
+    asked = set(functions)
+    if solution and not entry_point:
+        with contextlib.suppress(SyntaxError, ValueError, MemoryError, RecursionError):
+            asked |= _module_bindings(_ast.parse(solution))
+    taken_builtins = frozenset(loaded & builtin_names & asked - bound)
+    names = {n for n in loaded - bound - builtin_names if not n.startswith("__")} | taken_builtins
+    if entry_point:
+        names.add(entry_point)
+    return frozenset(names), taken_builtins
 
 
 def _loaded_names(tree: ast.AST) -> frozenset[str]:

@@ -43,6 +43,11 @@ class AssertTests(_Base):
                          "whatever the candidate redefines; empty: taken from `solution` (see "
                          "`rewrite.prompt_helpers`).")
 
+    functions: tuple[str, ...] = Field(default=(), description="Names the tests call from the candidate that are "
+                                       "named like builtins (MBPP 126's `sum`); without an entry point they are "
+                                       "also read from `solution`'s top-level definitions. Any other builtin the "
+                                       "tests use is the real builtin, whatever the candidate defines.")
+
     @field_validator("tests")
     @classmethod
     def _has_tests(cls, v: str) -> str:

@@ -34,10 +34,13 @@ level runs in a namespace of its own, so `globals()` does not reach the tests', 
 (PEP 578) refuses frames, the garbage collector's object lists, `ctypes`, threads, processes and
 trace hooks for the whole job, which are the ways to reach the harness's own objects; (8) the
 tests use the task's prompt helpers (`helpers`, else `rewrite.prompt_helpers` of `solution`),
-not the candidate's redefinitions (HumanEval/32, /38, /50). With an entry point the tests get
-only the names they use that are not builtins; without one (MBPP) every top-level name, so a
-top-level `def abs(...)` still shadows the builtin there (MBPP task 126 tests a function named
-`sum`). Residual: the candidate can change the tests' own objects it is given (arguments); a
+not the candidate's redefinitions (HumanEval/32, /38, /50); (9) the tests get from the
+candidate only the names they use that are not builtins and that their own code (tests, setup,
+helpers) does not bind (`rewrite.candidate_names`), plus a builtin-named task function only where
+`functions` or, without an entry point, the reference `solution` defines it (MBPP 126 `sum`), so a
+top-level `def sorted`/`sum`/`abs` or `class list` cannot change the expected side. Without an entry
+point the names the tests use that `solution` defines are the task's functions (MBPP's `Node`,
+`Pair`) and come from the candidate; pin a trusted one with `helpers`. Residual: the candidate can change the tests' own objects it is given (arguments); a
 pytest report is decided in the candidate's interpreter (see `_pytest.py`).
 
 Timeouts: each call case and stdio case has `test_timeout_s` (a task's `timeout_s` overrides it);
@@ -50,6 +53,7 @@ that times out fails; a verdict whose only failures are timeouts is `timeout`. A
 
 from __future__ import annotations
 
+import builtins
 import functools
 import importlib.util
 import json
@@ -74,6 +78,7 @@ from rlvr.verifiers.code.compare import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import (
     Site,
+    candidate_names,
     imported_modules,
     instrument_cached,
     judge_operands,
@@ -87,6 +92,7 @@ from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioT
 __all__ = ["CodeConfig", "TestResult", "UnitTestVerifier", "score_code"]
 
 CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 class CodeConfig(VerifierConfig):
@@ -195,17 +201,20 @@ class _Clock:
 
 
 def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
-    # a task whose function is named like a parent-computed builtin (MBPP's `round`-style names) keeps it in
-    # the child; with an entry point the tests call the candidate by that name, so builtins stay builtins
-    shadowed = frozenset() if spec.entry_point else shadowed_names(code)
-    done = instrument_cached(spec.tests, shadowed)
-    sites = list(done.sites)
     helpers = spec.helpers or (prompt_helpers(spec.solution, spec.tests, spec.entry_point)
                                if spec.solution and spec.entry_point else "")
+    names, taken_builtins = candidate_names((spec.tests, spec.setup, helpers), spec.solution, spec.entry_point,
+                                            _BUILTIN_NAMES, spec.functions)
+    # a task whose function is named like a parent-computed builtin (MBPP's `round`-style names, known from
+    # the solution) keeps it in the child; any other builtin the tests use stays the real builtin
+    shadowed = shadowed_names(code) & taken_builtins
+    done = instrument_cached(spec.tests, shadowed)
+    sites = list(done.sites)
     imports = sorted({*done.imports, *imported_modules(spec.setup), *imported_modules(helpers)})
     nonce = secrets.token_hex(16)
     job = {"kind": "assert", "code": code, "setup": wrap_calls(spec.setup), "tests": done.code,
-           "entry_point": spec.entry_point, "nonce": nonce, "imports": imports, "helpers": helpers}
+           "entry_point": spec.entry_point, "nonce": nonce, "imports": imports, "helpers": helpers,
+           "names": sorted(names), "builtins_taken": sorted(taken_builtins)}
     budget = clock.budget((spec.timeout_s or config.test_timeout_s) * max(1, len(sites)))
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
