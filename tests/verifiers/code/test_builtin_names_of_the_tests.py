@@ -86,17 +86,17 @@ def test_names_defined_by_setup_or_tests_stay_trusted(verifier):
 
 
 def test_candidate_names_rule():
-    names, taken = candidate_names(("assert f(x) == sorted(g(x))\nx = 1\n", "import math\n"), None, None,
+    names, taken, _refs = candidate_names(("assert f(x) == sorted(g(x))\nx = 1\n", "import math\n"), None, None,
                                    frozenset({"sorted", "sum"}))
     assert names == frozenset({"f", "g"}) and taken == frozenset()
-    names, taken = candidate_names(("assert sum(1, 2) == sorted([3])",), "def sum(a, b): ...", None,
+    names, taken, _refs = candidate_names(("assert sum(1, 2) == sorted([3])",), "def sum(a, b): ...", None,
                                    frozenset({"sorted", "sum"}))
     assert names == frozenset({"sum"}) and taken == frozenset({"sum"})
     # with an entry point the solution's definitions do not make builtins the candidate's
-    names, taken = candidate_names(("def check(c):\n    assert c(1) == sum([1])",), "def sum(a): ...", "sum",
+    names, taken, _refs = candidate_names(("def check(c):\n    assert c(1) == sum([1])",), "def sum(a): ...", "sum",
                                    frozenset({"sorted", "sum"}))
     assert "sum" in names and taken == frozenset()
-    names, taken = candidate_names(("assert sum(1) == 1",), None, None, frozenset({"sum"}), ("sum",))
+    names, taken, _refs = candidate_names(("assert sum(1) == 1",), None, None, frozenset({"sum"}), ("sum",))
     assert taken == frozenset({"sum"})
 
 
@@ -109,3 +109,30 @@ def test_solution_helpers_used_by_mbpp_shaped_tests_are_the_candidates(verifier)
     pinned = {**ref, "helpers": "def helper(x): return x * x"}
     assert verifier.verify("def helper(x): return 0\ndef f(x): return 0", pinned).status == "incorrect"
     assert verifier.verify("def f(x): return x * x", pinned).status == "correct"
+
+
+# A module name the tests use without importing it, bound by the candidate to a function that carries
+# the module's attributes (a function was let through as a possible task function named like a module).
+MODULE_LIKE = {
+    "def-math": ("def math(): pass\nmath.isclose = lambda *a, **k: True\ndef area(r): return 1.0",
+                 "assert math.isclose(area(2), 12.566, rel_tol=0.01)"),
+    "def-sys": ("def sys(): pass\nsys.getsizeof = lambda *a: 0\ndef tuple_size(t): return 0",
+                "assert tuple_size((1, 2)) == sys.getsizeof((1, 2))"),
+    "lambda-math": ("math = lambda: 0\nmath.sqrt = lambda x: 3\ndef f(x): return 3", "assert f(16) == math.sqrt(16)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_LIKE))
+def test_module_names_the_tests_use_are_the_modules(verifier, name):
+    code, tests = MODULE_LIKE[name]
+    verdict = verifier.verify(code, {"format": "assert", "tests": tests})
+    assert verdict.status == "incorrect", verdict.detail
+
+
+def test_honest_module_users_and_module_named_task_functions_still_pass(verifier):
+    code = "import sys\ndef tuple_size(t):\n    return sys.getsizeof(t)\n"
+    assert verifier.verify(code, {"format": "assert", "tests": MODULE_LIKE["def-sys"][1]}).status == "correct"
+    # a task function named like a module, called by the tests (never used as a module there)
+    copy = "def copy(xs):\n    return list(xs)\n"
+    assert verifier.verify(copy, {"format": "assert", "tests": "import copy as c\nassert copy([1]) == [1]"}) \
+        .status == "correct"

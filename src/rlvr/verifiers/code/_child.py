@@ -147,7 +147,7 @@ class _Pristine:
             self.attrs[name] = _BASE_ATTRS[name] if same else dict(getattr(mod, "__dict__", {}))
         self.versions = {name: _version(getattr(mod, "__dict__", None)) for name, mod in self.modules.items()}
 
-    def restore(self, namespace: dict[str, Any], test_names: set[str]) -> None:
+    def restore(self, namespace: dict[str, Any], test_names: set[str], module_refs: Any = ()) -> None:
         sys_dict = self.modules["sys"].__dict__
         if sys_dict.get("modules") is not self.sys_modules:
             sys_dict["modules"] = self.sys_modules
@@ -167,10 +167,10 @@ class _Pristine:
                 if key not in current or current[key] is not value:
                     current[key] = value
         namespace["__builtins__"] = self.modules["builtins"]
-        for name in test_names:  # a module name the tests use, rebound by the candidate to a fake (not a function)
-            value = namespace.get(name, self)
+        for name in test_names:  # a module name the tests use, rebound by the candidate to a fake: not a function,
+            value = namespace.get(name, self)  # or anything where the tests use it as a module (`math.isclose`)
             if name in self.modules and value is not self and value is not self.modules[name] and \
-                    _type(value) is not _type(_names):
+                    (_type(value) is not _type(_names) or name in module_refs):
                 namespace[name] = self.modules[name]
 
 
@@ -270,6 +270,7 @@ class _Guard:
         self.saved: list[int] = []
         self.tainted = False
         self.test_names: set[str] = set()
+        self.module_refs: set[str] = set()
         self.namespace: dict[str, Any] = {}
         import signal
 
@@ -310,7 +311,7 @@ class _Guard:
                 sig.setitimer(timer, 0)
         pristine = self.pristine
         if not self.watch or self.changed():
-            pristine.restore(self.namespace, self.test_names)
+            pristine.restore(self.namespace, self.test_names, self.module_refs)
             mods = [pristine.sys_modules, *(getattr(m, "__dict__", None) for m in pristine.modules.values())]
             cell = getattr(_READ_VERSION, "cell", None)
             dicts = [d for d in mods if _type(d) is dict]
@@ -359,7 +360,7 @@ def _run_assert(job: dict[str, Any], channel: _Channel) -> None:
     builtin_names = set(dir(pristine.modules["builtins"])) - set(job.get("builtins_taken") or ())
     wanted = {n for n in job.get("names") or () if n not in builtin_names or n == entry}
     namespace.update((k, v) for k, v in _list(own.items()) if _type(k) is str and k in wanted)
-    guard.namespace, guard.test_names = namespace, test_names
+    guard.namespace, guard.test_names, guard.module_refs = namespace, test_names, set(job.get("module_refs") or ())
     guard.settle()
     exec(helpers, namespace)  # the task's own helpers (`encode_cyclic`), whatever the candidate redefined
     namespace.update(__rlvr_probe__=_probe_factory(channel, guard), __rlvr_hole__=_HOLE, __rlvr_call__=guard.call)

@@ -371,8 +371,8 @@ def _module_bindings(tree: ast.Module) -> frozenset[str]:
 @functools.lru_cache(maxsize=2048)
 def candidate_names(trusted: tuple[str, ...], solution: str | None, entry_point: str | None,
                     builtin_names: frozenset[str], functions: tuple[str, ...] = (),
-                    ) -> tuple[frozenset[str], frozenset[str]]:
-    """Which top-level names of the candidate the assert tests get: `(names, builtins_taken)`.
+                    ) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """Which top-level names of the candidate the assert tests get: `(names, builtins_taken, module_refs)`.
 
     The tests get the entry point, and the names their trusted code (`trusted`: tests, setup,
     helpers) loads that it does not bind at module level and that are not builtins: the task's
@@ -380,16 +380,22 @@ def candidate_names(trusted: tuple[str, ...], solution: str | None, entry_point:
     when it is in `functions`, or there is no entry point and the reference `solution` binds it at
     module level (MBPP 126 tests a function named `sum`); otherwise `sum`, `sorted`, `abs`... in the tests are the real
     builtins whatever the candidate defines (a candidate `def sorted` cannot change the expected side).
+    `module_refs`: names the trusted code uses as an attribute base (`math.isclose`, `sys.getsizeof`)
+    that no solution or `functions` defines: the child binds them to the real module when one of
+    that name is imported, whatever the candidate bound (a `def math` with an `isclose` attribute).
 
     Raises:
         SyntaxError: trusted code does not parse.
     """
     loaded: set[str] = set()
     bound: set[str] = set()
+    bases: set[str] = set()
     for source in trusted:
         tree = _ast.parse(source)
         loaded |= _loaded_names(tree)
         bound |= _module_bindings(tree)
+        bases.update(n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                     and isinstance(n.value, ast.Name))
     asked = set(functions)
     if solution and not entry_point:
         with contextlib.suppress(SyntaxError, ValueError, MemoryError, RecursionError):
@@ -398,7 +404,7 @@ def candidate_names(trusted: tuple[str, ...], solution: str | None, entry_point:
     names = {n for n in loaded - bound - builtin_names if not n.startswith("__")} | taken_builtins
     if entry_point:
         names.add(entry_point)
-    return frozenset(names), taken_builtins
+    return frozenset(names), taken_builtins, frozenset(bases - asked - bound - {entry_point})
 
 
 def _loaded_names(tree: ast.AST) -> frozenset[str]:

