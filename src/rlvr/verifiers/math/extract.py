@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rlvr.verifiers.math.normalize import join_digit_groups, normalize_unicode
+from rlvr.verifiers.math.normalize import MAGNITUDE_WORDS, join_digit_groups, normalize_unicode
 from rlvr.verifiers.math.words import number_from_words
 
 __all__ = [
@@ -72,7 +72,7 @@ _ALTERNATIVE_RE = re.compile(r"(?:or|equivalently|i\.\s*e|that is|alternatively)
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")
 _NUMBER_RE = re.compile(
     r"(?<![A-Za-z_^])(?<!\^\{)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-    r"(?:\s*/\s*\d+|\s+(?:thousand|million|billion|trillion)\b)?|-?\.\d+"
+    rf"(?:\s*/\s*\d+|\s+(?i:{MAGNITUDE_WORDS})s?\b)?|-?\.\d+"
 )
 _ENV_RE = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)|\$\$(.+?)\$\$|\$([^$]+?)\$", re.DOTALL)
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z']{2,}")

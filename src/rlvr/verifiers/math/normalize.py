@@ -78,6 +78,9 @@ _UNIT_WORDS = (
     "men|women|children|kids|boys|girls|members|workers|friends|animals|dogs|cats|birds|chickens|cows"
 )
 _SHORT_UNITS = "m|g|l|h|s|L"
+# A counted thing ("12 tomatoes"): a lower-case plural noun that is no operator word. Magnitude words
+# (`thousands`, `hundredths`) multiply before units are stripped; other words (`squared`, `Friday`) stay.
+_PLURAL_NOUN = r"(?-i:(?!(?:plus|minus|less|thus|was|does|has|is)\b)[a-z]{2,}s)"
 _POWER = r"(?:\s*\^\s*\{?\d\}?|[²³])?"
 # A bare unit word after a number; a `\text{unit}` after any expression (`4\pi \text{ cm}^2`).
 _UNIT_SUFFIX_RE = re.compile(
@@ -87,13 +90,16 @@ _UNIT_SUFFIX_RE = re.compile(
 )
 # "12 tomatoes": a number and only words, each of 3+ letters or a unit word (never a variable like `5 x`, `2 n`).
 _NUMBER_WORDS_RE = re.compile(
-    rf"^(-?\d+(?:[.,]\d+)*)\s+((?:(?:[A-Za-z][A-Za-z'-]{{2,}}|{_UNIT_WORDS})(?:\s+|$))+)$", re.IGNORECASE
+    rf"^(-?\d+(?:[.,]\d+)*)\s+((?:(?:{_UNIT_WORDS}|{_PLURAL_NOUN})(?:\s+|$))+)$", re.IGNORECASE
 )
 # A trailing condition: "... \text{ for } k \in \mathbb{Z}", "..., where k is an integer".
 _CONDITION_RE = re.compile(
     r"\s*,?\s*(?:\\text\{\s*(?:for|where|with)\b[^{}]*\}|\b(?:for all|for any|for some|where)\b).*$"
 )
-_TRAILING_TEXT_RE = re.compile(r"(?<=[\d}).])\s*\\text\{[^{}\d]*\}(?:\s*\^\s*\{?\d\}?|[²³])?\s*$")
+_TRAILING_TEXT_RE = re.compile(
+    rf"(?<=[\d}}).])\s*\\text\{{\s*(?:(?:{_UNIT_WORDS}|{_PLURAL_NOUN})\s*)+\}}(?:\s*\^\s*\{{?\d\}}?|[²³])?\s*$",
+    re.IGNORECASE,
+)
 
 
 _DIGIT_GROUP_RE = re.compile(r"(?<=\d)\s*(?:,\\!|\{\s*,\s*\}|\\[,!;]|\\thinspace\s*)\s*(?=\d{3}(?!\d))")
@@ -153,18 +159,37 @@ def _repeating_decimals(s: str) -> str:
     return _REPEATING_RE.sub(exact, s)
 
 
-# Magnitude words and suffixes multiply ("3 million", "2.5 billion", `1.5\text{k}`, "12k").
-_MAGNITUDES = {"hundred": 10**2, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12,
-               "k": 10**3, "K": 10**3}
+# Magnitude words multiply ("3 million", "2.5 Billion", "3 millions", "2 dozen", `3\text{ lakh}`), any case,
+# plural or not (red team M8: a magnitude word is never dropped as a unit); `k`/`K` only right after a number.
+_MAGNITUDES: dict[str, Fraction] = {
+    "hundred": Fraction(10**2), "thousand": Fraction(10**3), "million": Fraction(10**6), "billion": Fraction(10**9),
+    "trillion": Fraction(10**12), "quadrillion": Fraction(10**15), "quintillion": Fraction(10**18),
+    "lakh": Fraction(10**5), "lac": Fraction(10**5), "crore": Fraction(10**7), "dozen": Fraction(12),
+    "ten": Fraction(10),
+    "bn": Fraction(10**9), "mln": Fraction(10**6), "mil": Fraction(10**6), "mn": Fraction(10**6),
+    "tenth": Fraction(1, 10), "hundredth": Fraction(1, 100), "thousandth": Fraction(1, 1000),
+    "millionth": Fraction(1, 10**6), "billionth": Fraction(1, 10**9),
+    "half": Fraction(1, 2), "halve": Fraction(1, 2), "third": Fraction(1, 3), "quarter": Fraction(1, 4),
+    "k": Fraction(10**3),
+}
+MAGNITUDE_WORDS = "|".join(sorted((w for w in _MAGNITUDES if w != "k"), key=len, reverse=True))
+_MAGNITUDE_WORD = rf"(?:{MAGNITUDE_WORDS})s?"
 _MAGNITUDE_RE = re.compile(
-    r"^(-?\d+(?:\.\d+)?)\s*(?:\\text\{\s*)?(hundred|thousand|million|billion|trillion|k|K)\s*\}?(?=\s|$)(.*)$"
+    rf"^(-?\d+(?:\.\d+)?)\s*(?:\\text\{{\s*)?({_MAGNITUDE_WORD}|k|K)\s*\}}?(?![A-Za-z])(.*)$", re.IGNORECASE
 )
-
-
 _MAGNITUDE_AFTER_RE = re.compile(
-    r"^(.+?)\s*(?:\\text\{\s*(hundred|thousand|million|billion|trillion)\s*\}|\s(hundred|thousand|million|billion"
-    r"|trillion))\s*$"
+    rf"^(.+?)\s*(?:\\text\{{\s*({_MAGNITUDE_WORD})\s*\}}|\s({_MAGNITUDE_WORD}))\s*$", re.IGNORECASE
 )
+
+
+def _magnitude(word: str) -> Fraction:
+    """The factor of a magnitude word (`Millions` -> 10^6, `hundredths` -> 1/100)."""
+    key = word.lower()
+    return _MAGNITUDES[key] if key in _MAGNITUDES else _MAGNITUDES[key[:-1]]
+
+
+def _fraction_latex(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
 def _apply_magnitude(s: str) -> str:
@@ -178,12 +203,10 @@ def _apply_magnitude(s: str) -> str:
         after = _MAGNITUDE_AFTER_RE.match(s)
         if after is not None:
             word = after.group(2) or after.group(3)
-            return f"({after.group(1).strip()})\\cdot {_MAGNITUDES[word.lower()]}"
+            return f"({after.group(1).strip()})\\cdot {_fraction_latex(_magnitude(word))}"
         return s
-    word = m.group(2)
-    value = Fraction(m.group(1)) * _MAGNITUDES[word if word in ("k", "K") else word.lower()]
-    number = str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
-    return (number + m.group(3)).strip()
+    value = Fraction(m.group(1)) * _magnitude(m.group(2))
+    return (_fraction_latex(value) + m.group(3)).strip()
 
 
 # `\text{i}` / `\mathrm{i}` is the imaginary unit; `\text{x}` (one letter, not a unit) the variable x.
