@@ -161,7 +161,7 @@ def test_mounts_and_pytest_op(task_image, tmp_path):
                 pytest.skip(f"this pytest is for Python {py}, the image's python3 is {image_py}")
             env = {**s.env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # as the grader runs it
             run = s.pytest(["/run/rlvr/in/test_ok.py", "-p", "no:cacheprovider", "-q"], site=[site], env=env,
-                           timeout_s=60)
+                           timeout_s=60, trusted_root="/run/rlvr/in")
             assert run.started and run.exit_code == 0, (run.stdout, run.stderr, run.import_error)
             assert b'tests="1"' in run.report and b"failures=\"0\"" in run.report
     finally:

@@ -449,14 +449,18 @@ class SandboxSession:
                              dropped_bytes=reply.get("dropped", 0), elapsed_s=reply["elapsed_s"])
 
     def pytest(self, args: Sequence[str], *, site: Sequence[str], cwd: str | None = None,
-               env: Mapping[str, str] | None = None, timeout_s: float = 60.0) -> PytestRun:
+               env: Mapping[str, str] | None = None, timeout_s: float = 60.0,
+               trusted_root: str = "/tests") -> PytestRun:
         """Run pytest (imported from `site`, paths inside the sandbox) in a child of the supervisor.
 
         The child is non-dumpable like the supervisor, and the JUnit report travels over a
         close-on-exec pipe to the supervisor, so programs the tests start can neither see nor
-        write the report channel.
+        write the report channel. Only test files under `trusted_root` (a folder inside the
+        sandbox) are collected and can pass: the grader's runner compiles them itself
+        (`rlvr.sandbox._session_pytest`); tests elsewhere are not run (exit code 5, no tests).
         """
         reply = self.request({"op": "pytest", "args": list(args), "site": list(site), "cwd": cwd or self.config.workdir,
+                              "trusted_root": trusted_root,
                               "env": dict(env if env is not None else self.env), "timeout_s": timeout_s,
                               "limits": self.config.limits(), "nice": self.config.nice,
                               "max_output": self.config.max_output_bytes}, timeout_s)
