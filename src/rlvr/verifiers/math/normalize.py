@@ -110,9 +110,12 @@ def join_digit_groups(s: str) -> str:
     return _DIGIT_GROUP_RE.sub("", s)
 
 
-# Dashes that stand for a minus sign: U+2212 MINUS SIGN always; U+2012 FIGURE DASH, U+2013 EN DASH,
-# U+FE63, U+FF0D right before a number.
-_MINUS_RE = re.compile(r"\u2212|[\u2012\u2013\ufe63\uff0d](?=\s?[\d.])")
+# Dashes that stand for a minus sign: U+2212 MINUS SIGN always; U+2010/2011 hyphens, U+2012 FIGURE DASH,
+# U+2013 EN DASH, U+02D7, U+2043, U+2796, U+208B, U+FE63, U+FF0D right before a number; U+207B (superscript
+# minus) before a plain digit when it follows no base (`⁻3`, not `10⁻³`) (red team M14).
+_MINUS_RE = re.compile(
+    r"\u2212|[\u2010\u2011\u2012\u2013\u02d7\u2043\u2796\u208b\ufe63\uff0d](?=\s?[\d.])|(?<![\w)}\]])\u207b(?=[\d.])"
+)
 _SUPERSCRIPTS = {"⁰": "0", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5", "⁶": "6", "⁷": "7", "⁸": "8", "⁹": "9",
                  "⁻": "-", "⁺": "+", "ⁿ": "n"}
 _SUPERSCRIPT_RE = re.compile("[" + "".join(_SUPERSCRIPTS) + "]+")
@@ -125,8 +128,8 @@ _VULGAR_RE = re.compile(r"(\d*)\s*([" + "".join(_VULGAR) + "])")
 def normalize_unicode(s: str) -> str:
     r"""Unicode math as LaTeX.
 
-    Minus signs (U+2212; U+2012, U+2013 before a number) -> `-`; superscripts `x²`, `10⁻³` ->
-    `x^{2}`, `10^{-3}`; vulgar fractions `½`, `2¾` -> `\frac{1}{2}`, `(2+\frac{3}{4})`.
+    Minus signs (U+2212; U+2010-2013, U+02D7, U+2043, U+2796, U+208B, U+207B before a number) -> `-`;
+    superscripts `x²`, `10⁻³` -> `x^{2}`, `10^{-3}`; vulgar fractions `½`, `2¾` -> `\frac{1}{2}`, `(2+\frac{3}{4})`.
     """
     if s.isascii():
         return s
