@@ -22,6 +22,18 @@ CASES = [
     Case("last-number-inside-think", "12", "<think>12</think> I am not sure.", "incorrect"),
     Case("thinking-tag", "5", r"<thinking>\boxed{5}</thinking> Answer: 4", "incorrect"),
     Case("reasoning-tag-upper", "5", r"<REASONING>\boxed{5}</REASONING> Answer: 4", "incorrect"),
+    # Red team M4: a second block opened after the last closing tag and never closed; other tag names.
+    Case("reopened-think", "18", r"<think>a</think> <think>\boxed{18}", "incorrect"),
+    Case("reopened-think-hedge", "18", r"<think>a</think> The answer is 19. <think>\boxed{18}", "incorrect"),
+    Case("reopened-think-hedge-right", "19", r"<think>a</think> The answer is 19. <think>\boxed{18}", "correct"),
+    Case("reopened-think-box-before", "18", r"<think>a</think> \boxed{18} <think> \boxed{19}", "correct"),
+    Case("scratchpad-tag", "18", r"<scratchpad>\boxed{18}</scratchpad>The answer is 19.", "incorrect"),
+    Case("scratchpad-tag-right", "19", r"<scratchpad>\boxed{18}</scratchpad>The answer is 19.", "correct"),
+    Case("reflection-tag", "18", r"<reflection>\boxed{18}</reflection>The answer is 19.", "incorrect"),
+    Case("begin-of-thought", "18", r"<|begin_of_thought|>\boxed{18}<|end_of_thought|> The answer is 19.", "incorrect"),
+    Case("begin-of-thought-right", "19", r"<|begin_of_thought|>\boxed{18}<|end_of_thought|> The answer is 19.",
+         "correct"),
+    Case("begin-of-thought-unclosed", "18", r"The answer is 19. <|begin_of_thought|>\boxed{18}", "incorrect"),
 ]
 
 

@@ -382,21 +382,25 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
     return None
 
 
-_THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
-_THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
+# Reasoning tags: `<think>` (R1, Qwen3), `<thinking>`, `<reasoning>`, `<scratchpad>`, `<reflection>`, `<thought>`,
+# and `<|begin_of_thought|>`...`<|end_of_thought|>` (Bespoke/OpenThoughts).
+_THINK_TAGS = r"think|thinking|reasoning|scratchpad|reflection|thought"
+_THINK_CLOSE_RE = re.compile(rf"</(?:{_THINK_TAGS})\s*>|<\|end_of_thought\|>", re.IGNORECASE)
+_THINK_OPEN_RE = re.compile(rf"<(?:{_THINK_TAGS})\s*>|<\|begin_of_thought\|>", re.IGNORECASE)
 
 
 def _after_reasoning(text: str) -> str:
     r"""The text after the last `</think>`; an unclosed `<think>` is all reasoning (no answer after it).
 
     A trial `\boxed{5}` inside the reasoning block is never the answer: with a closing tag
-    the answer comes from what follows the last one; text before an unclosed `<think>` is kept.
+    the answer comes from what follows the last one; text before an unclosed `<think>` (also one
+    opened after the last closing tag) is kept.
     """
     if "<" not in text:
         return text
     closes = list(_THINK_CLOSE_RE.finditer(text))
     if closes:
-        return text[closes[-1].end() :]
+        text = text[closes[-1].end() :]  # a block opened again after it and never closed is reasoning too
     opened = _THINK_OPEN_RE.search(text)
     return text[: opened.start()] if opened else text
 
