@@ -1,7 +1,7 @@
 """English number words as digits: "five" -> 5, "twenty-one" -> 21, "two hundred and six" -> 206.
 
 Only an answer made entirely of number words is read (so "one of them" or "the second" stays
-text); "negative"/"minus" before the words makes it negative. Scales up to a trillion.
+text); "negative"/"minus" or a leading `-` before the words makes it negative. Scales up to a trillion.
 """
 
 from __future__ import annotations
@@ -32,10 +32,12 @@ def number_from_words(text: str) -> str | None:
     s = re.sub(r"\\text\s*\{([^{}]*)\}", r"\1", text).strip().strip(".").strip().lower()
     if not s or len(s) > 120 or not re.fullmatch(r"[a-z\s-]+", s):
         return None
-    words = [w for w in _WORDS_RE.findall(s) if w != "and"]
     sign = 1
+    if s.startswith("-"):  # `-three`, `-\text{nineteen}`: the sign is kept (red team M9)
+        sign, s = -1, s[1:].strip()
+    words = [w for w in _WORDS_RE.findall(s) if w != "and"]
     if words and words[0] in ("negative", "minus"):
-        sign, words = -1, words[1:]
+        sign, words = -sign, words[1:]
     if not words:
         return None
     total, current, seen = 0, 0, False
