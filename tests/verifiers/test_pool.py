@@ -24,7 +24,8 @@ def _behave(response: str, reference: str) -> Verdict:
         _ = bytearray(1 << 34)
     if response == "print":
         print("noise on stdout must not corrupt the protocol")
-    if response == "pid":
+    if response == "pid":  # held a while, so that one worker cannot take every item of a batch on a loaded machine
+        time.sleep(0.25)
         return Verdict(status="correct", reward=1.0, extracted=str(os.getpid()))
     ok = response == reference
     return Verdict(status="correct" if ok else "incorrect", reward=float(ok), extracted=response)
