@@ -2,7 +2,7 @@
 # Set up (idempotent: scripts/setup.sh all) and run every test suite, each in the venv its users would have.
 #   bash scripts/test.sh [PYTEST_ARGS ...]     (PYTEST_ARGS go to every pytest run, e.g. -x or -k NAME)
 # Suites: ruff + mypy, then core (.venv, no extras), extras, trl, vllm, verl, openrlhf. The last lines
-# print one closing count over all suites.
+# print one closing count over all suites ("total: N passed, N failed, N skipped").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh all
@@ -35,5 +35,5 @@ for path in sorted(pathlib.Path(".cache/test-reports").glob("*.xml")):
             total[key] += int(suite.get(key, 0))
 failed = total["failures"] + total["errors"]
 passed = total["tests"] - failed - total["skipped"]
-print(f"all suites: {passed} passed, {failed} failed, {total['skipped']} skipped")
+print(f"total: {passed} passed, {failed} failed, {total['skipped']} skipped")
 PY
