@@ -78,6 +78,7 @@ __all__ = [
     "decode_label",
     "export_openrlhf",
     "extra_logs",
+    "read_sample",
     "is_multi_turn",
     "openrlhf_args",
     "openrlhf_command",
@@ -575,9 +576,9 @@ def extra_logs(verdict: Verdict) -> dict[str, float]:
     return logs
 
 
-def score_query(env: Environment, query: str, prompt: str, label: Any,
-                specials: Sequence[str] | None = None) -> Verdict:
-    """The verdict of one OpenRLHF (query, prompt, label); an undecodable label or query is an `error` verdict."""
+def read_sample(query: str, prompt: str, label: Any,
+                specials: Sequence[str] | None = None) -> tuple[str, Any] | Verdict:
+    """(response text, decoded task) of one OpenRLHF (query, prompt, label), or the `error` verdict when unreadable."""
     try:
         task = decode_label(label)
     except AdapterError as exc:
@@ -586,6 +587,16 @@ def score_query(env: Environment, query: str, prompt: str, label: Any,
     if text is None:
         return Verdict.error("the query does not start with the prompt (OpenRLHF decoded the prompt ids to other "
                              "text); cannot separate the response")
+    return text, task
+
+
+def score_query(env: Environment, query: str, prompt: str, label: Any,
+                specials: Sequence[str] | None = None) -> Verdict:
+    """The verdict of one OpenRLHF (query, prompt, label); an undecodable label or query is an `error` verdict."""
+    sample = read_sample(query, prompt, label, specials)
+    if isinstance(sample, Verdict):
+        return sample
+    text, task = sample
     return score_text(env, text, task.reference)
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.adapters.group_reward import GroupBatcher, group_verifier
-from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, decode_label, extra_logs, response_text, special_tokens
+from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, extra_logs, read_sample, special_tokens
 from rlvr.core.errors import AdapterError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.judge.config import judge_reference
@@ -46,13 +46,10 @@ def _batcher(judge: Mapping[str, Any] | str, group_size: int, wait_s: float) -> 
 
 def _member(query: str, prompt: str, label: Any, specials: Sequence[str] | None) -> tuple[str, Any] | Verdict:
     """(response text, judge reference) of one sample, or the error verdict when it cannot be read."""
-    try:
-        task = decode_label(label)
-    except AdapterError as exc:
-        return Verdict.error(str(exc))
-    text = response_text(query, prompt, specials)
-    if text is None:
-        return Verdict.error("the query does not start with the prompt; cannot separate the response")
+    sample = read_sample(query, prompt, label, specials)
+    if isinstance(sample, Verdict):
+        return sample
+    text, task = sample
     return text, judge_reference([m.to_openai() for m in task.prompt], task.reference)
 
 
