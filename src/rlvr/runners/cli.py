@@ -41,6 +41,20 @@ EnvArgs = Annotated[
     list[str] | None,
     typer.Option("--env-arg", "-a", help="Environment factory argument KEY=VALUE (JSON-decoded); repeatable."),
 ]
+# options that rlvr eval and rlvr synth (and verify, for the engine) spell the same way
+ModelOpt = Annotated[str | None, typer.Option(help="Served model name (with --base-url) or local model / smollm2.")]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")]
+PolicyOpt = Annotated[str | None, typer.Option(help="Scripted policy: oracle, noop or script:PATH.")]
+LimitOpt = Annotated[int | None, typer.Option(min=1, help="Use only the first LIMIT tasks.")]
+ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")]
+MaxTokensOpt = Annotated[int, typer.Option(min=1, help="Most tokens per model turn.")]
+TemperatureOpt = Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")]
+TopPOpt = Annotated[float, typer.Option(help="Nucleus sampling mass.")]
+SeedOpt = Annotated[int, typer.Option(help="Base seed (environment resets, sampling).")]
+ModelEngineOpt = Annotated[str, typer.Option(help="Local model engine without --base-url: transformers or vllm.")]
+EngineOpt = Annotated[str, typer.Option(help="Where verification runs: local (worker processes) or ray.")]
+RayAddressOpt = Annotated[str | None, typer.Option(help="With --engine ray: auto, HOST:PORT, or unset.")]
+WorkersOpt = Annotated[int | None, typer.Option(min=1, help="Verifier workers (local) or Ray actors (ray).")]
 
 TasksFile = Annotated[
     Path | None,
@@ -483,28 +497,22 @@ def eval_(
     env: Annotated[str, typer.Option("--env", "-e", help="Environment id.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL of trajectories (resumed if present).")],
     env_arg: EnvArgs = None,
-    model: Annotated[str | None, typer.Option(help="Served model name (with --base-url) or local model / smollm2.")] = (
-        None
-    ),
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")] = (
-        None
-    ),
-    policy: Annotated[str | None, typer.Option(help="Scripted policy: oracle, noop or script:PATH.")] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    policy: PolicyOpt = None,
     n: Annotated[int, typer.Option("-n", min=1, help="Samples per task.")] = 1,
     k: Annotated[int, typer.Option("-k", min=1, help="k of pass@k (<= n).")] = 1,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first LIMIT tasks.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 32,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Most tokens per model turn.")] = 512,
-    temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")] = 1.0,
-    top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
-    seed: Annotated[int, typer.Option(help="Base seed (environment resets, sampling).")] = 0,
+    limit: LimitOpt = None,
+    concurrency: ConcurrencyOpt = 32,
+    max_tokens: MaxTokensOpt = 512,
+    temperature: TemperatureOpt = 1.0,
+    top_p: TopPOpt = 1.0,
+    seed: SeedOpt = 0,
     layout: Annotated[str, typer.Option(help="Token layout: auto, episode, turn or none.")] = "auto",
-    model_engine: Annotated[str, typer.Option(help="Local model engine without --base-url: transformers or vllm.")] = (
-        "transformers"
-    ),
-    engine: Annotated[str, typer.Option(help="Where verification runs: local (worker processes) or ray.")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="With --engine ray: auto, HOST:PORT, or unset.")] = None,
-    workers: Annotated[int | None, typer.Option(min=1, help="Verifier workers (local) or Ray actors (ray).")] = None,
+    model_engine: ModelEngineOpt = "transformers",
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    workers: WorkersOpt = None,
     tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for token fields with --base-url.")] = None,
     token_in: Annotated[bool, typer.Option(help="With --base-url: send prompts as token ids (/v1/completions).")] = (
         False

@@ -10,7 +10,28 @@ from rich.table import Table
 
 from rlvr.core.errors import RlvrError
 from rlvr.runners.args import parse_env_args
-from rlvr.runners.cli import EnvArgs, _check_engine, _fail, _warn, app, console, err_console
+from rlvr.runners.cli import (
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    EngineOpt,
+    EnvArgs,
+    LimitOpt,
+    MaxTokensOpt,
+    ModelEngineOpt,
+    ModelOpt,
+    PolicyOpt,
+    RayAddressOpt,
+    SeedOpt,
+    TemperatureOpt,
+    TopPOpt,
+    WorkersOpt,
+    _check_engine,
+    _fail,
+    _warn,
+    app,
+    console,
+    err_console,
+)
 
 __all__ = ["synth"]
 
@@ -34,30 +55,24 @@ def synth(
     output: Annotated[Path, typer.Option("--output", "-o", help="Output folder (resumed if it holds a run).")],
     n: Annotated[int, typer.Option("-n", min=1, help="Samples per task (K).")],
     env_arg: EnvArgs = None,
-    model: Annotated[str | None, typer.Option(help="Served model name (with --base-url) or local model / smollm2.")] = (
-        None
-    ),
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")] = (
-        None
-    ),
-    policy: Annotated[str | None, typer.Option(help="Scripted policy: oracle, noop or script:PATH.")] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    policy: PolicyOpt = None,
     band: Annotated[str, typer.Option(help="LO,HI: rl.jsonl keeps tasks with LO <= pass rate <= HI.")] = "0,1",
     keep: Annotated[str, typer.Option(help="sft.jsonl rows: correct (verified-correct only) or all (every "
                                       "scored sample).")] = "correct",
     dedup: Annotated[bool, typer.Option(help="Keep identical conversations of one task once.")] = False,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first LIMIT tasks.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 32,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Most tokens per model turn.")] = 512,
-    temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")] = 1.0,
-    top_p: Annotated[float, typer.Option(help="Nucleus sampling mass.")] = 1.0,
-    seed: Annotated[int, typer.Option(help="Base seed (environment resets, sampling).")] = 0,
-    model_engine: Annotated[str, typer.Option(help="Local model engine without --base-url: transformers or vllm.")] = (
-        "transformers"
-    ),
+    limit: LimitOpt = None,
+    concurrency: ConcurrencyOpt = 32,
+    max_tokens: MaxTokensOpt = 512,
+    temperature: TemperatureOpt = 1.0,
+    top_p: TopPOpt = 1.0,
+    seed: SeedOpt = 0,
+    model_engine: ModelEngineOpt = "transformers",
     tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for token counts with --base-url.")] = None,
-    engine: Annotated[str, typer.Option(help="Where verification runs: local (worker processes) or ray.")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="With --engine ray: auto, HOST:PORT, or unset.")] = None,
-    workers: Annotated[int | None, typer.Option(min=1, help="Verifier workers (local) or Ray actors (ray).")] = None,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    workers: WorkersOpt = None,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier run in OUTPUT instead of resuming it.")] = False,
 ) -> None:
     """Synthetic SFT rows and pass-rate-banded RL tasks from an environment (help text: `_SYNTH_HELP`)."""
