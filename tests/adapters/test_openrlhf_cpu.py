@@ -154,3 +154,17 @@ def test_cpu_command_uses_gloo_and_no_sleep_mode_and_the_cuda_command_is_unchang
     assert cpu[cpu.index("--rollout.max_new_tokens") + 1] == "64"
     assert cpu[cpu.index("--train.batch_size") + 1] == "8"
     assert cuda[:3] == ["python", "-m", "openrlhf.cli.train_ppo_ray"] and "--vllm.enable_sleep" in cuda
+
+
+def test_each_weight_sync_is_one_line_of_the_sync_log(tmp_path: Path) -> None:
+    from rlvr.adapters.cpu.openrlhf_shims import SyncRecord, read_sync_log
+
+    record, path = SyncRecord(), tmp_path / "sync.jsonl"
+    for sync in range(2):
+        record.add("model.embed_tokens.weight", 1.5 + sync, verified=True, changed=sync == 1)
+        record.add("model.layers.0.self_attn.qkv_proj.weight", 2.0, verified=False, changed=False)
+        record.flush(str(path))
+    first, second = read_sync_log(path)
+    assert (first["sync"], first["tensors"], first["verified"], first["changed"]) == (1, 2, 1, 0)
+    assert (second["sync"], second["changed"], second["checksums"]["model.embed_tokens.weight"]) == (2, 1, 2.5)
+    assert read_sync_log(tmp_path / "missing.jsonl") == []

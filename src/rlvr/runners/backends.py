@@ -17,6 +17,7 @@ export/         the backend files (`rlvr export`), with rlvr_export.json
 command.sh      the command, runnable as is (also in run.json)
 run.json        backend, interpreter, command, exit code, wall time
 train.log       the trainer's combined stdout/stderr
+weight_sync.jsonl  OpenRLHF in CPU mode: what vLLM received and verified at each weight sync
 ```
 """
 
@@ -433,7 +434,9 @@ class BackendRun:
         log_path: `output/train.log` (absent for a dry run).
         device: 'cuda' or 'cpu' (rlvr's CPU mode). peak_mb: peak memory of the run's processes, MiB
             (summed proportional set size; CPU mode only). cleaned: the processes and /dev/shm
-            segments removed after a CPU-mode run.
+            segments removed after a CPU-mode run. weight_syncs: OpenRLHF in CPU mode: per actor ->
+            vLLM weight sync, the tensors vLLM received, verified and saw change, and its seconds
+            (`WEIGHT_SYNC_LOG` without the checksums).
         notes: what stops `command.sh` from running as is (dry runs: the interpreter lacks the
             backend, the model folder is not prepared yet); also written into command.sh as comments
             after the command.
@@ -453,6 +456,7 @@ class BackendRun:
     device: str = "cuda"
     peak_mb: float | None = None
     cleaned: dict[str, list[str]] | None = None
+    weight_syncs: list[dict[str, Any]] | None = None
 
     def write(self) -> Path:
         """Write `run.json` and `command.sh` into the output folder; return the run.json path."""
@@ -600,12 +604,16 @@ def _launch(run: BackendRun, command: list[str], echo: IO[str] | None, timeout_s
     start = time.monotonic()
     session = None
     child_env = None
+    sync_log = None
     if device == "cpu":
         from rlvr.adapters.cpu.launch import RunSession, cpu_environment, new_ray_dir
 
         session = RunSession(new_ray_dir())
+        sync_log = output / WEIGHT_SYNC_LOG if backend == "openrlhf" else None
+        if sync_log is not None:
+            sync_log.unlink(missing_ok=True)  # a rerun in the same folder starts a fresh record
         child_env = {**os.environ, **cpu_environment(backend, session.ray_dir, slots=n_gpus,
-                                                     extension_dir=_extension_dir())}
+                                                     extension_dir=_extension_dir(), weight_sync_log=sync_log)}
         session.start()
     try:
         for attempt in range(1 + CPU_START_RETRIES * (session is not None)):
@@ -621,6 +629,10 @@ def _launch(run: BackendRun, command: list[str], echo: IO[str] | None, timeout_s
         if session is not None:
             run.cleaned = session.close()
             run.peak_mb = session.peak_mb
+        if sync_log is not None:
+            from rlvr.adapters.cpu.openrlhf_shims import read_sync_log
+
+            run.weight_syncs = [{k: v for k, v in sync.items() if k != "checksums"} for sync in read_sync_log(sync_log)]
         run.write()
     from rlvr.runners.curves import write_run_outputs
 
@@ -632,12 +644,18 @@ CPU_START_RETRIES = 1
 for its raylet, hard-coded in `ray/_private/node.py`; a loaded 2-core machine can miss that)."""
 
 _RAY_START_TIMEOUT = "The current node timed out during startup"
+_FIRST_STEP_LOGGED = ("step:1 - ", "Global step 1:")
+"""How veRL's console logger and OpenRLHF's trainer (`ppo_trainer.py`) log their first step."""
+
+WEIGHT_SYNC_LOG = "weight_sync.jsonl"
+"""OpenRLHF CPU mode: one line per actor -> vLLM weight sync, written by vLLM's workers
+(`rlvr.adapters.cpu.openrlhf_shims.SyncRecord`)."""
 
 
 def _ray_start_timed_out(log: Path) -> bool:
     """True when `log` shows Ray's node start-up time-out and no training step was logged."""
     text = log.read_text(errors="replace") if log.is_file() else ""
-    return _RAY_START_TIMEOUT in text and "step:1 - " not in text
+    return _RAY_START_TIMEOUT in text and not any(mark in text for mark in _FIRST_STEP_LOGGED)
 
 
 def _extension_dir() -> Path:

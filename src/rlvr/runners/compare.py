@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError, RlvrError
+from rlvr.core.files import atomic_write
 from rlvr.runners.backends import (
     EXTERNAL_BACKENDS,
     TIMEOUT_EXIT_CODE,
@@ -64,22 +65,30 @@ TRL_COMPARE_ARGS: dict[str, str] = {"max_completion_length": "64", "num_generati
                                     "per_device_train_batch_size": "8"}
 """TRL options `rlvr compare` uses unless `--trl-arg` overrides them (2 prompts x 4 samples per step)."""
 
-CPU_TRAINABLE: tuple[str, ...] = ("verl",)
+CPU_TRAINABLE: tuple[str, ...] = ("verl", "openrlhf")
 """External backends `rlvr compare` trains in rlvr's CPU mode when no GPU is visible (else a dry run)."""
 
 CPU_COMPARE_ARGS: dict[str, dict[str, str]] = {
     "verl": {"actor_rollout_ref.actor.optim.lr": "1e-5"},
+    "openrlhf": {"actor.adam.lr": "1e-5", "actor.lr_scheduler": "constant", "actor.lr_warmup_ratio": "0",
+                 "actor.adam.betas": "[0.9, 0.999]"},
 }
 """Options that align a CPU-mode backend with `TRL_COMPARE_ARGS` and TRL's defaults in `rlvr train`
-(`--verl-arg` / `--openrlhf-arg` win). Already equal by rlvr's CPU profile: 2 prompts x 4 samples per
-step, 64 response tokens, temperature 1, no KL term. Aligned here: veRL's learning rate (default 1e-6)
-to TRL's 1e-5. Left different: the loss aggregation (veRL `token-mean`, TRL's GRPO loss) and veRL's
-gradient clipping at 1.0 (TRL's `max_grad_norm` 1.0 too)."""
+(`--verl-arg` / `--openrlhf-arg` win). Already equal by rlvr's CPU profiles: 2 prompts x 4 samples per
+step, 64 response tokens, temperature 1, no KL term, gradient clipping at 1.0. Aligned here: veRL's
+and OpenRLHF's learning rate (default 1e-6) to TRL's constant 1e-5; OpenRLHF's schedule (default
+cosine with 3 % warm-up, which makes a 3-step run's first step lr 0) to constant without warm-up, and
+its Adam betas (default 0.9, 0.95) to TRL's (0.9, 0.999). Left different: the loss aggregation and
+OpenRLHF's bf16 (its vLLM engines are built in bf16, `create_vllm_engines`, and the weight sync needs
+equal dtypes; TRL and veRL on CPU: fp32)."""
 
 CPU_ALIGNMENT: dict[str, str] = {
     "trl": "2 prompts x 4 samples, 64 completion tokens, lr 1e-5, beta 0 (TRL_COMPARE_ARGS, DEFAULT_GRPO_ARGS)",
     "verl": "CPU profile: 2 prompts x 4 rollouts, data.max_response_length=64, no KL; lr 1e-6 -> 1e-5 "
             "(CPU_COMPARE_ARGS); fp32 actor and vLLM (TRL on CPU: fp32)",
+    "openrlhf": "CPU profile: 2 prompts x 4 samples, rollout.max_new_tokens=64, no KL, group_norm; lr 1e-6 cosine "
+                "-> 1e-5 constant, Adam betas (0.9, 0.95) -> (0.9, 0.999) (CPU_COMPARE_ARGS); bf16 actor "
+                "(DeepSpeed ZeRO-2) and vLLM (OpenRLHF builds vLLM in bf16)",
 }
 """What `rlvr compare` did per backend to run them alike on CPU (in the report's settings table)."""
 
@@ -421,7 +430,7 @@ def compare_command(
                 except RlvrError as exc:  # reported per backend; training and dry runs still go ahead
                     records_error = f"parity records could not be built: {exc}"
             records_path = output / "parity" / "records.json"
-            records_path.write_text(json.dumps({"tokenizer": tokenizer, "records": records}))
+            atomic_write(records_path, json.dumps({"tokenizer": tokenizer, "records": records}))
             summary.records = [{"id": r["id"], "kind": r["kind"], "multi_turn": r["multi_turn"],
                                 "status": r["expected"]["status"], "reward": r["expected"]["reward"]}
                                for r in records]
@@ -495,7 +504,7 @@ def _write_outputs(summary: CompareSummary, output: Path) -> None:
     from rlvr.runners.report import write_report
 
     summary.report = str(write_report(summary.to_json(), output / "report.html"))
-    (output / "summary.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n")
+    atomic_write(output / "summary.json", json.dumps(summary.to_json(), indent=2) + "\n")
 
 
 def _run_one(result: BackendResult, found: Probe, env: str, args: dict[str, Any], model: str, steps: int,

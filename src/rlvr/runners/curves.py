@@ -10,7 +10,8 @@ TRL writes them in-process (`rlvr.runners.train.reward_curve_callback`); for veR
   (`trainer.rollout_data_dir`, set by rlvr's CPU profile: `<step>.jsonl` with each response, its ground
   truth and veRL's score) the status fractions are those of rlvr's verifier on the dumped responses
   (`verl_statuses`; the verifier is deterministic, so these are the verdicts veRL's scores came from).
-- OpenRLHF: its TensorBoard scalars (`read_openrlhf_curve`).
+- OpenRLHF: its TensorBoard scalars (`read_openrlhf_curve`), whose status fractions are rlvr's verdicts
+  (the `rlvr/status/<status>` extra logs of rlvr's reward function).
 
 `model/` is the trainer's last saved Hugging Face folder (veRL: `checkpoints/global_step_N/actor/huggingface`,
 OpenRLHF: its `--save_path`), moved into the run folder.
@@ -30,7 +31,7 @@ from typing import Any, get_args
 
 from rlvr.core.types import Status
 
-__all__ = ["STATUSES", "read_openrlhf_curve", "read_trl_curve", "read_verl_curve", "verl_statuses",
+__all__ = ["STATUSES", "openrlhf_rows", "read_openrlhf_curve", "read_trl_curve", "read_verl_curve", "verl_statuses",
            "write_run_outputs"]
 
 STATUSES: tuple[str, ...] = get_args(Status)
@@ -118,12 +119,18 @@ print("RLVR_CURVE " + json.dumps([{"step": step, **values} for step, values in s
 
 
 def read_openrlhf_curve(python: str, tensorboard_dir: Path) -> list[dict[str, Any]]:
-    """Per-step `train/reward` and `train/timing/step_total` from OpenRLHF's TensorBoard log (`logger.tensorboard_dir`).
+    """Per-step rows from OpenRLHF's TensorBoard log (`logger.tensorboard_dir`, `train/<status key>` scalars).
+
+    OpenRLHF's `PPOTrainer.fit` logs each step's status (`openrlhf/trainer/ppo_trainer.py`,
+    `TensorboardLogger.log_train`): sample means of the experience info (`reward`, rlvr's
+    `rlvr/status/<status>` indicators, `response_length`, `total_length` = prompt + response tokens),
+    `actor_grad_norm`, the rollout statistics (`rollout/reward_std`, `rollout/num_samples`) and the
+    phase timings (`timing/step_total` = generation + make_experience + ppo_train + broadcast).
 
     Returns:
-        Rows with `step`, `reward`, `elapsed_s` (running sum of step times), `step_s`, `completion_length`
-        (`train/response_length` where logged) and `num_tokens` (None: OpenRLHF logs mean lengths, not
-        token counts); [] when there is no log.
+        Rows with `step`, `reward`, `reward_std`, the verdict-status fractions, `completion_length`,
+        `elapsed_s` (running sum of step times), `step_s`, `num_tokens` (running sum of total_length x
+        num_samples), `tokens_per_s` (the step's tokens / its time) and `grad_norm`; [] when there is no log.
     """
     if not tensorboard_dir.is_dir():
         return []
@@ -132,15 +139,29 @@ def read_openrlhf_curve(python: str, tensorboard_dir: Path) -> list[dict[str, An
     line = next((x for x in done.stdout.splitlines() if x.startswith("RLVR_CURVE ")), None)
     if line is None:
         return []
-    rows, elapsed = [], 0.0
-    for raw in json.loads(line[len("RLVR_CURVE "):]):
+    return openrlhf_rows(json.loads(line[len("RLVR_CURVE "):]))
+
+
+def openrlhf_rows(scalars: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Curve rows from OpenRLHF's per-step scalars (`{"step", "train/<key>": value}`; `read_openrlhf_curve`)."""
+    rows, elapsed, tokens = [], 0.0, 0.0
+    for raw in scalars:
         if "train/reward" not in raw:
             continue
-        step_s = float(raw.get("train/timing/step_total", 0.0))
-        elapsed += step_s
-        rows.append({"step": float(raw["step"]), "reward": float(raw["train/reward"]), "elapsed_s": round(elapsed, 2),
-                     "step_s": step_s or None, "completion_length": raw.get("train/response_length"),
-                     "num_tokens": None})
+        step_s = _float(raw.get("train/timing/step_total"))
+        elapsed += step_s or 0.0
+        samples, length = _float(raw.get("train/rollout/num_samples")), _float(raw.get("train/total_length"))
+        step_tokens = samples * length if samples is not None and length is not None else None
+        tokens += step_tokens or 0.0
+        row: dict[str, Any] = {
+            "step": float(raw["step"]), "reward": _float(raw["train/reward"]),
+            "reward_std": _float(raw.get("train/rollout/reward_std")), "elapsed_s": round(elapsed, 2),
+            "step_s": step_s, "completion_length": _float(raw.get("train/response_length")),
+            "num_tokens": tokens or None, "grad_norm": _float(raw.get("train/actor_grad_norm")),
+            "tokens_per_s": round(step_tokens / step_s, 2) if step_tokens and step_s else None}
+        for status in STATUSES:
+            row[status] = _float(raw.get(f"train/rlvr/status/{status}"))
+        rows.append(row)
     return rows
 
 

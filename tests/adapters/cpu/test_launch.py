@@ -30,9 +30,11 @@ def test_cpu_environment_keeps_ray_on_loopback_with_a_private_token(tmp_path: Pa
     assert stat.S_IMODE(token.stat().st_mode) == 0o600
     assert json.loads(env["RAY_OVERRIDE_RESOURCES"])["GPU"] == 2
     assert env["VERL_PLATFORM"] == "rlvr_cpu" and env["VERL_ENGINE_DEVICE"] == "cuda"
-    other = cpu_environment("openrlhf", tmp_path / "ray2", extension_dir=tmp_path / "ext")
+    other = cpu_environment("openrlhf", tmp_path / "ray2", extension_dir=tmp_path / "ext",
+                            weight_sync_log=tmp_path / "sync.jsonl")
     assert other["DS_ACCELERATOR"] == "cpu" and other["TORCH_EXTENSIONS_DIR"] == str(tmp_path / "ext")
-    assert "VERL_PLATFORM" not in other
+    assert other["RLVR_WEIGHT_SYNC_LOG"] == str(tmp_path / "sync.jsonl")
+    assert "VERL_PLATFORM" not in other and "RLVR_WEIGHT_SYNC_LOG" not in env
 
 
 def test_cpu_mode_is_off_unless_the_variable_names_a_backend(monkeypatch: pytest.MonkeyPatch) -> None:

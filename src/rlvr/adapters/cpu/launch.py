@@ -31,14 +31,16 @@ from rlvr.adapters.cpu import CPU_MODE_ENV
 
 __all__ = ["SHM_PATTERNS", "RunSession", "cpu_environment", "session_processes", "shm_segments"]
 
-SHM_PATTERNS: tuple[str, ...] = ("psm_", "verl_weights_")
-"""Name prefixes of the `/dev/shm` segments veRL/vLLM runs create (and leave behind when killed)."""
+SHM_PATTERNS: tuple[str, ...] = ("psm_", "verl_weights_", "deepspeed_allreduce_buffer_")
+"""Name prefixes of the `/dev/shm` segments veRL/vLLM/DeepSpeed runs create (and leave behind): vLLM's
+message queues, veRL's weight buckets, and the all-reduce workspace of DeepSpeed's CPU accelerator
+(`deepspeed/ops/csrc/cpu/comm/shm.cpp`, never unlinked)."""
 
 SHM_DIR = Path("/dev/shm")
 
 
 def cpu_environment(backend: str, ray_dir: Path, *, slots: int = 1, cpus: int | None = None,
-                    extension_dir: Path | None = None) -> dict[str, str]:
+                    extension_dir: Path | None = None, weight_sync_log: Path | None = None) -> dict[str, str]:
     """Environment variables (added to the parent's) for a `backend` run in rlvr's CPU mode.
 
     Args:
@@ -49,6 +51,8 @@ def cpu_environment(backend: str, ray_dir: Path, *, slots: int = 1, cpus: int | 
         cpus: CPUs the Ray node offers (default: os.cpu_count(), at least 16: Ray schedules its
             helper actors by CPU count, not by load).
         extension_dir: DeepSpeed's JIT extension cache (`TORCH_EXTENSIONS_DIR`, OpenRLHF), kept between runs.
+        weight_sync_log: OpenRLHF: the file vLLM's workers append one line to per weight sync
+            (`$RLVR_WEIGHT_SYNC_LOG`, `rlvr.adapters.cpu.openrlhf_shims.SyncRecord`).
 
     Returns:
         The variables; `ray_dir/auth_token` is written (mode 0600).
@@ -83,6 +87,10 @@ def cpu_environment(backend: str, ray_dir: Path, *, slots: int = 1, cpus: int | 
         if extension_dir is not None:
             extension_dir.mkdir(parents=True, exist_ok=True)
             env["TORCH_EXTENSIONS_DIR"] = str(extension_dir)
+        if weight_sync_log is not None:
+            from rlvr.adapters.cpu.openrlhf_shims import SYNC_LOG_ENV
+
+            env[SYNC_LOG_ENV] = str(weight_sync_log)
     return env
 
 

