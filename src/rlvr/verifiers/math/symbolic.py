@@ -158,6 +158,8 @@ def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
     if symbols and (a.free_symbols != b.free_symbols):
         return False
+    if not (a.atoms(sympy.Float) or b.atoms(sympy.Float)):
+        return _exact_proportional(a, b, symbols, positive=positive)
     ratio: Any = None
     defined = 0
     for k in range(len(_POINTS) if symbols else 1):
@@ -180,6 +182,39 @@ def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
     if ratio is None:
         return bool(a == b)
     return not positive or bool(sympy.re(ratio) > 0)
+
+
+def _exact_proportional(a: Any, b: Any, symbols: list[Any], *, positive: bool) -> bool:
+    r"""`a == c * b` for a constant c != 0 (c > 0 when `positive`), exactly: no tolerance between exact forms.
+
+    The ratio c is read exactly at the first exact point where `b` is nonzero; at every point
+    inside both domains `a - c b` must be exactly 0 (`x + y = 10^{12}` is not `x + y = 10^{12} + 1`).
+    """
+    ratio: Any = None
+    defined = 0
+    for k in range(len(_EXACT_POINTS) if symbols else 1):
+        subs = {x: _exact_point(x.name, k) for x in symbols}
+        va, vb = a.subs(subs), b.subs(subs)
+        if _unbounded(va) or _unbounded(vb):
+            continue
+        za, zb = exact_zero(va), exact_zero(vb)
+        if za is None or zb is None:
+            return False  # undecided: not shown proportional
+        defined += 1
+        if za or zb:
+            if za != zb:
+                return False  # one side zero, the other not
+            continue
+        if ratio is None:
+            ratio = va / vb
+            continue
+        if not exact_zero(sympy.Add(va, -ratio * vb, evaluate=False)):
+            return False
+    if defined < (_MIN_DEFINED if symbols else 1):
+        return _simplified_zero(a, b)
+    if ratio is None:
+        return bool(a == b)
+    return not positive or bool(sympy.re(sympy.N(ratio, 30)) > 0)
 
 
 def _point(name: str, k: int) -> sympy.Float:
@@ -242,10 +277,14 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     r"""Decide without tolerance when infinities are involved or both sides are exact.
 
     Exact forms (integers, rationals, factorials, binomials, powers, `\pi`, roots: no decimal
-    literal anywhere) never compare with a tolerance: `13!` is not 6227020801 and
-    `10^{10}\pi + 1` is not `10^{10}\pi`. With free symbols both sides are evaluated at exact
-    rational points; exact values too large to decide (`exact_zero` is None) are not equal. None:
-    a decimal is involved, or variables sit in an exponent (the float evaluation decides).
+    literal anywhere) never compare with a tolerance: `13!` is not 6227020801,
+    `10^{10}\pi + 1` is not `10^{10}\pi`, `2^{n} + 10^{-12}` is not `2^{n}` (red team M2). With free
+    symbols both sides are evaluated at exact rational points, variables in exponents included
+    (`e^{100x}`, `x^{x}`); a point where both sides exceed `10^{_MAX_MAGNITUDE}` (`2^{2^{n}}` at a
+    large `n`) decides nothing, a point where only one does is a difference. Exact values too
+    large to decide (`exact_zero` is None) are not equal. Fewer than `_MIN_DEFINED` points inside
+    both domains: a bounded `simplify` of the difference decides. None only when a decimal is
+    involved (the caller's float comparison with `rel_tol` decides).
     """
     if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
         return bool(a == b)
@@ -255,21 +294,44 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     if a.atoms(sympy.Float) or b.atoms(sympy.Float):
         return None
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name)
-    if len(symbols) > 8 or (symbols and _symbolic_exponent(a, b)):
-        return None  # `m^n` at exact rational points means huge exact powers: evaluate in floats
-    defined = 0
+    if len(symbols) > 8:
+        return False
+    defined, towers = 0, bool(symbols) and _symbolic_exponent(a, b)
     for k in range(len(_EXACT_POINTS) if symbols else 1):
         subs = {x: _exact_point(x.name, k) for x in symbols}
         sa, sb = a.subs(subs), b.subs(subs)
         if symbols and (_unbounded(sa) or _unbounded(sb)):
             continue  # a point outside either side's domain (`x/|x|` at 0) decides nothing
-        zero = exact_zero(sympy.Add(sa, -sb, evaluate=False))
+        huge = (_beyond_bound(sa), _beyond_bound(sb)) if towers else (False, False)
+        if all(huge):
+            continue  # both sides beyond the size bound here (`2^{2^{n}}`): another point decides
+        zero = None if any(huge) else exact_zero(sympy.Add(sa, -sb, evaluate=False))
         if not zero:
             return False  # nonzero, or too large to decide exactly: never a tolerance between exact forms
         defined += 1
     if symbols and defined < _MIN_DEFINED:
-        return None  # too few points in both domains: the float evaluation (then `simplify`) decides
+        return _simplified_zero(a, b)  # too few points in both domains: an exact proof or not equal
     return True
+
+
+def _simplified_zero(a: Any, b: Any) -> bool:
+    """True when `simplify(a - b)` is 0 (only for small expressions: `simplify` is unbounded in time)."""
+    if sympy.count_ops(a) + sympy.count_ops(b) > 80:
+        return False
+    return bool(sympy.simplify(a - b) == 0)
+
+
+def _symbolic_exponent(*exprs: Any) -> bool:
+    return any(node.exp.free_symbols for x in exprs for node in x.atoms(sympy.Pow))
+
+
+def _beyond_bound(x: Any) -> bool:
+    """True when the closed value `x` is larger than `10^_MAX_MAGNITUDE` (not evaluated exactly)."""
+    try:
+        size = _magnitude(x)
+    except Exception:  # evaluation of odd objects fails many ways: not known to be huge
+        return False
+    return size is not None and size > _MAX_MAGNITUDE
 
 
 _EXACT_DIGITS = 400  # working precision bound past the magnitude of the sides, decimal digits
@@ -280,8 +342,12 @@ def exact_zero(d: Any) -> bool | None:
     r"""Whether the closed exact expression `d` is zero, without tolerance.
 
     sympy's `evalf(strict=True)` raises `PrecisionExhausted` when it cannot find one significant
-    digit of `d` at up to `_EXACT_DIGITS` digits past the magnitude of `d`'s terms: then `d` is 0
-    (to that many digits, a bound in size and never a relative tolerance) provided each term of
+    digit of `d` at up to `_EXACT_DIGITS` digits past the magnitude of `d`'s terms plus the digits of
+    the numbers written in `d` (`_written_digits`: `\pi + 10^{-500}` is worked at 900+ digits, so a
+    tiny written term is found, never rounded away; the rule of thumb of Richardson's uniformity
+    conjecture, "How to recognize zero", J. Symb. Comput. 24, 1997: a nonzero expression written
+    with small numbers is not extremely small). Then `d` is 0 (to that many digits, a bound in
+    size, never a relative tolerance) provided each term of
     `d` evaluates on its own; a term without a value (`\sin(10^{10^5})`, `\lfloor 10^{500}\pi\rfloor`)
     leaves `d` undecided (None), which callers read as not equal. A value is a proof of a nonzero
     difference. None: `d` is not a finite closed number, or evaluation failed or ran out.
@@ -295,13 +361,15 @@ def exact_zero(d: Any) -> bool | None:
         if any(size is None for size in sizes):
             return None
         magnitude = max((size for size in sizes if size is not None), default=0)
-        if magnitude > _MAX_MAGNITUDE:
+        digits = _EXACT_DIGITS + magnitude + _written_digits(d)
+        if magnitude > _MAX_MAGNITUDE or digits > _MAX_MAGNITUDE:
             return None
-        value = d.evalf(15, strict=True, maxn=_EXACT_DIGITS + magnitude)
+        value = d.evalf(15, strict=True, maxn=digits)
     except PrecisionExhausted:
-        # Zero to the working precision, but only a proof when every term has a value of its own:
-        # `\sin(10^{10^5})` has none, and "unevaluable" must never read as "the difference is 0".
-        return True if _terms_evaluable(d, _EXACT_DIGITS + magnitude) else None
+        # No digit found, but that is a zero only when every term has a value of its own and those
+        # values cancel: `\sin(10^{10^5})` has none, and "unevaluable" must never read as "0".
+        total = _terms_sum(d, digits)
+        return None if total is None else bool(abs(total) <= sympy.Float(10, 30) ** (magnitude - digits + 10))
     except Exception:  # evaluation of odd objects fails many ways: undecided
         return None
     if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
@@ -309,16 +377,18 @@ def exact_zero(d: Any) -> bool | None:
     return bool(value == 0)
 
 
-def _terms_evaluable(d: Any, maxn: int) -> bool:
-    """True when each term of the sum `d` evaluates strictly (a first digit within `maxn` digits)."""
+def _terms_sum(d: Any, digits: int) -> Any:
+    """The sum of the terms of `d`, each evaluated strictly to `digits` digits; None when one has no value."""
+    total = sympy.Float(0, digits)
     try:
         for term in sympy.Add.make_args(d):
-            value = term.evalf(15, strict=True, maxn=maxn)
-            if not isinstance(value, sympy.Expr) or not value.is_number:
-                return False
+            value = term.evalf(digits, strict=True, maxn=digits)
+            if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
+                return None
+            total += value
     except Exception:  # PrecisionExhausted included: a term without a value decides nothing
-        return False
-    return True
+        return None
+    return total
 
 
 def _unbounded(x: Any) -> bool:
@@ -326,8 +396,25 @@ def _unbounded(x: Any) -> bool:
     return bool(x.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo))
 
 
-def _symbolic_exponent(*exprs: Any) -> bool:
-    return any(node.exp.free_symbols for x in exprs for node in x.atoms(sympy.Pow))
+def _written_digits(d: Any) -> int:
+    """Decimal digits of the numbers written in `d`, capped just past `_MAX_MAGNITUDE`.
+
+    Each rational's numerator and denominator, and `|n| * log10|b|` for a power `b^n` of a number
+    with a numeric exponent (`10^{-500}`: 500).
+    """
+    total = 0.0
+    for node in sympy.preorder_traversal(d):
+        if isinstance(node, sympy.Rational):
+            total += len(str(abs(node.p))) + (len(str(node.q)) if node.q != 1 else 0)
+        elif isinstance(node, sympy.Pow) and node.base.is_number and node.exp.is_number:
+            try:
+                base, exp = abs(node.base.evalf(5)), abs(node.exp.evalf(5))
+                total += float(exp * abs(sympy.log(base, 10))) if base != 0 else 0.0
+            except (TypeError, ValueError, OverflowError):  # no numeric value: its own digits count
+                continue
+        if not total < _MAX_MAGNITUDE:  # also NaN
+            return _MAX_MAGNITUDE + 1
+    return int(total) + 1
 
 
 def _magnitude(term: Any) -> int | None:
@@ -378,6 +465,4 @@ def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
             return True
     if symbols and decided >= _MIN_DEFINED:
         return True
-    if sympy.count_ops(a) + sympy.count_ops(b) > 80:
-        return False
-    return bool(sympy.simplify(a - b) == 0)
+    return _simplified_zero(a, b)
