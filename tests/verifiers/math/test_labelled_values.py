@@ -17,7 +17,8 @@ CASES = [
     Case("tuple-assignment-swapped", "x=1, y=2", r"\boxed{(x, y) = (2, 1)}", "incorrect"),
     Case("tuple-assignment-gold", "(p,q)=(3,2)", r"\boxed{p=3, q=2}", "correct"),
     Case("tuple-assignment-gold-swapped", "(p,q)=(3,2)", r"\boxed{q=3, p=2}", "incorrect"),
-    Case("bare-values-gold-order", "x=1, y=2", r"\boxed{1, 2}", "correct"),
+    # Labelled gold, bare values: which value is which name is not stated (red team M5, `test_labelled_tuples.py`).
+    Case("bare-values-gold-order", "x=1, y=2", r"\boxed{1, 2}", "incorrect"),
     Case("bare-values-reversed", "x=1, y=2", r"\boxed{2, 1}", "incorrect"),
     Case("same-label-value", "x=3", r"\boxed{x = 3}", "correct"),
     Case("label-dropped", "x=3", r"\boxed{3}", "correct"),

@@ -20,6 +20,7 @@ Cheap checks first, sympy last:
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -80,8 +81,44 @@ def compare_answers(gold_raw: str, pred_raw: str, config: MathConfig) -> Compari
     if len(p_text) > config.max_answer_chars or len(g_text) > config.max_answer_chars:
         same = _canon(g_text) == _canon(p_text)
         return Comparison(same, "string (answer too long to parse)", g_text, p_text)
+    false_chain = None if _canon(g_text) == _canon(p_text) else _false_chain(p_text, config)
+    if false_chain is not None:
+        return Comparison(False, f"the prediction states a false equation ({false_chain})", g_text, p_text)
     how = _equal(g_text, p_text, config, 0)
     return Comparison(how is not None, how or "not equivalent", g_text, p_text)
+
+
+_LETTER_RE = re.compile(r"[A-Za-z]")
+_COMMAND_RE = re.compile(r"\\(?:frac|sqrt|pi|cdot|times|div|left|right|binom|dfrac|tfrac)(?![a-zA-Z])")
+
+
+def _closed(part: str) -> bool:
+    r"""True when `part` names no variable: digits, operators and `\frac`, `\sqrt`, `\pi` only (`2+2`, `\sqrt{9}`)."""
+    return _LETTER_RE.search(_COMMAND_RE.sub(" ", part)) is None
+
+
+def _false_chain(p: str, cfg: MathConfig) -> str | None:
+    r"""The first false link of an equation chain in the prediction's items, or None (red team M6).
+
+    A chain is accepted only when it is true: `x = 5 + 6 = 11` states 11, `x = 3 = 5`, `2+2=5` and
+    `3 = 4` state nothing (each is false, so no side of it is an answer). Each link must hold
+    (`a+b = 3+4 = 7`), except one with a name on either side (`AB = BC = 5`: both names are 5;
+    `5 = x`) or whose left side is the first side and holds a variable (`|r-s| = 16` states a value;
+    it cannot be checked). A link that cannot be shown equal (`x = 2y = 6`) makes the chain false.
+    """
+    for item in split_top_level(p):
+        if "=" not in item or "\\in" in item:
+            continue
+        parts = _split_relation(re.sub(r"\\approx.*$", "", item).strip())
+        if len(parts) < 2 or not all(parts):
+            continue
+        for i, (left, right) in enumerate(itertools.pairwise(parts)):
+            named = any(not _closed(side) and _LABEL_RE.match(side) for side in (left, right))
+            if named or (i == 0 and not _closed(left)):
+                continue  # a name (`5 = x`), or the first side in variables: it states, it is not checked
+            if _equal(left, right, cfg, 1) is None:
+                return f"{left} = {right}"
+    return None
 
 
 def _compare_alternatives(golds: list[str], pred_raw: str, config: MathConfig) -> Comparison:
@@ -212,25 +249,31 @@ def _assignments(s: str) -> _Pairs | None:
 def _labelled_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool | None:
     """Labels bind values: `x=1, y=2` equals `y=2, x=1` but neither `x=2, y=1` nor `y=1`; None: not labelled.
 
-    Both sides labelled: the same labels, each with an equal value (pairs in any order). Gold
-    labelled with distinct names, prediction bare: the values in the gold's order. Two single
-    equations with different left sides (`y=2x+3` vs `x=(y-3)/2`) compare as equations.
+    Both sides labelled: the same labels, each with an equal value (pairs in any order). Two
+    single equations with different left sides (`y=2x+3` vs `x=(y-3)/2`) compare as equations.
+
+    Labelled values against an unlabelled tuple or list (red team M5) never match, in either
+    direction, when two or more names are involved: the tuple's order is the question's, and
+    `verify(response, reference)` never sees the question, so neither the prediction's nor the
+    gold's listing order can stand for it (`y=1, x=2` against gold `(1, 2)` binds x=2 under the
+    usual `(x, y)`, but reads (1, 2) by position; gold `x=1, y=2` against `(2, 1)` is right if the
+    question asked for `(y, x)`). The one exception is a gold written as a tuple assignment
+    `(x, y) = (1, 2)`: the gold itself names the tuple's order, so a bare `(1, 2)` is compared with
+    its tuple by position. A dataset whose golds are ordered tuples and whose models answer with
+    labels should write the golds that way.
     """
-    if "=" not in g:
-        return None
-    gp = _assignments(g)
-    if gp is None:
-        return None
+    gp = _assignments(g) if "=" in g else None
     pp = _assignments(p) if "=" in p else None
+    if gp is None:
+        if pp is not None and _names(pp) >= 2 and _split_relation(g) == [g]:
+            return False  # labelled prediction, unlabelled gold: the question's order is unknown
+        return None
     if pp is None:
-        if len(gp) < 2 or len({_label_key(k) for k, _ in gp}) < len(gp):
+        if len(gp) < 2 or _names(gp) < len(gp):
             return None  # one labelled value, or several values of one name (roots): compared without labels
-        pb = _brackets(p)
-        items = pb[2] if pb is not None and pb[0] in "([" else split_top_level(p)
-        if len(items) != len(gp):
-            return False
-        ok = all(_equal(v, item, cfg, depth + 1) for (_, v), item in zip(gp, items, strict=True))
-        return "values in the gold's order" if ok else False
+        if _tuple_assignment(g):
+            return None  # `(x, y) = (1, 2)`: the gold's own tuple, compared by position
+        return False  # labelled gold, bare prediction: which value is which name is not stated
     if len(gp) == 1 and len(pp) == 1 and _label_key(gp[0][0]) != _label_key(pp[0][0]):
         equation = _scalar_equal(g, p, cfg)  # another name: equal only as equations (`y=2x+3`, `x=(y-3)/2`)
         return f"{equation} equation" if equation else False
@@ -243,6 +286,21 @@ def _labelled_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool |
         groups[_label_key(k)][1].append(v)
     ok = all(_unordered(gv, pv, cfg, depth) for gv, pv in groups.values())
     return "labelled values" if ok else False
+
+
+def _names(pairs: _Pairs) -> int:
+    """How many distinct labels the pairs use."""
+    return len({_label_key(k) for k, _ in pairs})
+
+
+def _tuple_assignment(s: str) -> bool:
+    """True for one assignment of a value tuple to a label tuple: `(x, y) = (1, 2)`."""
+    items = split_top_level(s)
+    parts = _split_relation(items[0]) if len(items) == 1 else []
+    if len(parts) < 2:
+        return False
+    lb, vb = _brackets(parts[0].strip()), _brackets(parts[-1].strip())
+    return lb is not None and vb is not None and lb[0] == "(" and len(lb[2]) == len(vb[2]) > 1
 
 
 def _strip_labels(g: str, p: str) -> tuple[str, str]:
@@ -431,14 +489,21 @@ def _decimals_agree(g: str, p: str, cfg: MathConfig) -> bool:
     `2^{4097}+1` (sympy rounds the sum to 15 digits). So a closed answer holding decimal literals
     is re-read with each literal as its exact fraction, and the exact difference must be at most
     `0.5 * 10^-k` for the most precise literal's k decimals (`3.14159265358979` equals `\pi`,
-    `3.14159` does not: the relative tolerance still applies). Answers with variables keep the
-    relative tolerance (a documented limit); `float_rounding` replaces this rule.
+    `3.14159` does not: the relative tolerance still applies). With variables (expressions,
+    equations) the literals are the exact fractions they write and the comparison is exact:
+    `0.5x` equals `\frac{x}{2}`, `1.0 \cdot 2^{n} + 10^{-12}` is not `2^{n}` and `0.3333333333333x`
+    is not `\frac{x}{3}` (red team M2: a written `1.0` must not buy a tolerance for an exact term).
+    `float_rounding` replaces this rule.
     """
     lits = _DECIMAL_LIT_RE.findall(g) + _DECIMAL_LIT_RE.findall(p)
     if not lits or cfg.float_rounding is not None:
         return True
     ra, rb = to_sympy(_rationalize(g)), to_sympy(_rationalize(p))
-    if not (isinstance(ra, sympy.Expr) and isinstance(rb, sympy.Expr)) or ra.free_symbols or rb.free_symbols:
+    if not (isinstance(ra, sympy.Basic) and isinstance(rb, sympy.Basic)):
+        return True  # no exact reading (the grammar rejects the rewritten literal): the float comparison stands
+    if ra.free_symbols or rb.free_symbols:
+        return bool(sympy_equal(ra, rb, cfg))
+    if not (isinstance(ra, sympy.Expr) and isinstance(rb, sympy.Expr)):
         return True
     diff = sympy.Add(ra, -rb, evaluate=False)
     if exact_zero(diff):
