@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from rlvr.verifiers.math.normalize import MAGNITUDE_WORDS, join_digit_groups, normalize_unicode
+from rlvr.verifiers.math.visible import split_visible
 from rlvr.verifiers.math.words import number_from_words
 
 __all__ = [
@@ -47,6 +48,7 @@ class Extraction:
     text: str
     source: str
     rivals: tuple[str, ...] = ()  # other final-answer markers just before this one (a hedge if they differ)
+    hidden: tuple[str, ...] = ()  # answers in text the reader does not see (`\phantom`, white, comments)
 
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\b\s*")
@@ -128,8 +130,8 @@ def _boxes(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _box_group(text: str) -> tuple[list[str], list[str]]:
-    """The contents of the trailing group of boxes and the texts between them (see `find_boxed`)."""
+def _trailing_group(text: str) -> tuple[list[tuple[int, int, str]], list[str]]:
+    """The trailing group of boxes (see `find_boxed`) as (start, end, content), and the texts between them."""
     boxes = _boxes(text)
     if not boxes:
         return [], []
@@ -142,6 +144,12 @@ def _box_group(text: str) -> tuple[list[str], list[str]]:
         if prev[2] != chosen[0][2]:
             chosen.insert(0, prev)
             betweens.insert(0, between)
+    return chosen, betweens
+
+
+def _box_group(text: str) -> tuple[list[str], list[str]]:
+    """The contents of the trailing group of boxes and the texts between them (see `find_boxed`)."""
+    chosen, betweens = _trailing_group(text)
     return [b[2] for b in chosen], betweens
 
 
@@ -299,43 +307,101 @@ def _last_math_or_number(text: str) -> str | None:
     return env_text if env_end >= num_end else num_text
 
 
-def _last_boxed_position(text: str) -> int:
-    idx = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
-    return idx
+def _line_end(text: str, pos: int) -> int:
+    """End of the line holding `pos`; the end of the next non-empty line when the rest of that line is empty."""
+    newline = text.find("\n", pos)
+    if newline < 0:
+        return len(text)
+    if text[pos:newline].strip(" *:$"):
+        return newline
+    for m in re.finditer(r"[^\n]*", text[newline + 1 :]):
+        if m.group(0).strip(" *:$"):
+            return newline + 1 + m.end()
+    return len(text)
 
 
-def _strong_candidates(text: str) -> list[tuple[int, Extraction]]:
-    """Explicit final-answer markers with their positions: boxed, GSM8K '####', 'final answer'."""
-    found: list[tuple[int, Extraction]] = []
-    boxed = find_boxed(text)
-    if boxed is not None and boxed.strip():
-        found.append((_last_boxed_position(text), Extraction(boxed, "boxed")))
+def _markers(text: str) -> list[tuple[int, int, Extraction]]:
+    """Every explicit final-answer marker as (start, end, extraction), in text order.
+
+    Each box, each GSM8K '####' line and each 'final answer' line.
+    """
+    found = [(a, b, Extraction(c, "boxed")) for a, b, c in _boxes(text) if c.strip()]
+    for m in _GSM8K_RE.finditer(text):
+        span = m.group(1)
+        if span.strip():
+            found.append((m.start(), m.end(), Extraction(refine_span(span) or span.strip(), "gsm8k")))
+    for m in _FINAL_RE.finditer(text):
+        span = refine_span(_line_after(text, m.end()))
+        if span:
+            found.append((m.start(), _line_end(text, m.end()), Extraction(span, "final_answer")))
+    return sorted(found, key=lambda f: (f[0], f[1]))
+
+
+def _strong_candidates(text: str) -> list[tuple[int, int, Extraction]]:
+    """The latest answer of each explicit marker kind as (position, start, extraction).
+
+    The trailing group of boxes (joined; position: its last box, start: its first), the last GSM8K
+    '####', the last 'final answer'.
+    """
+    found: list[tuple[int, int, Extraction]] = []
+    group, _ = _trailing_group(text)
+    boxed = ",".join(b[2] for b in group)
+    if group and boxed.strip():
+        found.append((group[-1][0], group[0][0], Extraction(boxed, "boxed")))
     gsm = list(_GSM8K_RE.finditer(text))
     if gsm and gsm[-1].group(1).strip():
         span = gsm[-1].group(1)
-        found.append((gsm[-1].start(), Extraction(refine_span(span) or span.strip(), "gsm8k")))
+        found.append((gsm[-1].start(), gsm[-1].start(), Extraction(refine_span(span) or span.strip(), "gsm8k")))
     for m in reversed(list(_FINAL_RE.finditer(text))):
         span = refine_span(_line_after(text, m.end()))
         if span:
-            found.append((m.start(), Extraction(span, "final_answer")))
+            found.append((m.start(), m.start(), Extraction(span, "final_answer")))
             break
     return found
 
 
-# Only spaces, `$`, brackets and punctuation between a box and a later "Final Answer:" / "####" line:
-# two final answers side by side (a hedge), not an intermediate result followed by more reasoning.
-_BETWEEN_RIVALS_RE = re.compile(r"[\s$.,;:*()\[\]\\]*")
+# What may stand between two final answers that are one statement (a hedge when they differ): spaces,
+# `$`, brackets, punctuation and the words of an answer phrase ("So the final answer is"), no reasoning.
+_BETWEEN_RIVALS_RE = re.compile(
+    r"(?:[\s$.,;:*()\[\]\\=]|\b(?:so|thus|therefore|hence|the|final|answer|answers|is|are|i\.e|that|in|conclusion|"
+    r"summary|we|get|have|it|its|this|gives|our|result|boxed)\b)*",
+    re.IGNORECASE,
+)
 
 
-def _adjacent(text: str, start: int, earlier: Extraction, later_start: int) -> bool:
-    """True when the `earlier` marker (at `start`) ends right before the later one, with no words between."""
-    if earlier.source == "boxed":
-        boxes = _boxes(text)
-        end = boxes[-1][1] if boxes else start
-    else:
-        newline = text.find("\n", start)
-        end = len(text) if newline < 0 else newline
-    return end <= later_start and _BETWEEN_RIVALS_RE.fullmatch(text[end:later_start]) is not None
+def _rivals(text: str, start: int, chosen: Extraction) -> tuple[str, ...]:
+    r"""Final answers stated right before the chosen one (at `start`) that differ from it (red team M12).
+
+    Walking back from the chosen answer, each earlier marker separated from the next only by an
+    answer phrase (`_BETWEEN_RIVALS_RE`: "\boxed{3}. So the answer is \boxed{5}", "Final answer: 3",
+    then "Final answer: 5") is one more final answer; a marker followed by reasoning is an
+    intermediate result and ends the walk. Markers overlapping the current one ("Final Answer:
+    \boxed{5}") are the same statement.
+    """
+    rivals: list[str] = []
+    cur = start
+    for a, b, found in reversed(_markers(text)):
+        if a >= cur:
+            continue  # the chosen answer itself, a box inside it, or a later part of its group
+        if b > cur:
+            continue  # overlaps the current statement ("Final Answer: \boxed{5}")
+        if _BETWEEN_RIVALS_RE.fullmatch(text[b:cur]) is None:
+            break
+        if found.text != chosen.text and found.text not in rivals:
+            rivals.append(found.text)
+        cur = a
+    return tuple(rivals)
+
+
+def _hidden_answers(pieces: list[str]) -> tuple[str, ...]:
+    """The answers marked in hidden pieces of a response (boxes, 'final answer', 'the answer is')."""
+    out: list[str] = []
+    for piece in pieces:
+        piece = re.sub(r"<!--|-->|<[^>]*>", " ", piece)
+        answers = [found.text for _, _, found in _markers(piece)]
+        span = _last_marker(_ANSWER_RE, piece)
+        out += [a for a in ([*answers, span] if span else answers) if a.strip() and a not in out]
+    return tuple(out)
 
 
 def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extraction | None:
@@ -343,7 +409,10 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
 
     The latest explicit marker wins (a "Final Answer: 10455" after an intermediate
     ``\boxed{200}`` is the answer); then "the answer is"/"Answer:", bold, a whole-formula
-    response, and the optional fallback.
+    response, and the optional fallback. Only text a reader sees is read (`visible.split_visible`:
+    ``\phantom{}``, white text, comments, a box inside ``\text{}`` are not); the answers marked in
+    hidden text come back in `Extraction.hidden`, earlier final answers of the same statement in
+    `Extraction.rivals`.
 
     Args:
         text: the full response.
@@ -353,14 +422,23 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
     Returns:
         The Extraction, or None when no answer could be found.
     """
-    text = _after_reasoning(normalize_unicode(text))
+    text, pieces = split_visible(_after_reasoning(normalize_unicode(text)))
+    found = _visible_answer(text, last_number_fallback=last_number_fallback)
+    hidden = _hidden_answers(pieces) if pieces else ()
+    if found is None or not hidden:
+        return found
+    return Extraction(found.text, found.source, found.rivals, hidden)
+
+
+def _visible_answer(text: str, *, last_number_fallback: bool) -> Extraction | None:
+    """`extract_answer` on text that holds only what a reader sees."""
     tagged = _answer_tag(text)
     if tagged is not None:
         return tagged
     strong = _strong_candidates(text)
     if strong:
-        pos, chosen = max(strong, key=lambda c: c[0])
-        rivals = tuple(c.text for p, c in strong if p < pos and c.text != chosen.text and _adjacent(text, p, c, pos))
+        _, start, chosen = max(strong, key=lambda c: c[0])
+        rivals = _rivals(text, start, chosen)
         return Extraction(chosen.text, chosen.source, rivals) if rivals else chosen
     span = _last_marker(_ANSWER_RE, text)
     if span:
@@ -408,9 +486,9 @@ def _after_reasoning(text: str) -> str:
 def _answer_tag(text: str) -> Extraction | None:
     """The answer inside the last non-empty `<answer>...</answer>` (R1-style format), extracted from its content."""
     for m in reversed(list(_TAG_RE.finditer(text))):
-        found = extract_answer(m.group(1).strip(), last_number_fallback=True)
+        found = _visible_answer(m.group(1).strip(), last_number_fallback=True)
         if found is not None and found.text.strip():
-            return Extraction(found.text, "answer_tag")
+            return Extraction(found.text, "answer_tag", found.rivals)
     return None
 
 

@@ -69,11 +69,14 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
             elapsed_s=time.perf_counter() - start,
         )
     hedge = next((r for r in pred.rivals if not compare_answers(pred.text, r, config).equal), None)
-    if hedge is not None:  # `\boxed{204}` then "Final Answer: 203": two different final answers
+    hidden = next((h for h in pred.hidden if not compare_answers(pred.text, h, config).equal), None)
+    if hedge is not None or hidden is not None:  # `\boxed{204}` then "Final Answer: 203": two final answers
+        why = (f"two different final answers {hedge!r} and {pred.text!r}" if hedge is not None else
+               f"an answer hidden from the reader ({hidden!r}: \\phantom, white text, a comment) differs from "
+               f"{pred.text!r}")
         return Verdict(status="incorrect", reward=config.incorrect_reward, components={"correct": 0.0},
                        extracted=pred.text, elapsed_s=time.perf_counter() - start,
-                       detail=f"two different final answers {hedge!r} and {pred.text!r} ({pred.source}); gold "
-                       f"{gold.text!r}")
+                       detail=f"{why} ({pred.source}); gold {gold.text!r}")
     result = compare_answers(gold.text, pred.text, config)
     relation = "==" if result.equal else "!="
     detail = f"{pred.source} {result.pred!r} {relation} gold {result.gold!r} ({result.how})"
