@@ -236,6 +236,22 @@ def test_verifier_per_call_timeout(release: threading.Event) -> None:
     assert "per-call limit" in result.verdict.detail
 
 
+def test_scoring_has_one_deadline() -> None:
+    """A stock process-isolated verifier's pool deadline is the only one; inline verifiers get the backstop."""
+    pooled = get_verifier("math")
+    inline = get_verifier("math", isolation="inline")
+    try:
+        assert MultiTurnEnv(TASKS, pooled, SPEC).scoring_deadline() is None
+        assert MultiTurnEnv(TASKS, inline, SPEC).scoring_deadline() == inline.config.timeout_s + 5.0
+        assert MultiTurnEnv(TASKS, pooled, SPEC, verifier_timeout_s=0.5).scoring_deadline() == 0.5
+        env = MultiTurnEnv(TASKS, pooled, SPEC)
+        env.reset_sync(TASKS[0])
+        verdict = env.step_sync("The answer is \\boxed{4}.").verdict
+        assert verdict is not None and verdict.status in ("correct", "incorrect")
+    finally:
+        pooled.close()
+
+
 def test_concurrent_episodes_do_not_share_state() -> None:
     async def episode(task: Task) -> str | None:
         env = _env()

@@ -226,7 +226,7 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
     An episode that cannot run (undecodable label, an environment that raises, a prompt that leaves
     no room to generate within `max_length`) ends with an `error` verdict (NaN reward and score, so
     dynamic filtering drops its group) instead of failing the whole rollout batch, as
-    `rlvr.runners.rollout.rollout_episode` does. Failures of `llm_engine.generate` (the inference
+    `rlvr.rollout.driver.run_episode` does. Failures of `llm_engine.generate` (the inference
     engine, not the environment) propagate, as in OpenRLHF's own executors.
     """
     if images:

@@ -2,7 +2,11 @@
 
 An environment is built from a dataset of `Task`s, a `Verifier` (called as
 `verify(response, task.reference)`) and optional tools. Environments speak messages only;
-tokens belong to the adapters (see DESIGN.md).
+tokens belong to the episode layer (`rlvr.rollout`, see DESIGN.md).
+
+The environment owns the episode's history: `messages` is the conversation (`reset` sets it to
+the prompt; `step` appends the action and then the observation it returns). The episode driver
+(`rlvr.rollout.driver`) shows it to the policy, the token layer reads it, the trajectory copies it.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ class Environment(ABC):
         spec: the typed manifest (id, reward range, max turns, tools, ...).
         verifier: scores the final response against `task.reference`.
         tasks: the dataset, an indexable sequence of `Task`.
+        messages: the current episode's conversation, the one copy of it (`reset` starts it with
+            the prompt; `step` appends the action, then its observation messages).
     """
 
     spec: EnvSpec

@@ -42,10 +42,10 @@ from rlvr.verifiers.base import Verifier
 __all__ = ["VERIFIER_TIMEOUT_MARGIN_S", "MultiTurnEnv", "ToolEnv", "tool_call_message"]
 
 VERIFIER_TIMEOUT_MARGIN_S = 5.0
-"""Seconds added to the verifier's own `timeout_s` for the environment's per-call limit on scoring.
+"""Seconds added to the verifier's own `timeout_s` for the environment's backstop limit on scoring.
 
-The process-isolated verifier enforces its own hard limit; the environment's limit is the backstop
-for verifiers that run inline (no hard limit) or hang in the parent."""
+Only for verifiers without a hard limit of their own (inline) or with their own `verify`; a stock
+process-isolated verifier's pool deadline is the only one (`MultiTurnEnv.scoring_deadline`)."""
 
 
 class MultiTurnEnv(Environment):
@@ -60,9 +60,8 @@ class MultiTurnEnv(Environment):
         max_turns: turn limit (assistant messages per episode); None uses `spec.max_turns`.
         reward_weights: weight of each named step component in the reward (unnamed ones weigh 0;
             see the module docstring for the exact formula).
-        verifier_timeout_s: per-call limit on the final scoring, seconds; None uses the
-            verifier's `config.timeout_s + VERIFIER_TIMEOUT_MARGIN_S`. Past it the verdict is
-            `status="timeout"`, reward 0.
+        verifier_timeout_s: per-call limit on the final scoring, seconds; None: the verifier's own
+            deadline (see `scoring_deadline`). Past it the verdict is `status="timeout"`, reward 0.
 
     Attributes:
         done: True once the episode ended; `step` then raises until `reset`.
@@ -118,13 +117,26 @@ class MultiTurnEnv(Environment):
         """Named reward components of one step (default: none). Weighted by `reward_weights`."""
         return {}
 
+    def scoring_deadline(self) -> float | None:
+        """The one deadline on the final scoring, seconds, or None when the verifier enforces its own.
+
+        `verifier_timeout_s` when given. Otherwise a stock process-isolated verifier's worker pool
+        already kills a call past `config.timeout_s` (a parent watchdog), so no second deadline is
+        stacked on it (None). Inline verifiers and verifiers with their own `verify` (sandboxes,
+        judges) get `config.timeout_s + VERIFIER_TIMEOUT_MARGIN_S` as the environment's backstop.
+        """
+        if self.verifier_timeout_s is not None:
+            return self.verifier_timeout_s
+        stock = type(self.verifier).verify is Verifier.verify
+        if stock and self.verifier.config.isolation == "process":
+            return None
+        return float(self.verifier.config.timeout_s) + VERIFIER_TIMEOUT_MARGIN_S
+
     async def final_verdict(self) -> Verdict:
-        """Score the episode: `score(task, final_response())` in a thread, under the per-call timeout."""
+        """Score the episode: `score(task, final_response())` in a thread, under `scoring_deadline()`."""
         assert self.task is not None
         task, response = self.task, self.final_response()
-        limit = self.verifier_timeout_s
-        if limit is None:
-            limit = float(self.verifier.config.timeout_s) + VERIFIER_TIMEOUT_MARGIN_S
+        limit = self.scoring_deadline()
         start = time.monotonic()
         try:
             return await run_with_timeout(lambda: self.score(task, response), limit, f"verifier {self.verifier.name}")

@@ -44,11 +44,12 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.adapters.export import cached_env, decode_reference, encode_reference
-from rlvr.adapters.tokens import ChatTokenizer, EpisodeTokens, render_prompt_ids
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
 from rlvr.core.types import Message, Task, Verdict
 from rlvr.environments.base import Environment
-from rlvr.runners.policies import Episode, Generation
+from rlvr.rollout.driver import EpisodeRun, run_episode
+from rlvr.rollout.policy import Episode, Generation
+from rlvr.rollout.tokens import ChatTokenizer, render_prompt_ids
 from rlvr.runners.verify import sample_rows
 
 __all__ = [
@@ -267,23 +268,33 @@ def _expected(record: dict[str, Any], tokenizer: ChatTokenizer) -> tuple[dict[st
 
 async def _expected_episode(record: dict[str, Any], env: Environment, task: Task, turns: list[dict[str, Any]],
                             tokenizer: ChatTokenizer) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
-    """Drive `env` directly (reset, step) and build the episode tokens with `EpisodeTokens`."""
-    messages, _ = await env.reset(task)
-    tokens = EpisodeTokens(tokenizer, messages, tools=list(env.spec.tools) or None)
-    observed: list[list[dict[str, Any]]] = []
-    for i, turn in enumerate(turns):
-        action = action_message(env, turn["text"])
-        tokens.add_model_turn(action, turn["ids"])
-        result = await env.step(action)
-        if result.terminated or result.truncated:
-            if i != len(turns) - 1:
-                raise ConfigError(f"record {record['id']!r}: the episode ended at model turn {i + 1} of {len(turns)}")
-            verdict = result.verdict or Verdict.error("the episode ended without a verdict")
-            sample = tokens.episode_sample()
-            return _fields(verdict, sample.prompt_ids, sample.completion_ids, sample.loss_mask), observed
-        tokens.add_env_turn(result.messages)
-        observed.append([m.to_openai() for m in result.messages])
-    raise ConfigError(f"record {record['id']!r}: the episode did not end after its {len(turns)} model turns")
+    """Play the record's model turns in the episode driver; episode-layout tokens from `EpisodeTokens`.
+
+    The replay policy does not report prompt ids, so each later turn is checked against the whole
+    history rendered and encoded afresh (what a chat server conditions on): the records' ids must be
+    the canonical ones.
+    """
+    run = EpisodeRun(env, task, tokenizer=tokenizer, layout="episode")
+    traj = await run.play(ReplayPolicy(tokenizer, turns, token_in=False))
+    if traj.error is not None:
+        raise ConfigError(f"record {record['id']!r}: {traj.error}")
+    if len(run.finish_reasons) != len(turns):
+        raise ConfigError(f"record {record['id']!r}: the episode ended at model turn {len(run.finish_reasons)} of "
+                          f"{len(turns)}")
+    verdict = traj.verdict or Verdict.error("the episode ended without a verdict")
+    assert traj.prompt_ids is not None and traj.completion_ids is not None and traj.loss_mask is not None
+    return _fields(verdict, traj.prompt_ids, traj.completion_ids, traj.loss_mask), _observations(traj.messages)
+
+
+def _observations(messages: Sequence[Message]) -> list[list[dict[str, Any]]]:
+    """The environment's answer to each model turn but the last: the messages between assistant messages."""
+    out: list[list[dict[str, Any]]] = []
+    for message in messages:
+        if message.role == "assistant":
+            out.append([])
+        elif out:
+            out[-1].append(message.to_openai())
+    return out[:-1]
 
 
 def _fields(verdict: Verdict, prompt_ids: Sequence[int], response_ids: Sequence[int],
@@ -304,18 +315,21 @@ def expected_for(record: dict[str, Any], tokenizer: ChatTokenizer) -> dict[str, 
 
 # -- TRL replay ------------------------------------------------------------------------------------
 class ReplayPolicy:
-    """A token-in `Policy` that returns a record's model turns (text + ids) in order, like a sampler would.
+    """A `Policy` that returns a record's model turns (text + ids) in order, like a sampler would.
 
-    Attributes:
-        tokenizer: the tokenizer (so the rollout driver builds token fields).
+    Args:
+        tokenizer: the tokenizer (so the episode driver builds token fields).
+        turns: the record's model turns (`{"text", "ids"}`).
+        token_in: report the prompt ids it was given as conditioned on (a token-in sampler); False:
+            report none, like a chat server that renders the conversation itself.
     """
 
     name = "replay"
-    accepts_prompt_ids = True
 
-    def __init__(self, tokenizer: ChatTokenizer, turns: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, tokenizer: ChatTokenizer, turns: Sequence[dict[str, Any]], *, token_in: bool = True) -> None:
         self.tokenizer: ChatTokenizer | None = tokenizer
         self.turns = list(turns)
+        self.accepts_prompt_ids = token_in
 
     def _tok(self) -> ChatTokenizer:
         if self.tokenizer is None:
@@ -324,12 +338,14 @@ class ReplayPolicy:
 
     async def generate(self, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None,
                        prompt_ids: Sequence[int] | None = None, episode: Episode | None = None) -> Generation:
-        """The next recorded turn; `prompt_ids` are reported back as conditioned on (token-in)."""
+        """The next recorded turn; `prompt_ids` are reported back as conditioned on (token-in; else none)."""
         turn_index = episode.turn if episode is not None else 0
         if turn_index >= len(self.turns):
             raise ConfigError(f"replay policy has {len(self.turns)} turns; the env asked for turn {turn_index + 1}")
         turn = self.turns[turn_index]
-        ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self._tok(), messages, tools=tools)
+        ids: list[int] | None = None
+        if self.accepts_prompt_ids:
+            ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self._tok(), messages, tools=tools)
         env = episode.env if episode is not None else None
         message = action_message(env, turn["text"]) if env is not None else Message(role="assistant",
                                                                                     content=turn["text"])
@@ -385,12 +401,11 @@ def trl_replay(record: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
 def _trl_rollout_func_replay(record: dict[str, Any], env: Environment, turns: list[dict[str, Any]],
                              tokenizer: Any) -> dict[str, Any]:
     from rlvr.adapters.trl_multiturn import VERDICT_FIELD, RolloutReward
-    from rlvr.runners.rollout import rollout_episode
     from rlvr.runners.trl_rollout import _sample_of
 
     task = record_task(record)
-    traj = asyncio.run(rollout_episode(env.episode_copy(), task, ReplayPolicy(tokenizer, turns), layout="auto",
-                                       seed=None))
+    traj = asyncio.run(run_episode(env.episode_copy(), task, ReplayPolicy(tokenizer, turns), layout="auto",
+                                   seed=None))
     fields, verdict = _sample_of(traj, task, env, tokenizer)
     reward = RolloutReward("rlvr_parity")
     rewards = reward(prompts=[record["prompt"]], completions=[[]], **{VERDICT_FIELD: [verdict.model_dump()]})

@@ -1,10 +1,11 @@
-"""The rollout driver: run many episodes of an environment against a policy, concurrently.
+"""Run many episodes of an environment against a policy, concurrently (what `rlvr eval` runs).
 
-Each episode gets its own environment instance (from `env_factory`), runs `reset` then
-alternates `policy.generate` and `env.step` until the environment ends it, and becomes one
-`Trajectory` with the messages, per-step rewards, the final verdict and, when the policy returns
-token ids, token fields built by `rlvr.adapters.tokens` (the sampled ids kept as-is, environment
-turns rendered as chat-template suffixes, `loss_mask` 1 only on sampled tokens).
+Each episode gets its own environment instance (from `env_factory`) and runs in the episode
+driver (`rlvr.rollout.driver`: `reset`, then `policy.generate` and `env.step` until the environment
+ends it), becoming one `Trajectory` with the messages, per-step rewards, the final verdict and,
+when the policy returns token ids, token fields built by `rlvr.rollout.tokens` (the sampled ids
+kept as-is, environment turns rendered as chat-template suffixes, `loss_mask` 1 only on sampled
+tokens).
 
 Episodes run as asyncio tasks under a semaphore (`concurrency`). An episode that raises (policy,
 environment or tokens) becomes a trajectory with `error` set and an error verdict (reward None,
@@ -21,11 +22,12 @@ import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rlvr.adapters.tokens import EpisodeTokens, Layout
 from rlvr.core.errors import ConfigError
-from rlvr.core.types import Message, Task, Trajectory, Verdict
+from rlvr.core.types import Task, Trajectory
 from rlvr.environments.base import Environment
-from rlvr.runners.policies import Episode, Policy, aclose_policy
+from rlvr.rollout.driver import run_episode
+from rlvr.rollout.policy import Policy, aclose_policy
+from rlvr.rollout.tokens import Layout
 
 __all__ = ["clone_factory", "rollout", "rollout_episode", "rollout_sync", "token_batch"]
 
@@ -37,94 +39,8 @@ def clone_factory(env: Environment) -> EnvFactory:
     return env.episode_copy
 
 
-def _error_trajectory(task: Task, messages: list[Message], rewards: list[float], exc: BaseException,
-                      info: dict[str, Any]) -> Trajectory:
-    detail = f"{type(exc).__name__}: {exc}"
-    return Trajectory(task_id=task.id, messages=messages, rewards=rewards,
-                      verdict=Verdict.error(f"rollout failed: {detail}"), error=detail, info=info)
-
-
-async def rollout_episode(
-    env: Environment,
-    task: Task,
-    policy: Policy,
-    *,
-    sample: int = 0,
-    seed: int | None = None,
-    layout: Layout | None = "auto",
-    max_steps: int | None = None,
-) -> Trajectory:
-    """Run one episode of `task` in `env` with `policy`; never raises for a failing episode.
-
-    Args:
-        env: an environment instance used by this episode only.
-        task: the task to pose.
-        policy: the policy.
-        sample: index of this episode among the task's samples (recorded in `info["sample"]`).
-        seed: passed to `env.reset`.
-        layout: token layout ('episode', 'turn', 'auto'; see `rlvr.adapters.tokens`), or None for
-            no token fields. Token fields are only built when the policy has a tokenizer and
-            returns sampled ids.
-        max_steps: safety limit on policy turns (default `2 * env.spec.max_turns + 2`); an
-            environment that runs past it is an error.
-
-    Returns:
-        The trajectory; `error` is set (and the verdict is an error verdict) if the episode broke.
-    """
-    info: dict[str, Any] = {"sample": sample}
-    messages: list[Message] = []
-    rewards: list[float] = []
-    try:
-        prompt, _ = await env.reset(task, seed=seed)
-        messages = list(prompt)
-        tools = list(env.spec.tools) or None
-        limit = max_steps if max_steps is not None else 2 * env.spec.max_turns + 2
-        tokens = _tracker(policy, prompt, tools, layout)
-        verdict, finish = await _run_turns(env, task, policy, messages, rewards, tokens, tools, sample, limit, layout)
-        info["finish_reasons"] = finish
-        info["turns"] = len(finish)
-        fields: dict[str, Any] = {}
-        if tokens is not None and tokens.samples and layout is not None:
-            fields = tokens.trajectory_fields(layout)
-            info.update(fields.pop("info"))
-        return Trajectory(task_id=task.id, messages=messages, rewards=rewards, verdict=verdict, info=info, **fields)
-    except Exception as exc:  # one broken episode must not stop the others
-        return _error_trajectory(task, messages, rewards, exc, info)
-
-
-def _tracker(policy: Policy, prompt: Sequence[Message], tools: list[dict[str, Any]] | None,
-             layout: Layout | None) -> EpisodeTokens | None:
-    tokenizer = getattr(policy, "tokenizer", None)
-    if layout is None or tokenizer is None:
-        return None
-    return EpisodeTokens(tokenizer, prompt, tools=tools)
-
-
-async def _run_turns(
-    env: Environment, task: Task, policy: Policy, messages: list[Message], rewards: list[float],
-    tokens: EpisodeTokens | None, tools: list[dict[str, Any]] | None, sample: int, limit: int,
-    layout: Layout | None,
-) -> tuple[Verdict | None, list[str | None]]:
-    """Alternate policy and environment until the episode ends; return the verdict and finish reasons."""
-    token_in = bool(getattr(policy, "accepts_prompt_ids", False)) and layout != "turn"
-    finish: list[str | None] = []
-    for turn in range(limit):
-        hint = tokens.context_ids() if tokens is not None and token_in else None
-        gen = await policy.generate(messages, tools=tools, prompt_ids=hint,
-                                    episode=Episode(env=env, task=task, sample=sample, turn=turn))
-        finish.append(gen.finish_reason)
-        if tokens is not None and gen.completion_ids is not None:
-            tokens.add_model_turn(gen.message, gen.completion_ids, gen.logprobs, prompt_ids=gen.prompt_ids)
-        messages.append(gen.message)
-        result = await env.step(gen.message)
-        rewards.append(result.reward)
-        if result.terminated or result.truncated:
-            return result.verdict, finish
-        messages.extend(result.messages)
-        if tokens is not None and gen.completion_ids is not None:
-            tokens.add_env_turn(result.messages)
-    raise ConfigError(f"environment {env.spec.id!r} did not end the episode after {limit} policy turns "
-                      f"(spec.max_turns={env.spec.max_turns}); it must terminate or truncate by max_turns")
+rollout_episode = run_episode
+"""One episode in the episode driver (`rlvr.rollout.driver.run_episode`), kept under its old name."""
 
 
 async def rollout(

@@ -29,13 +29,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rlvr.adapters.tokens import render_prompt_ids
 from rlvr.adapters.trl_multiturn import VERDICT_FIELD, task_from_row
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.types import Message, Task, ToolCall, Trajectory, Verdict
 from rlvr.environments.actions import TextTag, parse_actions
 from rlvr.environments.base import Environment
-from rlvr.runners.policies import Episode, Generation
+from rlvr.rollout.policy import Episode, Generation
+from rlvr.rollout.tokens import render_prompt_ids
 from rlvr.runners.rollout import clone_factory, rollout
 
 __all__ = ["MULTI_TURN_PATHS", "TrainerPolicy", "multi_turn_hooks", "rollout_func"]

@@ -1,0 +1,316 @@
+"""The episode driver: the one place where a model turn is paired with an environment step.
+
+`EpisodeRun` is one episode of an environment: `reset`, then `act` once per model turn (step the
+environment, record the step reward, the verdict when it ends and the turn's tokens), `cut` when
+the trainer's token budget ends it early, and `trajectory()` for the result. `play(policy)` is the
+loop over it that every consumer runs: `rlvr eval` (`rlvr.runners.rollout`), TRL's `rollout_func`,
+the veRL agent loop, the OpenRLHF agent executor and the parity replay; an adapter supplies a
+`Policy` fed by its trainer's generation server and reads the `Trajectory` (and `run.tokens`).
+Where the trainer itself drives the turns (TRL's `environment_factory`, which calls the
+environment's tool methods), the adapter calls `act` and `cut` directly, so the step, end and
+scoring rules are still these.
+
+History: the environment owns the conversation (`Environment.messages`, which `reset` starts and
+`step` appends to); the policy is shown it, the token layer (`rlvr.rollout.tokens.EpisodeTokens`)
+reads it and the trajectory copies it. An environment whose `step` does not record its turn has it
+recorded here, so every consumer sees the same history.
+
+Errors: an episode that raises (environment, tokens, or the policy unless `raise_policy_errors`)
+becomes a trajectory with `error` set and an error verdict (reward None, so trainers mask it).
+
+Example:
+    >>> run = EpisodeRun(env.episode_copy(), task, tokenizer=policy.tokenizer)   # doctest: +SKIP
+    >>> trajectory = await run.play(policy)                                      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rlvr.core.errors import ConfigError
+from rlvr.core.types import Message, StepResult, Task, Trajectory, Verdict
+from rlvr.environments.base import Environment
+from rlvr.rollout.policy import Episode, Generation, Policy
+from rlvr.rollout.tokens import ChatTokenizer, EpisodeTokens, Layout
+
+__all__ = ["EpisodeRun", "TokenBudget", "run_episode"]
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    """A trainer's token budget for one episode; past it the episode is cut and scored as it stands.
+
+    Attributes:
+        limit: most tokens, > 0.
+        counts: what counts against `limit`: 'completion' (model and environment tokens after the
+            first prompt: veRL's `rollout.response_length`) or 'context' (the prompt too:
+            OpenRLHF's `max_length`).
+    """
+
+    limit: int
+    counts: Literal["completion", "context"] = "completion"
+
+    def __post_init__(self) -> None:
+        if self.limit < 1:
+            raise ConfigError(f"a token budget must be >= 1 token, got {self.limit}")
+        if self.counts not in ("completion", "context"):
+            raise ConfigError(f"TokenBudget.counts must be 'completion' or 'context', got {self.counts!r}")
+
+    def left(self, tokens: EpisodeTokens) -> int:
+        """Tokens still allowed after what `tokens` holds (may be <= 0)."""
+        used = len(tokens.completion_ids) + (len(tokens.prompt_ids) if self.counts == "context" else 0)
+        return self.limit - used
+
+
+class EpisodeRun:
+    """One episode of `env` on `task` (see the module docstring).
+
+    Args:
+        env: an environment instance used by this episode only.
+        task: the task to pose.
+        tokenizer: the policy's tokenizer; with it (and a `layout`) each turn that reports sampled
+            ids is recorded by `EpisodeTokens`. None: no token fields.
+        layout: token layout of the trajectory ('episode', 'turn', 'auto'), or None for none.
+        sample: index of this episode among the task's samples (`info["sample"]`).
+        budget: the trainer's token budget, or None (needs `tokenizer`).
+        max_steps: safety limit on model turns (default `2 * env.spec.max_turns + 2`); an
+            environment that runs past it is an error.
+        stop_on_misalignment: end the episode with an error verdict as soon as its tokens stop
+            lining up (trainers that need one token sequence); False lets the policy go on from
+            the messages.
+
+    Attributes:
+        tokens: the episode's `EpisodeTokens` (after `reset`), or None.
+        rewards: per-step rewards, in order.
+        finish_reasons: the policy's finish reason per model turn (`play` only).
+        verdict: the final verdict once the episode ended (None if the environment gave none).
+        done: True once the episode ended.
+        was_cut: True when the token budget (or the caller, via `cut()`) ended the episode.
+    """
+
+    def __init__(self, env: Environment, task: Task, *, tokenizer: ChatTokenizer | None = None,
+                 layout: Layout | None = "auto", sample: int = 0, budget: TokenBudget | None = None,
+                 max_steps: int | None = None, stop_on_misalignment: bool = False) -> None:
+        if budget is not None and tokenizer is None:
+            raise ConfigError("a token budget needs the policy's tokenizer (tokens are counted by EpisodeTokens)")
+        self.env = env
+        self.task = task
+        self.tokenizer = tokenizer if layout is not None else None
+        self.layout = layout
+        self.sample = sample
+        self.budget = budget
+        self.max_steps = max_steps if max_steps is not None else 2 * env.spec.max_turns + 2
+        self.stop_on_misalignment = stop_on_misalignment
+        self.tools: list[dict[str, Any]] | None = list(env.spec.tools) or None
+        self.tokens: EpisodeTokens | None = None
+        self.rewards: list[float] = []
+        self.finish_reasons: list[str | None] = []
+        self.verdict: Verdict | None = None
+        self.done = False
+        self.was_cut = False
+        self.turn = 0
+        self._started = False
+        self._policy_failed = False
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation so far: the environment's history (empty before `reset`)."""
+        return self.env.messages if self._started else []
+
+    # -- the steps -----------------------------------------------------------------------
+    async def reset(self, seed: int | None = None, *, prompt_ids: Sequence[int] | None = None) -> list[Message]:
+        """Reset the environment with the task; start the token record. Returns the prompt messages."""
+        prompt, _info = await self.env.reset(self.task, seed=seed)
+        if list(self.env.messages) != list(prompt):  # an env that does not keep its history: it starts here
+            self.env.messages = list(prompt)
+        self._started = True
+        if self.tokenizer is not None:
+            self.tokens = EpisodeTokens(self.tokenizer, prompt, tools=self.tools, prompt_ids=prompt_ids,
+                                        history=self.env.messages)
+        return list(prompt)
+
+    async def act(self, message: Message, generation: Generation | None = None) -> StepResult:
+        """Play one model turn: record its tokens, step the environment, record the result.
+
+        Args:
+            message: the assistant message the environment steps with.
+            generation: the policy's turn (its sampled ids, logprobs and prompt ids), if any.
+
+        Raises:
+            ConfigError: the episode is over, or `reset` was not called.
+        """
+        if not self._started or self.done:
+            raise ConfigError("act() needs a running episode: call reset() first; an ended episode takes no turns")
+        tokens = self.tokens
+        sampled = generation.completion_ids if generation is not None else None
+        recorded = tokens is not None and sampled is not None
+        if tokens is not None and generation is not None and sampled is not None:
+            tokens.add_model_turn(message, sampled, generation.logprobs, prompt_ids=generation.prompt_ids)
+        before = len(self.env.messages)
+        result = await self.env.step(message)
+        self._record_history(before, message, result.messages)
+        self.turn += 1
+        self.rewards.append(result.reward)
+        if result.terminated or result.truncated:
+            self.verdict, self.done = result.verdict, True
+        elif tokens is not None and recorded:
+            tokens.add_env_turn(result.messages)
+        return result
+
+    def _record_history(self, before: int, message: Message, observation: Sequence[Message]) -> None:
+        history = self.env.messages
+        if len(history) == before:
+            history.append(message)
+        if len(history) == before + 1 and observation:
+            history.extend(observation)
+
+    async def cut(self) -> Verdict:
+        """End the episode where it stands and score it by the environment's rule for a cut episode.
+
+        `final_verdict()` when the environment has one (`MultiTurnEnv`: its final response under
+        its scoring deadline), else the last assistant message scored by `env.ascore`.
+        """
+        final = getattr(self.env, "final_verdict", None)
+        if final is not None:
+            verdict: Verdict = await final()
+        else:
+            last = next((m.content for m in reversed(self.messages) if m.role == "assistant"), "")
+            verdict = await self.env.ascore(self.task, last)
+        self.end(verdict)
+        self.was_cut = True
+        return verdict
+
+    def end(self, verdict: Verdict) -> None:
+        """End the episode with `verdict` (e.g. an adapter's error verdict)."""
+        self.verdict, self.done = verdict, True
+
+    def budget_left(self) -> int | None:
+        """Tokens the next turn may sample under the budget, or None without one."""
+        if self.budget is None or self.tokens is None:
+            return None
+        return self.budget.left(self.tokens)
+
+    # -- the loop ------------------------------------------------------------------------
+    async def play(self, policy: Policy, *, seed: int | None = None, raise_policy_errors: bool = False) -> Trajectory:
+        """Run the episode to its end with `policy`; never raises for a failing episode.
+
+        Each turn: stop if the budget is spent (before the first turn: an error verdict, the
+        prompt leaves no room) or, with `stop_on_misalignment`, if the tokens stopped lining up;
+        else ask the policy (token-in policies get the episode's ids, `Episode.max_tokens` what is
+        left of the budget) and `act` on its message.
+
+        Args:
+            policy: the policy.
+            seed: passed to `env.reset` (when `reset` was not called yet).
+            raise_policy_errors: let an exception of `policy.generate` (the trainer's generation
+                server) propagate instead of becoming an error trajectory.
+
+        Returns:
+            The trajectory; `error` is set (and the verdict is an error verdict) if the episode broke.
+        """
+        try:
+            if not self._started:
+                await self.reset(seed)
+            token_in = bool(getattr(policy, "accepts_prompt_ids", False)) and self.layout != "turn"
+            while not self.done:
+                if self._stopped():
+                    break
+                if self.turn >= self.max_steps:
+                    raise ConfigError(f"environment {self.env.spec.id!r} did not end the episode after {self.turn} "
+                                      f"policy turns (spec.max_turns={self.env.spec.max_turns}); it must terminate "
+                                      "or truncate by max_turns")
+                await self.act_with(policy, token_in)
+            return self.trajectory()
+        except Exception as exc:  # one broken episode must not stop the others
+            if self._policy_failed and raise_policy_errors:
+                raise
+            return self.error_trajectory(exc)
+
+    def _stopped(self) -> bool:
+        """End the episode here when the budget is spent or (if asked) the tokens stopped lining up."""
+        left = self.budget_left()
+        if left is not None and left <= 0:
+            if self.turn == 0:
+                assert self.tokens is not None and self.budget is not None
+                self.end(Verdict.error(f"the episode prompt is {len(self.tokens.prompt_ids)} tokens, leaving no room "
+                                       f"to generate within the token budget of {self.budget.limit}; raise it"))
+                return True
+            return False  # the caller cuts (async)
+        why = self.tokens.misaligned if self.tokens is not None and self.stop_on_misalignment else None
+        if why is not None:
+            self.end(Verdict.error(f"token alignment failed: {why}"))
+            return True
+        return False
+
+    async def act_with(self, policy: Policy, token_in: bool) -> StepResult | None:
+        """One turn with `policy` (or the cut, when the budget is spent); see `play`."""
+        left = self.budget_left()
+        if left is not None and left <= 0:
+            await self.cut()
+            return None
+        hint = self.tokens.context_ids() if self.tokens is not None and token_in else None
+        episode = Episode(env=self.env, task=self.task, sample=self.sample, turn=self.turn, max_tokens=left)
+        try:
+            gen = await policy.generate(self.env.messages, tools=self.tools, prompt_ids=hint, episode=episode)
+        except Exception:
+            self._policy_failed = True
+            raise
+        self.finish_reasons.append(gen.finish_reason)
+        return await self.act(gen.message, gen)
+
+    # -- the result ----------------------------------------------------------------------
+    def trajectory(self) -> Trajectory:
+        """The episode as a `Trajectory`: messages (the env's history), rewards, verdict, token fields.
+
+        Raises:
+            TokenAlignmentError: layout 'episode' on an episode whose tokens do not line up.
+        """
+        info: dict[str, Any] = {"sample": self.sample, "finish_reasons": list(self.finish_reasons),
+                                "turns": len(self.finish_reasons)}
+        fields: dict[str, Any] = {}
+        if self.tokens is not None and self.tokens.model_turns and self.layout is not None:
+            fields = self.tokens.trajectory_fields(self.layout)
+            info.update(fields.pop("info"))
+        return Trajectory(task_id=self.task.id, messages=list(self.messages), rewards=list(self.rewards),
+                          verdict=self.verdict, info=info, **fields)
+
+    def error_trajectory(self, exc: BaseException) -> Trajectory:
+        """The trajectory of an episode that raised `exc`: an error verdict (reward None), `error` set."""
+        detail = f"{type(exc).__name__}: {exc}"
+        return Trajectory(task_id=self.task.id, messages=list(self.messages), rewards=list(self.rewards),
+                          verdict=Verdict.error(f"rollout failed: {detail}"), error=detail,
+                          info={"sample": self.sample})
+
+
+async def run_episode(
+    env: Environment,
+    task: Task,
+    policy: Policy,
+    *,
+    sample: int = 0,
+    seed: int | None = None,
+    layout: Layout | None = "auto",
+    max_steps: int | None = None,
+) -> Trajectory:
+    """Run one episode of `task` in `env` with `policy` (`EpisodeRun(...).play(policy)`); never raises.
+
+    Args:
+        env: an environment instance used by this episode only.
+        task: the task to pose.
+        policy: the policy.
+        sample: index of this episode among the task's samples (recorded in `info["sample"]`).
+        seed: passed to `env.reset`.
+        layout: token layout ('episode', 'turn', 'auto'; see `rlvr.rollout.tokens`), or None for
+            no token fields. Token fields are only built when the policy has a tokenizer and
+            returns sampled ids.
+        max_steps: safety limit on policy turns (default `2 * env.spec.max_turns + 2`); an
+            environment that runs past it is an error.
+
+    Returns:
+        The trajectory; `error` is set (and the verdict is an error verdict) if the episode broke.
+    """
+    run = EpisodeRun(env, task, tokenizer=getattr(policy, "tokenizer", None), layout=layout, sample=sample,
+                     max_steps=max_steps)
+    return await run.play(policy, seed=seed)

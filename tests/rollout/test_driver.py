@@ -1,0 +1,165 @@
+"""The episode driver: one history (the environment's), budget cuts, misalignment stops, policy errors.
+
+Runs a real tool environment (`math/reasoning-gym-tool-v1`, inline verifier) with the real SmolLM2
+tokenizer where tokens are involved, and scripted policies that return fixed ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from rlvr.core.errors import ConfigError
+from rlvr.core.types import EnvSpec, Message, StepResult, Task
+from rlvr.environments.base import Environment, as_message
+from rlvr.environments.registry import make
+from rlvr.rollout import Episode, EpisodeRun, Generation, TokenBudget, run_episode
+from rlvr.verifiers.testing import ConstantVerifier
+
+TASK = Task(id="t0", prompt=(Message(role="user", content="Say something twice."),), reference="1")
+
+
+class Forgetful(Environment):
+    """Ends after two steps and never appends to `self.messages` (a third-party env that keeps no history)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spec = EnvSpec(id="test/forgetful-v1", max_turns=2)
+        self.verifier = ConstantVerifier()
+        self.tasks = [TASK]
+
+    async def step(self, action: Message | str) -> StepResult:
+        self.turn += 1
+        if self.turn < 2:
+            return StepResult(messages=(Message(role="user", content="again"),))
+        assert self.task is not None
+        verdict = self.verifier.verify(as_message(action).content, self.task.reference)
+        return StepResult(reward=verdict.reward or 0.0, terminated=True, verdict=verdict)
+
+
+class Scripted:
+    """A token-in policy that says fixed texts with the ids the tokenizer gives them (plus an end id)."""
+
+    name = "scripted-ids"
+    accepts_prompt_ids = True
+
+    def __init__(self, tokenizer: Any, texts: Sequence[str], end: int | None = 2, fail_at: int | None = None) -> None:
+        self.tokenizer = tokenizer
+        self.texts = list(texts)
+        self.end = end
+        self.fail_at = fail_at
+        self.seen: list[Episode] = []
+        self.hints: list[list[int] | None] = []
+
+    async def generate(self, messages: Sequence[Message], *, tools: Any = None, prompt_ids: Any = None,
+                       episode: Episode | None = None) -> Generation:
+        assert episode is not None
+        self.seen.append(episode)
+        self.hints.append(list(prompt_ids) if prompt_ids is not None else None)
+        if episode.turn == self.fail_at:
+            raise RuntimeError("generation server down")
+        text = self.texts[episode.turn]
+        ids = list(self.tokenizer.encode(text, add_special_tokens=False)) if self.tokenizer is not None else None
+        if ids is not None and self.end is not None:
+            ids.append(self.end)
+        return Generation(message=Message(role="assistant", content=text), completion_ids=ids,
+                          prompt_ids=list(prompt_ids) if prompt_ids is not None else None, finish_reason="stop")
+
+
+@pytest.fixture(scope="module")
+def tool_env() -> Any:
+    env = make("math/reasoning-gym-tool-v1", task="basic_arithmetic", size=2, isolation="inline")
+    yield env
+    env.close()
+
+
+def _calls(n: int) -> list[str]:
+    call = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "2 + 3"}}\n</tool_call>'
+    return [call] * n + ["The answer is \\boxed{5}."]
+
+
+def test_the_environment_keeps_the_only_history() -> None:
+    env = Forgetful()
+    run = EpisodeRun(env, TASK, tokenizer=None)
+    traj = asyncio.run(run.play(Scripted(None, ["one", "two"])))
+    assert [m.content for m in env.messages] == ["Say something twice.", "one", "again", "two"]
+    assert traj.messages == env.messages and traj.verdict is not None and traj.verdict.status == "correct"
+
+
+def test_an_environment_that_never_ends_is_an_error_trajectory() -> None:
+    class Endless(Forgetful):
+        async def step(self, action: Message | str) -> StepResult:
+            return StepResult(messages=(Message(role="user", content="more"),))
+
+    traj = asyncio.run(run_episode(Endless(), TASK, Scripted(None, ["x"] * 10), max_steps=3))
+    assert traj.error is not None and "did not end the episode after 3" in traj.error
+    assert traj.verdict is not None and traj.verdict.status == "error" and traj.reward is None
+
+
+@pytest.mark.trl
+def test_tokens_read_the_environments_history(tool_env: Any, tok: Any) -> None:
+    env = tool_env.episode_copy()
+    run = EpisodeRun(env, tool_env.tasks[0], tokenizer=tok, layout="episode")
+    traj = asyncio.run(run.play(Scripted(tok, _calls(2))))
+    assert run.tokens is not None and run.tokens.messages is env.messages
+    assert traj.messages == env.messages and [m.role for m in traj.messages].count("assistant") == 3
+    assert traj.info["token_layout"] == "episode" and traj.loss_mask is not None and 0 in traj.loss_mask
+
+
+@pytest.mark.trl
+def test_budget_cut_scores_the_episode_by_the_environments_rule(tool_env: Any, tok: Any) -> None:
+    env = tool_env.episode_copy()
+    policy = Scripted(tok, _calls(5))
+    run = EpisodeRun(env, tool_env.tasks[0], tokenizer=tok, budget=TokenBudget(60, "completion"))
+    traj = asyncio.run(run.play(policy))
+    assert run.was_cut and traj.verdict is not None and traj.verdict.status != "error"
+    assert run.tokens is not None and len(run.tokens.completion_ids) >= 60
+    first = policy.hints[0]
+    assert first is not None and len(policy.seen) >= 2
+    for episode, hint in zip(policy.seen, policy.hints, strict=True):  # each turn gets what is left of the budget
+        assert hint is not None and episode.max_tokens == 60 - (len(hint) - len(first))
+
+
+@pytest.mark.trl
+def test_a_prompt_that_fills_the_budget_is_an_error_verdict(tool_env: Any, tok: Any) -> None:
+    run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok, budget=TokenBudget(8, "context"))
+    traj = asyncio.run(run.play(Scripted(tok, _calls(1))))
+    assert traj.verdict is not None and traj.verdict.status == "error" and traj.reward is None
+    assert "leaving no room to generate within the token budget of 8" in traj.verdict.detail
+    assert traj.info["turns"] == 0
+
+
+@pytest.mark.trl
+def test_stop_on_misalignment_ends_with_an_error_verdict(tool_env: Any, tok: Any) -> None:
+    trim = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] | trim + '<|im_end|>\\n' }}"
+            "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+    tok2 = type(tok).from_pretrained(tok.name_or_path)
+    tok2.chat_template = trim
+    texts = [t + "\n" for t in _calls(2)]  # a trailing newline the trimming template drops
+    run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok2, stop_on_misalignment=True)
+    traj = asyncio.run(run.play(Scripted(tok2, texts)))
+    assert traj.verdict is not None and traj.verdict.status == "error"
+    assert traj.verdict.detail.startswith("token alignment failed: the chat template renders the assistant turn")
+    assert traj.info["turns"] == 1 and traj.info["token_layout"] == "turn"
+
+
+@pytest.mark.trl
+def test_policy_errors_propagate_only_when_asked(tool_env: Any, tok: Any) -> None:
+    task = tool_env.tasks[0]
+    traj = asyncio.run(EpisodeRun(tool_env.episode_copy(), task, tokenizer=tok).play(Scripted(tok, _calls(2),
+                                                                                              fail_at=1)))
+    assert traj.error == "RuntimeError: generation server down" and traj.rewards == [0.0]
+    with pytest.raises(RuntimeError, match="generation server down"):
+        asyncio.run(EpisodeRun(tool_env.episode_copy(), task, tokenizer=tok).play(
+            Scripted(tok, _calls(2), fail_at=1), raise_policy_errors=True))
+
+
+def test_act_refuses_an_ended_episode() -> None:
+    run = EpisodeRun(Forgetful(), TASK)
+    with pytest.raises(ConfigError, match="call reset"):
+        asyncio.run(run.act(Message(role="assistant", content="x")))
+    with pytest.raises(ConfigError, match="needs the policy's tokenizer"):
+        EpisodeRun(Forgetful(), TASK, budget=TokenBudget(10))
