@@ -12,6 +12,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from latex2sympy2_extended import latex2sympy
+from sympy.core.relational import Relational
 
 from rlvr.verifiers.math.extract import extract_answer
 from rlvr.verifiers.math.fastparse import fast_parse
@@ -27,9 +28,27 @@ def _grammar(s: str) -> Any:
         return latex2sympy(s, normalization_config=_L2S_NORMALIZATION, conversion_config=_L2S_CONVERSION)
 
 
+_CONTAINERS = (sympy.Tuple, sympy.FiniteSet, sympy.Union, sympy.And, sympy.Interval, Relational)
+
+
 def _same_value(a: Any, b: Any) -> bool:
     if sympy.srepr(a) == sympy.srepr(b):
         return True
+    if isinstance(a, sympy.MatrixBase) or isinstance(b, sympy.MatrixBase):
+        return (isinstance(a, sympy.MatrixBase) and isinstance(b, sympy.MatrixBase) and a.shape == b.shape
+                and all(_same_value(x, y) for x, y in zip(a, b, strict=True)))
+    if isinstance(a, _CONTAINERS) or isinstance(b, _CONTAINERS):  # the same type, the same parts in some order
+        if type(a) is not type(b) or len(a.args) != len(b.args):
+            return False
+        unused = list(b.args)
+        for x in a.args:
+            match = next((j for j, y in enumerate(unused) if _same_value(x, y)), None)
+            if match is None:
+                return False
+            del unused[match]
+        return True
+    if isinstance(a, sympy.logic.boolalg.Boolean) or isinstance(b, sympy.logic.boolalg.Boolean):
+        return bool(a == b)  # `true` / `false`: the open/closed flags of an interval
     names = {str(x) for x in a.free_symbols}
     if names != {str(x) for x in b.free_symbols}:
         return False
@@ -40,8 +59,21 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 SUBSET = [r"n^{2}", r"\frac{3}{4}", r"2\sqrt{3}", "5r^5", r"\pi r^2", r"-\frac{x}{2}+1", "20!", r"\frac12",
-          r"\frac{8\pi}5", r"\sqrt[3]{6}", "1.5", "x_1+x_{12}", r"3 \cdot 4", "(a+b)^2", "e^{2}", r"\sqrt2-1"]
-LEFT_TO_GRAMMAR = ["f(x)", "1/2x", r"3\frac{3}{8}", "2^3^2", "(1,2)", r"\sin x", "dx", r"\infty", "x=1", "10^{10^{10}}"]
+          r"\frac{8\pi}5", r"\sqrt[3]{6}", "1.5", "x_1+x_{12}", r"3 \cdot 4", "(a+b)^2", "e^{2}", r"\sqrt2-1",
+          # functions, floors, infinity, products before a parenthesis, mixed numbers, matrices (issue 20 item 17)
+          r"\infty", r"-\infty", r"\sin x", r"\sin 2\pi x", r"\sin^2 x\cos^2 x", r"\tan^{-1}(2)", r"8 \tan^{-1}(2)",
+          r"\log_{10} 250", r"\log 2", r"\ln x^2", r"\log_{b} x", r"\frac{\log 2}{\log 2-\log 3}", r"\cos(-12)",
+          r"\sin(x)^2", r"\arctan^2 x", r"\exp x", r"\lfloor\frac{2 n}{3}\rfloor+1", r"m n-\lfloor m / 2\rfloor",
+          r"\lfloor x \rfloor \lceil y \rceil", "n(n-1)", r"\frac{n(n+1)}{2}", "g(2n)", r"3\frac{3}{8}",
+          r"-3\frac{1}{4}", r"1+3\frac{1}{4}", r"\log^2 x", r"\begin{pmatrix} 1 & -2 \\ \frac{1}{2} & 0 \end{pmatrix}",
+          r"\begin{bmatrix} 1/\sqrt{2} \\ x \end{bmatrix}", "x > 2", r"k \geq 2", "k < -5", r"-2 \leq x < 7",
+          r"x \neq 2", "(1, 2]", "[-2, 7]", r"(-\infty, 3] \cup (4, \infty)", r"(-\sqrt{11},-2)\cup (\sqrt{11},9)",
+          "(a, b)",
+          r"( -\frac{2}{3}, -\frac{7}{3}, \frac{14}{9} )", "[1, 2, 3]", r"\{1, 2\} \cup \{3\}", r"3, -\frac{1}{3}"]
+LEFT_TO_GRAMMAR = ["f(x)", "n(2)", "1/2x", "2^3^2", "dx", r"\infty + 1", "x=1", "10^{10^{10}}", r"\sin x/2",
+                   r"\sin x \cdot y", r"\sin -x", r"\sin^{-1}(x)^2", r"\log^{-1} x", r"3\frac{1}{4}x", r"2\frac{x}{3}",
+                   r"\begin{pmatrix} 1 & 2 \\ 3 \end{pmatrix}", r"\begin{vmatrix} 1 & 2 \\ 3 & 4 \end{vmatrix}",
+                   "(5, 3)", "(1,2,3),(1,3,2)", r"x \neq 2 < 3", "(1, 2, 3]", r"(1, 2) \cup x"]
 
 
 @pytest.mark.parametrize("s", SUBSET)
@@ -55,11 +87,12 @@ def test_ambiguous_forms_are_left_to_the_grammar(s: str) -> None:
     assert fast_parse(s) is None
 
 
-atoms = st.sampled_from(["x", "y", "2", "7", r"\pi", r"\sqrt{3}", r"\frac{1}{2}", "(x+1)", "e", "3.5"])
+atoms = st.sampled_from(["x", "y", "2", "7", r"\pi", r"\sqrt{3}", r"\frac{1}{2}", "(x+1)", "e", "3.5", r"\sin x",
+                         r"\ln 2", r"\log_{2}(y)", r"\lfloor x \rfloor", r"\cos^2 y", "n(n+1)", r"\tan^{-1}(2)"])
 terms = st.builds(lambda a, b, op: f"{a}{op}{b}", atoms, atoms, st.sampled_from(["", " ", r"\cdot ", "^", "+", "-"]))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.builds(lambda a, b, op: f"{a}{op}{b}", terms, terms, st.sampled_from(["+", "-", r"\cdot ", " "])))
 def test_generated_expressions_match_grammar(s: str) -> None:
     fast = fast_parse(s)

@@ -5,9 +5,15 @@ most answers are simple: ``n^{2}``, ``\frac{3}{4}``, ``2\sqrt{3}``, ``5r^5``, ``
 ``-\frac{x}{2}+1``, ``20!``. This parser reads exactly that subset, builds the same sympy
 objects as ``latex2sympy`` (unevaluated sums, products and powers; decimals as 53-bit
 ``Float``; ``e`` as Euler's number; ``x_1`` / ``x_{12}`` as symbols) and returns None for
-anything else, which then goes to ANTLR unchanged. Ambiguous forms are always left to ANTLR:
-commas, brackets, a letter before ``(`` (function or product), ``a/bc``, ``\frac12``, a
-number before ``\frac`` (mixed number), ``a^b^c``, any other command.
+anything else, which then goes to ANTLR unchanged. Also read as the grammar reads them: ``\pm\infty``
+alone; functions ``\sin \cos \tan \cot \sec \csc``, their ``\arc`` and hyperbolic forms, ``\exp``,
+``\ln`` (base e), ``\log`` (base 10) and ``\log_{b}``, with a parenthesised argument or a bare
+product of factors (``\sin 2\pi x``), a power (``\sin^2 x``) or ``^{-1}`` for the inverse;
+``\lfloor..\rfloor``, ``\lceil..\rceil``; a letter before a parenthesised expression (``n(n+1)``
+is a product); a mixed number ``3\frac{3}{8}`` before ``+``/``-``/the end; ``pmatrix``/``bmatrix``
+of such entries. Ambiguous forms are always left to ANTLR: commas, brackets, a letter before
+``(x)`` (a function for the grammar), ``a/bc``, ``a^b^c``, a function argument holding ``/``,
+``\cdot``, a sign or a bracket, any other command.
 ``tests/verifiers/math/test_fast_parser.py`` checks it against ``latex2sympy`` on real answers.
 """
 
@@ -18,17 +24,39 @@ from typing import Any
 
 import sympy
 
+from rlvr.verifiers.math.normalize import split_top_level
+
 __all__ = ["fast_parse"]
 
 _TOKEN_RE = re.compile(
     r"\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<cmd>\\[a-zA-Z]+)|(?P<sym>[a-zA-Z](?:_(?:\d|[a-zA-Z]|\{[a-zA-Z0-9]+\}))?)"
-    r"|(?P<op>[-+*/^(){}!\[\]]))"
+    r"|(?P<op>[-+*/^(){}!\[\]_]))"
 )
-_COMMANDS = frozenset({"\\frac", "\\sqrt", "\\pi", "\\cdot"})
+# Functions as the grammar builds them (unevaluated); `^{-1}` on one of `_INVERSE` is its inverse.
+_FUNCTIONS: dict[str, Any] = {
+    "\\sin": sympy.sin, "\\cos": sympy.cos, "\\tan": sympy.tan, "\\cot": sympy.cot, "\\sec": sympy.sec,
+    "\\csc": sympy.csc, "\\arcsin": sympy.asin, "\\arccos": sympy.acos, "\\arctan": sympy.atan,
+    "\\sinh": sympy.sinh, "\\cosh": sympy.cosh, "\\tanh": sympy.tanh, "\\exp": sympy.exp,
+}
+_INVERSE: dict[str, Any] = {"\\sin": sympy.asin, "\\cos": sympy.acos, "\\tan": sympy.atan}
+_LOGS = frozenset({"\\ln", "\\log"})
+_COMMANDS = frozenset({"\\frac", "\\sqrt", "\\pi", "\\cdot", "\\lfloor", "\\rfloor", "\\lceil", "\\rceil",
+                       *_FUNCTIONS, *_LOGS})
+_CALLABLE = frozenset({*_FUNCTIONS, *_LOGS})
+# What may follow a function's bare argument (`\sin x + 1`, `\sin x \cos x`, `\lfloor \log_2 n \rfloor`).
+_ARG_END = frozenset({"+", "-", ")", "}", "]", "\\rfloor", "\\rceil", *_CALLABLE})
+_MATRIX_RE = re.compile(r"\\begin\{([pb]matrix)\}(.*)\\end\{\1\}", re.DOTALL)
+_INFINITY_RE = re.compile(r"([-+]?)\s*\\infty")
+_CLOSERS = frozenset({"\\rfloor", "\\rceil"})
 _MAX_LEN = 200
 _COMMAND_RE = re.compile(r"\\[a-zA-Z]+")
 _DIFFERENTIAL_RE = re.compile(r"d[a-zA-Z]")
 _MAX_POWER_EXP = 10**4
+
+
+def _negative(term: Any) -> Any:
+    """`-term` as the grammar builds it: a negative number for a number (`x - 2` is `x + (-2)`), else `-1 * term`."""
+    return -term if isinstance(term, sympy.Number) else sympy.Mul(-1, term, evaluate=False)
 
 
 class _Bail(Exception):
@@ -72,14 +100,14 @@ class _Parser:
         while (tok := self.peek()) is not None and tok[1] in "+-" and tok[0] == "op":
             self.i += 1
             term = self.product()
-            terms.append(term if tok[1] == "+" else sympy.Mul(-1, term, evaluate=False))
+            terms.append(term if tok[1] == "+" else _negative(term))
         return terms[0] if len(terms) == 1 else sympy.Add(*terms, evaluate=False)
 
     def signed(self) -> Any:
         tok = self.peek()
         if tok is not None and tok == ("op", "-"):
             self.i += 1
-            return sympy.Mul(-1, self.product(), evaluate=False)
+            return _negative(self.product())
         if tok is not None and tok == ("op", "+"):
             self.i += 1
         return self.product()
@@ -94,9 +122,11 @@ class _Parser:
                 self.i += 1
                 den = self.power()
                 nxt = self.peek()
-                if nxt is not None and not (nxt[0] == "op" and nxt[1] in "+-)}"):
+                if nxt is not None and not (nxt[0] == "op" and nxt[1] in "+-)}") and nxt[1] not in _CLOSERS:
                     raise _Bail  # `1/2x`: the grammar's reading of what follows is its own
                 factors.append(sympy.Pow(den, -1, evaluate=False))
+            elif tok[1] in _CLOSERS:
+                break
             elif tok[0] in ("num", "sym", "cmd") or tok[1] in "({":
                 if tok[0] == "num":
                     raise _Bail  # `2 3`, `x 3.5`: a number after a factor is read oddly by the grammar
@@ -176,12 +206,12 @@ class _Parser:
         if kind == "num":
             nxt = self.peek()
             if nxt is not None and nxt[1] == "\\frac":
-                raise _Bail  # `3\frac{3}{8}` is a mixed number for the grammar
+                return self._mixed_number(text)
             return sympy.Float(text) if "." in text else sympy.Integer(int(text))
         if kind == "sym":
             nxt = self.peek()
             if nxt is not None and nxt[1] == "(":
-                raise _Bail  # `f(x)`: a function or a product, the grammar decides
+                return self._letter_before_paren(text)
             return self._symbol(text)
         if kind == "cmd":
             return self.command(text)
@@ -195,9 +225,91 @@ class _Parser:
             return x
         raise _Bail
 
+    def _mixed_number(self, whole: str) -> Any:
+        r"""`3\frac{3}{8}` = 27/8 where the grammar reads a mixed number (integers; then `+`, `-`, a closer, end)."""
+        before = self.toks[self.i - 2][1] if self.i >= 2 else None
+        if "." in whole or before in ("*", "/", "\\cdot", "^"):
+            raise _Bail
+        self.i += 1  # `\frac`
+        num, den = self.argument(), self.argument()
+        nxt = self.peek()
+        if not (isinstance(num, sympy.Integer) and isinstance(den, sympy.Integer) and den != 0):
+            raise _Bail
+        if nxt is not None and not (nxt[0] == "op" and nxt[1] in "+-)}") and nxt[1] not in _CLOSERS:
+            raise _Bail  # `3\frac{1}{4}x` is a product for the grammar
+        return sympy.Rational(int(whole)) + sympy.Rational(num, den)
+
+    def _letter_before_paren(self, letter: str) -> Any:
+        """`n(n+1)`: a product, as the grammar reads it; `f(x)`, `a(1, 2)` (one atom or a list) are its functions."""
+        depth, j = 0, self.i
+        while j < len(self.toks):
+            depth += {"(": 1, ")": -1}.get(self.toks[j][1], 0) if self.toks[j][0] == "op" else 0
+            if depth == 0:
+                break
+            j += 1
+        if j - self.i <= 2:
+            raise _Bail  # `f(x)`, `n(2)`: a function for the grammar
+        return self._symbol(letter)  # the parenthesis is the next factor: `n(n+1)^x` is n (n+1)^x
+
+    def function(self, text: str) -> Any:
+        r"""`\sin x`, `\sin^2(x)`, `\tan^{-1} 2`, `\log_{10} 250`, `\ln x^2`: the grammar's objects."""
+        power = base = None
+        if self.peek() == ("op", "^"):
+            self.i += 1
+            power = self.exponent()
+        if self.peek() == ("op", "_"):
+            if text != "\\log" or power is not None:
+                raise _Bail
+            self.i += 1
+            base = self.exponent()
+        if self.peek() == ("op", "("):
+            self.i += 1
+            arg = self.expr()
+            self.take(")")
+            if power is not None and self.peek() is not None and self.peek()[1] in ("^", "!"):  # type: ignore[index]
+                raise _Bail
+        else:
+            arg = self.bare_argument()
+        if power is not None and power.doit() == -1:
+            if text not in _INVERSE:
+                raise _Bail
+            return _INVERSE[text](arg, evaluate=False)
+        if text == "\\ln":
+            value = sympy.log(arg, sympy.E, evaluate=False)
+        elif text == "\\log":
+            value = sympy.log(arg, base if base is not None else sympy.Integer(10), evaluate=False)
+        else:
+            value = _FUNCTIONS[text](arg, evaluate=False)
+        return value if power is None else sympy.Pow(value, power, evaluate=False)
+
+    def bare_argument(self) -> Any:
+        r"""A function's argument without parentheses: a product of plain factors (`2\pi x`, `\frac{\pi}{2}`)."""
+        factors: list[Any] = []
+        while (tok := self.peek()) is not None:
+            if tok[0] == "num" and factors:
+                raise _Bail  # `\sin x 2`
+            if tok[0] == "sym" or tok[0] == "num" or tok[1] in ("\\pi", "\\frac", "\\sqrt", "{"):
+                if tok[0] == "sym" and self.i + 1 < len(self.toks) and self.toks[self.i + 1][1] == "(":
+                    raise _Bail  # `\sin x(x+1)`
+                if factors and tok[1] in ("e", "i", "\\frac", "\\sqrt", "{"):
+                    raise _Bail  # `\cos^2 y e`, `\sin x \sqrt{3}`: the grammar ends the argument its own way
+                factors.append(self.power())
+            else:
+                break
+        tok = self.peek()
+        if not factors or (tok is not None and tok[1] not in _ARG_END):
+            raise _Bail  # `\sin -x`, `\sin x/2`, `\sin x \cdot y`: the grammar's own argument rules
+        return factors[0] if len(factors) == 1 else sympy.Mul(*factors, evaluate=False)
+
     def command(self, text: str) -> Any:
         if text == "\\pi":
             return sympy.pi
+        if text in _CALLABLE:
+            return self.function(text)
+        if text in ("\\lfloor", "\\lceil"):
+            inner = self.expr()
+            self.take("\\rfloor" if text == "\\lfloor" else "\\rceil")
+            return (sympy.floor if text == "\\lfloor" else sympy.ceiling)(inner, evaluate=False)
         if text == "\\frac":
             num = self.argument()
             den = self.argument()
@@ -224,6 +336,98 @@ class _Parser:
         return sympy.Symbol(text)
 
 
+def _matrix(body: str) -> Any:
+    r"""A `pmatrix`/`bmatrix` body (`1 & 2 \\ 3 & 4`) as the grammar's Matrix; None for an entry outside the subset."""
+    rows = [row.split("&") for row in body.split("\\\\")]
+    if rows and not "".join(rows[-1]).strip():
+        rows = rows[:-1]  # a trailing row separator
+    if not rows or len({len(row) for row in rows}) != 1:
+        return None
+    entries = [[fast_parse(cell.strip()) for cell in row] for row in rows]
+    if any(entry is None for row in entries for entry in row):
+        return None
+    return sympy.Matrix(entries)
+
+
+_RELATIONS: dict[str, Any] = {"<": sympy.StrictLessThan, ">": sympy.StrictGreaterThan, "\\leq": sympy.LessThan,
+                              "\\geq": sympy.GreaterThan, "\\neq": sympy.Unequality}
+_RELATION_SPLIT_RE = re.compile(r"(<|>|\\leq(?![a-zA-Z])|\\geq(?![a-zA-Z])|\\neq(?![a-zA-Z]))")
+
+
+def _items(inner: str) -> list[Any] | None:
+    """Each top-level comma item parsed, or None when one is outside the subset (or empty)."""
+    parts = split_top_level(inner, seps=",")
+    out = [fast_parse(part) if part else None for part in parts]
+    return None if any(x is None for x in out) else out
+
+
+def _structured(s: str) -> Any:
+    r"""Relations, unions, intervals, tuples and sets as the grammar builds them; None outside the subset.
+
+    `x > 2`, `-2 \leq x < 7` (an `And` of two, as the grammar chains them), `\{1, 2\}`, a bare list
+    `2, 3, 4` (a FiniteSet), `(1, 2)` / `[0, 1)` (an Interval when the ends are in order, as the
+    grammar reads two items; a Tuple otherwise is left to it), `(1, 2, 3)` (a Tuple), and `\cup` of
+    those (unevaluated, nested to the left).
+    """
+    if _RELATION_SPLIT_RE.search(s):
+        return None if "," in s or "\\cup" in s else _relation(s)
+    pieces = split_top_level(s.replace("\\cup", "\x01"), seps="\x01")
+    if len(pieces) > 1:
+        return _union(pieces)
+    if s.startswith("\\{") and s.endswith("\\}"):
+        items = _items(s[2:-2])
+        return None if items is None else sympy.FiniteSet(*items)
+    if s[:1] in "([" and s[-1:] in ")]" and _one_group(s):
+        return _bracketed(s)
+    if "\\" in s.replace("\\frac", "").replace("\\sqrt", "").replace("\\pi", "") or "(" in s or "[" in s:
+        return None  # a bare list with other commands or brackets: the grammar decides
+    items = _items(s)
+    return None if items is None or len(items) < 2 else sympy.FiniteSet(*items)
+
+
+def _relation(s: str) -> Any:
+    parts = _RELATION_SPLIT_RE.split(s)
+    sides = [fast_parse(part.strip()) for part in parts[::2]]
+    if len(sides) not in (2, 3) or any(x is None or not isinstance(x, sympy.Expr) for x in sides):
+        return None
+    rels = [_RELATIONS[op](a, b, evaluate=False) for a, op, b in zip(sides, parts[1::2], sides[1:], strict=False)]
+    if len(rels) == 2 and any(isinstance(r, sympy.Unequality) for r in rels):
+        return None
+    return rels[0] if len(rels) == 1 else sympy.And(rels[1], rels[0], evaluate=False)
+
+
+def _union(pieces: list[str]) -> Any:
+    parsed = [_structured(piece.strip()) for piece in pieces]
+    if any(x is None or not isinstance(x, (sympy.Interval, sympy.FiniteSet)) for x in parsed):
+        return None
+    union = parsed[0]
+    for x in parsed[1:]:
+        union = sympy.Union(union, x, evaluate=False)
+    return union
+
+
+def _bracketed(s: str) -> Any:
+    items = _items(s[1:-1])
+    if items is None or len(items) < 2 or not all(isinstance(x, sympy.Expr) for x in items):
+        return None
+    if len(items) > 2:
+        return sympy.Tuple(*items) if s[0] + s[-1] in ("()", "[]") else None
+    lo, hi = items
+    if not (lo == -sympy.oo or hi == sympy.oo or lo.free_symbols or hi.free_symbols or bool(lo < hi)):
+        return None  # `(5, 3)`: a Tuple for the grammar
+    return sympy.Interval(lo, hi, s[0] == "(", s[-1] == ")")
+
+
+def _one_group(s: str) -> bool:
+    """True when the bracket opening `s` closes at its last character."""
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        if depth == 0 and i < len(s) - 1:
+            return False
+    return depth == 0
+
+
 def fast_parse(s: str) -> Any:
     r"""The sympy object for `s` when it is in the simple subset, else None (use the full grammar).
 
@@ -233,8 +437,20 @@ def fast_parse(s: str) -> Any:
     Returns:
         A sympy expression built like `latex2sympy` builds it, or None.
     """
-    if not s or len(s) > _MAX_LEN or "," in s or "|" in s or "=" in s or "<" in s or ">" in s:
+    if not s or len(s) > _MAX_LEN or "|" in s or "=" in s:
         return None
+    if "," in s or "<" in s or ">" in s or "\\cup" in s or "\\{" in s or "\\leq" in s or "\\geq" in s or "\\neq" in s:
+        try:
+            return _structured(s.strip())
+        except (TypeError, ValueError, ZeroDivisionError, RecursionError):  # sympy rejecting a construction
+            return None
+    if "\\" in s:
+        infinity = _INFINITY_RE.fullmatch(s.strip())
+        if infinity is not None:
+            return -sympy.oo if infinity.group(1) == "-" else sympy.oo
+        matrix = _MATRIX_RE.fullmatch(s.strip())
+        if matrix is not None:
+            return _matrix(matrix.group(2))
     if _DIFFERENTIAL_RE.search(_COMMAND_RE.sub(" ", s)):
         return None  # `dx`, `da`: the grammar reads a differential
     try:
