@@ -37,6 +37,11 @@ CASES = [
     Case("bare-tuple-both-sides", "(1, 2)", r"\boxed{(1, 2)}", "correct"),
     Case("roots-one-name", "1, -3", r"\boxed{x=1, x=-3}", "correct"),
     Case("scalar-one-name", "3", r"\boxed{x = 3}", "correct"),
+    Case("bracketed-labelled-list", "f(n)=n, g(n)=1", r"\boxed{\left( f(n) = n, g(n) = 1 \right)}", "correct"),
+    Case("bracketed-labelled-list-swapped", "f(n)=n, g(n)=1", r"\boxed{( f(n) = 1, g(n) = n )}", "incorrect"),
+    # A tuple assignment then the bare tuple is one answer stated twice, not a hedge (ProcessBench math-847).
+    Case("tuple-assignment-then-tuple", "(6,5)", "Final answer: $(b,c)=(6,5)$\n\n$\\boxed{(6,5)}$", "correct"),
+    Case("tuple-assignment-then-other-tuple", "(6,5)", "Final answer: $(b,c)=(5,6)$\n\n$\\boxed{(6,5)}$", "incorrect"),
 ]
 
 

@@ -230,6 +230,9 @@ def _assignments(s: str) -> _Pairs | None:
     A label is a name (`x`, `a_1`, `f(x)`, `\angle A`); a chain `x = 5+6 = 11` binds its last value.
     """
     items = split_top_level(s)
+    wrapped = _brackets(s) if len(items) == 1 else None
+    if wrapped is not None and wrapped[0] in "([" and len(wrapped[2]) > 1 and all("=" in item for item in wrapped[2]):
+        items = wrapped[2]  # `( f(n) = n, g(n) = 1 )`: a bracketed list of labelled values
     if len(items) > _MAX_ITEMS:
         return None
     pairs: _Pairs = []
@@ -462,7 +465,7 @@ def _scalar_equal(g: str, p: str, cfg: MathConfig) -> str | None:
         if _rounded_match(gn.value, pn.value, pn.decimals, cfg):
             return f"numeric, rounded to {cfg.float_rounding} decimals"
         return None
-    ga, pa = to_sympy(g), to_sympy(p)
+    ga, pa = (None, None) if _kinds_differ(g, p) else (to_sympy(g), to_sympy(p))
     if ga is not None and pa is not None:
         try:
             if sympy_equal(ga, pa, cfg) and _decimals_agree(g, p, cfg):
@@ -472,6 +475,35 @@ def _scalar_equal(g: str, p: str, cfg: MathConfig) -> str | None:
     if _is_text(g) and _text_key(g) == _text_key(p):
         return "text"
     return None
+
+
+_RELATION_RE = re.compile(r"[<>]|\\(?:leq|geq|neq|in)(?![a-zA-Z])")
+
+
+def _kind(s: str) -> str:
+    """`scalar`, `list` (a list, tuple or interval of 2+ items), `matrix`, `relation` or `other` (sets, unions)."""
+    if "\\{" in s or "\\cup" in s or "\\cap" in s or "\\emptyset" in s or "\\mathbb" in s or "\\setminus" in s:
+        return "other"
+    if _RELATION_RE.search(s) or len(_split_relation(s)) > 1:
+        return "relation"
+    if "\\begin" in s:
+        return "matrix"
+    b = _brackets(s)
+    return "list" if len(split_top_level(s)) > 1 or (b is not None and len(b[2]) > 1) else "scalar"
+
+
+# Kinds sympy never finds equal (`sympy_equal` compares expressions with expressions, matrices with
+# matrices, relations with relations or sets): a scalar with a tuple, a tuple with a matrix, ...
+_NEVER_EQUAL = frozenset(frozenset(pair) for pair in (("scalar", "list"), ("scalar", "matrix"), ("scalar", "relation"),
+                                                       ("list", "matrix"), ("relation", "matrix")))
+
+
+def _kinds_differ(g: str, p: str) -> bool:
+    """True when the two answers are of kinds sympy never finds equal (`_NEVER_EQUAL`).
+
+    They are then not parsed at all: the grammar costs 0.1-0.4 s on a tuple or a matrix.
+    """
+    return frozenset((_kind(g), _kind(p))) in _NEVER_EQUAL
 
 
 _DECIMAL_LIT_RE = re.compile(r"(?<![\d.])(\d+)\.(\d+)(?![\d.])")

@@ -34,6 +34,14 @@ def _input_problem(response: object, reference: object) -> str | None:
     return None
 
 
+def _same_answer(a: str, b: str, config: MathConfig) -> bool:
+    r"""Two final answers of one response are the same answer when either reads as the other.
+
+    `(b,c)=(6,5)` then `\boxed{(6,5)}`: the tuple assignment names the order of its own tuple.
+    """
+    return compare_answers(a, b, config).equal or compare_answers(b, a, config).equal
+
+
 def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
     r"""Score one response against one math reference.
 
@@ -68,8 +76,8 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
             f"gold {gold.text!r}",
             elapsed_s=time.perf_counter() - start,
         )
-    hedge = next((r for r in pred.rivals if not compare_answers(pred.text, r, config).equal), None)
-    hidden = next((h for h in pred.hidden if not compare_answers(pred.text, h, config).equal), None)
+    hedge = next((r for r in pred.rivals if not _same_answer(pred.text, r, config)), None)
+    hidden = next((h for h in pred.hidden if not _same_answer(pred.text, h, config)), None)
     if hedge is not None or hidden is not None:  # `\boxed{204}` then "Final Answer: 203": two final answers
         why = (f"two different final answers {hedge!r} and {pred.text!r}" if hedge is not None else
                f"an answer hidden from the reader ({hidden!r}: \\phantom, white text, a comment) differs from "

@@ -116,8 +116,24 @@ def _set_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
             a.start, b.start, cfg
         ) and _expr_equal(a.end, b.end, cfg)
     if isinstance(a, sympy.Set) and isinstance(b, sympy.Set):
+        ca, cb = _canonical_intervals(a), _canonical_intervals(b)
+        if ca is not None and cb is not None:  # unions of intervals: the merged, sorted pieces decide
+            return len(ca) == len(cb) and all(_set_equal(x, y, cfg) for x, y in zip(ca, cb, strict=True))
         return bool(a.symmetric_difference(b) == sympy.S.EmptySet)
     return False
+
+
+def _canonical_intervals(x: Any) -> list[Any] | None:
+    """The pieces of a union of intervals with numeric ends, merged and sorted (sympy's evaluated Union); else None.
+
+    That form is unique, so two such sets are equal exactly when their pieces are.
+    """
+    pieces = list(x.args) if isinstance(x, sympy.Union) else [x]
+    if not all(isinstance(p, sympy.Interval) and p.start.is_number and p.end.is_number for p in pieces):
+        return None
+    merged = sympy.Union(*pieces)
+    out = list(merged.args) if isinstance(merged, sympy.Union) else [merged]
+    return out if all(isinstance(p, sympy.Interval) for p in out) else None
 
 
 def _relation_as_set_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
@@ -198,6 +214,8 @@ def _exact_proportional(a: Any, b: Any, symbols: list[Any], *, positive: bool) -
         if _unbounded(va) or _unbounded(vb):
             continue
         za, zb = exact_zero(va), exact_zero(vb)
+        if symbols and za is None and _no_value(va):
+            continue  # the gold (`a`) has no value here
         if za is None or zb is None:
             return False  # undecided: not shown proportional
         defined += 1
@@ -296,6 +314,8 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name)
     if len(symbols) > 8:
         return False
+    if _expands_to_zero(a, b):
+        return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
     defined, towers = 0, bool(symbols) and _symbolic_exponent(a, b)
     for k in range(len(_EXACT_POINTS) if symbols else 1):
         subs = {x: _exact_point(x.name, k) for x in symbols}
@@ -305,7 +325,9 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
         huge = (_beyond_bound(sa), _beyond_bound(sb)) if towers else (False, False)
         if all(huge):
             continue  # both sides beyond the size bound here (`2^{2^{n}}`): another point decides
-        zero = None if any(huge) else exact_zero(sympy.Add(sa, -sb, evaluate=False))
+        zero = None if any(huge) else _zero_at_point(sa, sb)
+        if zero is None and symbols and _no_value(sa):
+            continue  # the gold (`a`) has no value here: a pole reached through unevaluated arithmetic (`1/(2-1*2)`)
         if not zero:
             return False  # nonzero, or too large to decide exactly: never a tolerance between exact forms
         defined += 1
@@ -314,11 +336,51 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     return True
 
 
+def _zero_at_point(sa: Any, sb: Any) -> bool | None:
+    """`exact_zero(sa - sb)`, with rational values (the common case) compared directly."""
+    ra, rb = _exact_rational(sa), _exact_rational(sb)
+    if ra is not None and rb is not None:
+        return bool(ra == rb)
+    return exact_zero(sympy.Add(sa, -sb, evaluate=False))
+
+
+_EXPAND_OPS = 60  # `expand` is tried on differences this small, with integer powers up to `_EXPAND_POWER`
+_EXPAND_POWER = 12
+
+
+def _expands_to_zero(a: Any, b: Any) -> bool:
+    """True when `expand(a - b)` is 0: an identity, so equal without evaluation (never a reason for "not equal").
+
+    Only for small expressions whose integer powers are small (`(x+1)^{1000}` is not expanded).
+    """
+    try:
+        if sympy.count_ops(a) + sympy.count_ops(b) > _EXPAND_OPS:
+            return False
+        for x in (a, b):
+            for node in x.atoms(sympy.Pow):
+                if node.exp.is_Integer and abs(int(node.exp)) > _EXPAND_POWER:
+                    return False
+                if node.exp.is_number and not node.exp.is_Rational:
+                    return False  # `2^{\sqrt 2}`: nothing to expand, and evaluation decides quickly
+        return bool(sympy.expand(a - b) == 0)
+    except Exception:  # expansion of odd objects fails many ways: no proof
+        return False
+
+
 def _simplified_zero(a: Any, b: Any) -> bool:
     """True when `simplify(a - b)` is 0 (only for small expressions: `simplify` is unbounded in time)."""
     if sympy.count_ops(a) + sympy.count_ops(b) > 80:
         return False
     return bool(sympy.simplify(a - b) == 0)
+
+
+def _no_value(x: Any) -> bool:
+    """True when the closed expression `x` has no finite value sympy can find a digit of (a pole, `0/0`)."""
+    try:
+        value = x.evalf(15, strict=True, maxn=_EXACT_DIGITS)
+    except Exception:  # PrecisionExhausted included
+        return True
+    return not isinstance(value, sympy.Expr) or not value.is_number or _unbounded(value)
 
 
 def _symbolic_exponent(*exprs: Any) -> bool:
