@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "ENV_ID_PATTERN",
+    "STATUSES",
     "EnvSpec",
     "Message",
     "Status",
@@ -29,6 +30,9 @@ __all__ = [
 
 Status = Literal["correct", "incorrect", "no_answer", "timeout", "error"]
 """Outcome of one verification. Only `error` (the grader itself broke) has `reward=None`."""
+
+STATUSES: tuple[Status, ...] = get_args(Status)
+"""Every `Status`, in the order reports and metric logs list them (derived from the type, never spelled out)."""
 
 Role = Literal["system", "user", "assistant", "tool"]
 
