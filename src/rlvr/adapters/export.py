@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import math
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlvr.core.errors import AdapterError, ConfigError
+from rlvr.core.files import atomic_write
 from rlvr.core.types import Task, Verdict
 
 if TYPE_CHECKING:
@@ -41,7 +41,6 @@ __all__ = [
     "encode_reference",
     "read_manifest",
     "score_text",
-    "verdict_fields",
     "write_manifest",
 ]
 
@@ -109,18 +108,14 @@ def absolute_paths(env_args: Mapping[str, Any], cwd: Path | None = None) -> dict
 
 
 def write_manifest(directory: Path, manifest: ExportManifest) -> Path:
-    """Write `manifest` as `directory/rlvr_export.json` (atomically: temp file + rename); return the path."""
+    """Write `manifest` as `directory/rlvr_export.json` (atomically: `rlvr.core.files`); return the path."""
     from rlvr import __version__
 
     if not manifest.rlvr_version:
         manifest.rlvr_version = __version__
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / MANIFEST_NAME
-    tmp = target.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(manifest), indent=2, sort_keys=True) + "\n")
-    tmp.replace(target)
-    return target
+    return atomic_write(directory / MANIFEST_NAME, json.dumps(asdict(manifest), indent=2, sort_keys=True) + "\n")
 
 
 def read_manifest(directory: Path) -> ExportManifest:
@@ -209,20 +204,3 @@ def score_text(env: Environment, response: str, reference: Any) -> Verdict:
         return env.verifier.verify(response, reference)
     except Exception as exc:  # a broken grader is data: status=error, reward None
         return Verdict(status="error", reward=None, detail=f"verifier raised {type(exc).__name__}: {exc}")
-
-
-def verdict_fields(verdict: Verdict) -> dict[str, float]:
-    """Float-valued fields of a verdict for trainers' metric logs (every value a float, NaN when absent).
-
-    Keys: `reward` (NaN for `error`), one `status/<s>` indicator per status (1.0 for the verdict's
-    status, else 0.0), `elapsed_s`, and each component as `component/<name>`.
-    """
-    from rlvr.adapters.trl import STATUSES
-
-    out: dict[str, float] = {"reward": math.nan if verdict.reward is None else float(verdict.reward)}
-    for status in STATUSES:
-        out[f"status/{status}"] = 1.0 if verdict.status == status else 0.0
-    out["elapsed_s"] = float(verdict.elapsed_s or 0.0)
-    for name, value in verdict.components.items():
-        out[f"component/{name}"] = float(value)
-    return out

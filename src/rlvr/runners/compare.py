@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError, RlvrError
+from rlvr.core.files import atomic_write
 from rlvr.runners.backends import (
     EXTERNAL_BACKENDS,
     TIMEOUT_EXIT_CODE,
@@ -429,7 +430,7 @@ def compare_command(
                 except RlvrError as exc:  # reported per backend; training and dry runs still go ahead
                     records_error = f"parity records could not be built: {exc}"
             records_path = output / "parity" / "records.json"
-            records_path.write_text(json.dumps({"tokenizer": tokenizer, "records": records}))
+            atomic_write(records_path, json.dumps({"tokenizer": tokenizer, "records": records}))
             summary.records = [{"id": r["id"], "kind": r["kind"], "multi_turn": r["multi_turn"],
                                 "status": r["expected"]["status"], "reward": r["expected"]["reward"]}
                                for r in records]
@@ -503,7 +504,7 @@ def _write_outputs(summary: CompareSummary, output: Path) -> None:
     from rlvr.runners.report import write_report
 
     summary.report = str(write_report(summary.to_json(), output / "report.html"))
-    (output / "summary.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n")
+    atomic_write(output / "summary.json", json.dumps(summary.to_json(), indent=2) + "\n")
 
 
 def _run_one(result: BackendResult, found: Probe, env: str, args: dict[str, Any], model: str, steps: int,

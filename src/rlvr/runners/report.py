@@ -19,9 +19,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rlvr.core.files import atomic_write
+from rlvr.core.types import STATUSES
+
 __all__ = ["figures", "render_html", "write_report"]
 
-STATUSES = ("correct", "incorrect", "no_answer", "timeout", "error")
 _COLORS = {"trl": "#1f77b4", "verl": "#d62728", "openrlhf": "#2ca02c", "rlvr": "#7f7f7f"}
 
 
@@ -258,9 +260,5 @@ expected reward comes from the verifier directly. Green: same reward.</p>
 
 
 def write_report(summary: dict[str, Any], path: Path) -> Path:
-    """Write `render_html(summary)` to `path` (via a temporary file and rename); return `path`."""
-    path = Path(path)
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(render_html(summary), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Write `render_html(summary)` to `path` atomically (`rlvr.core.files.atomic_write`); return `path`."""
+    return atomic_write(Path(path), render_html(summary))

@@ -14,15 +14,15 @@ the verdicts' `elapsed_s`, and this run's `wall_s`, `samples_written`, `samples_
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from rlvr.core.files import atomic_write
+from rlvr.core.types import STATUSES
 from rlvr.runners.report import _CSS, _e, _figure, _png
 
 __all__ = ["build_report", "histogram", "render_html", "write_report"]
 
-STATUSES = ("correct", "incorrect", "no_answer", "timeout", "error")
 PNG = "pass_rate.png"
 
 
@@ -132,13 +132,11 @@ def render_html(report: dict[str, Any], png_b64: str) -> str:
 
 
 def write_report(directory: Path, report: dict[str, Any]) -> None:
-    """Write `report.json`, `pass_rate.png` and `report.html` into `directory` (each via temp file + rename)."""
+    """Write `report.json`, `pass_rate.png` and `report.html` into `directory` (each atomically: `atomic_write`)."""
     import base64
 
     png = _plot(report)
     page = render_html(report, base64.b64encode(png).decode("ascii"))
     for name, data in (("report.json", (json.dumps(report, indent=2) + "\n").encode()), (PNG, png),
                        ("report.html", page.encode())):
-        tmp = directory / (name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, directory / name)
+        atomic_write(directory / name, data)
