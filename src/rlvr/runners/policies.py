@@ -26,7 +26,7 @@ import asyncio
 import json
 import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ __all__ = [
     "OpenAIPolicy",
     "OraclePolicy",
     "Policy",
+    "RequestBatcher",
     "Sampling",
     "ScriptPolicy",
     "TransformersPolicy",
@@ -250,23 +251,86 @@ def _eos_ids(tokenizer: Any, generation_config: Any = None) -> set[int]:
     return ids
 
 
+class RequestBatcher:
+    """Requests that arrive while a batch is running form the next batch: one `run` call per batch.
+
+    Used by the in-process model policies (`VLLMPolicy`, `TransformersPolicy`): concurrent episodes
+    share one engine without a server. `run(prompts, seeds)` gets up to `max_batch` prompts (token
+    ids) and their per-request seeds and returns one `Generation` per prompt, in order; it runs in
+    a worker thread, never two at once. An exception in `run` is given to every request of that
+    batch (no hang); the next batch still runs.
+
+    Args:
+        run: the engine call, `(list[list[int]], list[int | None]) -> list[Generation]`.
+        max_batch: most requests per call (None: all that are waiting).
+    """
+
+    def __init__(self, run: Callable[[list[list[int]], list[int | None]], list[Generation]],
+                 max_batch: int | None = None) -> None:
+        if max_batch is not None and max_batch < 1:
+            raise ConfigError(f"max_batch must be >= 1 or None, got {max_batch}")
+        self._run = run
+        self.max_batch = max_batch
+        self._lock = threading.Lock()
+        self._pending: list[tuple[list[int], int | None, asyncio.Future[Generation]]] = []
+        self._running = False
+
+    async def submit(self, ids: list[int], seed: int | None) -> Generation:
+        """Queue one request and wait for its generation."""
+        future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
+        with self._lock:
+            self._pending.append((ids, seed, future))
+            start = not self._running
+            self._running = True
+        if start:
+            asyncio.get_running_loop().run_in_executor(None, self._drain)
+        return await future
+
+    def _drain(self) -> None:
+        """Worker thread: run the pending requests batch by batch, until none is left."""
+        while True:
+            with self._lock:
+                size = len(self._pending) if self.max_batch is None else self.max_batch
+                batch, self._pending = self._pending[:size], self._pending[size:]
+                if not batch:
+                    self._running = False
+                    return
+            try:
+                results = self._run([ids for ids, _, _ in batch], [seed for _, seed, _ in batch])
+            except Exception as exc:  # every waiting episode gets the error, not a hang
+                for _, _, future in batch:
+                    future.get_loop().call_soon_threadsafe(_set_exception, future, exc)
+                continue
+            for (_, _, future), gen in zip(batch, results, strict=True):
+                future.get_loop().call_soon_threadsafe(_set_result, future, gen)
+
+
 @dataclass
 class TransformersPolicy:
-    """A local transformers causal LM (CPU or one GPU); generation runs in a thread, one at a time.
+    """A local transformers causal LM (CPU or one GPU); concurrent requests are generated in batches.
 
     The logprob of each sampled id is taken from `generate(output_scores=True)`: the scores after
     the logits processors (temperature, top-p), i.e. under the distribution actually sampled from
     (transformers `GenerationMixin.generate`, `return_dict_in_generate=True`).
 
+    Batching: requests that arrive while the model is busy (`rlvr eval --concurrency N`) form the
+    next batch of up to `max_batch` prompts, left-padded with an attention mask (one `generate`
+    call; a batch of 8 greedy prompts costs about as much as two single ones on a CPU). Seeded
+    sampling (temperature > 0 with `sampling.seed`) runs one request at a time instead, so each
+    request's samples are the same whatever the concurrency. Greedy decoding in a batch can differ
+    from unbatched decoding only where two logits tie within float rounding.
+
     Args:
         model: a local model folder or a cached Hub id (see `rlvr.runners.models.resolve_model`).
         sampling: sampling parameters.
         device: torch device string.
+        max_batch: most prompts per `generate` call.
     """
 
     model: str
     sampling: Sampling = field(default_factory=Sampling)
     device: str = "cpu"
+    max_batch: int = 16
     name: str = "transformers"
     accepts_prompt_ids: bool = True
 
@@ -279,7 +343,11 @@ class TransformersPolicy:
         self.tokenizer: ChatTokenizer | None = load_tokenizer(self.model)
         self._model = AutoModelForCausalLM.from_pretrained(self.model, dtype=torch.float32).to(self.device).eval()
         self._eos = _eos_ids(self.tokenizer, self._model.generation_config)
-        self._lock = threading.Lock()
+        tokenizer: Any = self.tokenizer
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self._eos, default=0)
+        self._pad = int(pad)
+        seeded_sampling = self.sampling.temperature > 0 and self.sampling.seed is not None
+        self._batcher = RequestBatcher(self._generate, max_batch=1 if seeded_sampling else self.max_batch)
         if self.sampling.seed is not None:
             torch.manual_seed(self.sampling.seed)
 
@@ -295,32 +363,41 @@ class TransformersPolicy:
         assert self.tokenizer is not None
         ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self.tokenizer, messages, tools=tools)
         seed = request_seed(self.sampling, episode) if episode is not None else None
-        return await asyncio.to_thread(self._generate, ids, seed)
+        return await self._batcher.submit(ids, seed)
 
-    def _generate(self, ids: list[int], seed: int | None = None) -> Generation:
+    def _generate(self, prompts: list[list[int]], seeds: list[int | None]) -> list[Generation]:
+        """One `generate` call over `prompts` (left-padded); seeds apply to a batch of one."""
         import torch
 
         s = self.sampling
         tokenizer: Any = self.tokenizer
-        with self._lock, torch.no_grad():
-            if seed is not None:  # per request, under the lock: the same samples whatever the concurrency
-                torch.manual_seed(seed)
-            inputs = torch.tensor([ids], device=self.device)
+        width = max(len(ids) for ids in prompts)
+        with torch.no_grad():
+            if len(prompts) == 1 and seeds[0] is not None:  # per request: the same samples whatever the concurrency
+                torch.manual_seed(seeds[0])
+            inputs = torch.tensor([[self._pad] * (width - len(ids)) + ids for ids in prompts], device=self.device)
+            mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=self.device)
             out = self._model.generate(
-                inputs, attention_mask=torch.ones_like(inputs), max_new_tokens=s.max_tokens,
+                inputs, attention_mask=mask, max_new_tokens=s.max_tokens,
                 do_sample=s.temperature > 0, temperature=s.temperature if s.temperature > 0 else None,
                 top_p=s.top_p if s.temperature > 0 else None, top_k=None,
-                return_dict_in_generate=True, output_scores=True, pad_token_id=tokenizer.pad_token_id,
+                return_dict_in_generate=True, output_scores=True, pad_token_id=self._pad,
             )
-        sampled = out.sequences[0, len(ids) :].tolist()
-        logprobs = [float(torch.log_softmax(score[0].float(), dim=-1)[t]) for score, t in zip(out.scores, sampled,
-                                                                                            strict=False)]
-        stop = next((k for k, t in enumerate(sampled) if t in self._eos), None)
-        if stop is not None:  # batch of one stops at EOS; cut any padding after it
-            sampled, logprobs = sampled[: stop + 1], logprobs[: stop + 1]
-        text = tokenizer.decode(sampled, skip_special_tokens=True)
-        return Generation(message=Message(role="assistant", content=text), prompt_ids=ids, completion_ids=sampled,
-                          logprobs=logprobs, finish_reason="stop" if stop is not None else "length")
+            new = out.sequences[:, width:]  # [B, T]
+            chosen = torch.stack([score.float().log_softmax(dim=-1).gather(-1, new[:, t : t + 1]).squeeze(-1)
+                                  for t, score in enumerate(out.scores)], dim=1)  # [B, T]: logprob of each sampled id
+        generations = []
+        for row, ids in enumerate(prompts):
+            sampled = new[row].tolist()
+            logprobs = [float(v) for v in chosen[row].tolist()]
+            stop = next((k for k, t in enumerate(sampled) if t in self._eos), None)
+            if stop is not None:  # a row stops at its first EOS; what follows is padding
+                sampled, logprobs = sampled[: stop + 1], logprobs[: stop + 1]
+            text = tokenizer.decode(sampled, skip_special_tokens=True)
+            generations.append(Generation(message=Message(role="assistant", content=text), prompt_ids=ids,
+                                          completion_ids=sampled, logprobs=logprobs,
+                                          finish_reason="stop" if stop is not None else "length"))
+        return generations
 
 
 @dataclass
@@ -351,9 +428,7 @@ class VLLMPolicy:
 
         self._llm = LLM(model=self.model, **self.engine_args)
         self.tokenizer: ChatTokenizer | None = self._llm.get_tokenizer()
-        self._lock = threading.Lock()
-        self._pending: list[tuple[list[int], int | None, asyncio.Future[Generation]]] = []
-        self._running = False
+        self._batcher = RequestBatcher(self._generate)
 
     async def generate(
         self,
@@ -369,31 +444,7 @@ class VLLMPolicy:
         """
         assert self.tokenizer is not None
         ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self.tokenizer, messages, tools=tools)
-        future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
-        with self._lock:
-            self._pending.append((ids, request_seed(self.sampling, episode), future))
-            start = not self._running
-            self._running = True
-        if start:
-            asyncio.get_running_loop().run_in_executor(None, self._drain)
-        return await future
-
-    def _drain(self) -> None:
-        """Engine thread: run every pending request as one batch, until none is left."""
-        while True:
-            with self._lock:
-                batch, self._pending = self._pending, []
-                if not batch:
-                    self._running = False
-                    return
-            try:
-                results = self._generate([ids for ids, _, _ in batch], [seed for _, seed, _ in batch])
-            except Exception as exc:  # every waiting episode gets the error, not a hang
-                for _, _, future in batch:
-                    future.get_loop().call_soon_threadsafe(_set_exception, future, exc)
-                continue
-            for (_, _, future), gen in zip(batch, results, strict=True):
-                future.get_loop().call_soon_threadsafe(_set_result, future, gen)
+        return await self._batcher.submit(ids, request_seed(self.sampling, episode))
 
     def _generate(self, prompts: list[list[int]], seeds: list[int | None]) -> list[Generation]:
         from vllm import SamplingParams
