@@ -131,7 +131,7 @@ if wants system; then
 fi
 
 mkdir -p .cache/setup .venvs
-# The core venv first (the others reuse its wheels from the uv cache), then the rest in parallel.
+# Every venv at once: uv's cache is shared and locked, so a wheel two venvs need is fetched once.
 names=()
 for name in core extras trl vllm verl openrlhf; do wants "$name" && names+=("$name"); done
 declare -A pids=() started=()
@@ -154,7 +154,6 @@ finish() {
 }
 t0=$(date +%s)
 echo "== venvs with uv: ${names[*]} (logs in .cache/setup/)"
-if [ ${#names[@]} -gt 0 ] && [ "${names[0]}" = core ]; then run_build core; finish core; names=("${names[@]:1}"); fi
 for name in "${names[@]}"; do run_build "$name"; done
 for name in "${names[@]}"; do finish "$name"; done
 [ "$status" = 0 ] || fail "a venv failed to build (see above)"
