@@ -5,7 +5,7 @@
   rlvr's `GlooCommunicator`, which delivers a broadcast between two processes over vLLM's own
   `StatelessProcessGroup`, and raises `WeightSyncError` on a receiver whose tensor did not arrive;
 - the flash-attn stand-in lets `openrlhf.models.ring_attn_utils` import, and its padding helpers
-  round-trip;
+  round-trip; OpenRLHF's replay buffer builds every field with the CPU as its target device;
 - the CPU command (gloo sync, no sleep mode, rlvr's driver) and the unchanged CUDA command.
 """
 
@@ -113,6 +113,9 @@ if out["patched"]:
     back = pad_input(flat, idx, 2, 3)
     same = bool((back * mask[..., None] == x * mask[..., None]).all())
     out.update(rows=flat.shape[0], cu=cu.tolist(), max_len=max_len, same=same)
+    from openrlhf.trainer.ppo_utils.replay_buffer import NaiveReplayBuffer
+    buffer = NaiveReplayBuffer(4, 0, True, False, False)
+    out.update(buffer_device=str(buffer.target_device), buffer_items=buffer.items)
 print("RLVR " + json.dumps(out))
 """
 
@@ -135,6 +138,7 @@ def test_cpu_mode_shims_give_the_cpu_device_and_a_flash_attn_stand_in() -> None:
     out = _probe(**{CPU_MODE_ENV: "openrlhf"})
     assert out["device"] == "cpu"
     assert (out["rows"], out["cu"], out["max_len"], out["same"]) == (3, [0, 2, 3], 2, True)
+    assert (out["buffer_device"], out["buffer_items"]) == ("cpu", [])  # OpenRLHF's replay buffer fully built
 
 
 def test_cpu_command_uses_gloo_and_no_sleep_mode_and_the_cuda_command_is_unchanged(tmp_path: Path) -> None:

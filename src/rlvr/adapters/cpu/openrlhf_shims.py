@@ -11,7 +11,8 @@ The shims (each raises `ShimError` by name when the upstream object it patches m
 
 - `cuda_as_cpu`: `torch.cuda.current_device()` returns the CPU device (OpenRLHF places tensors with
   `device=torch.cuda.current_device()`), `set_device` / `synchronize` are no-ops and `current_stream()`
-  a stream object whose methods do nothing; the replay buffer's `f"cuda:{...}"` target device is the CPU.
+  a stream object whose methods do nothing; the replay buffer's `f"cuda:{...}"` target device is the CPU
+  (its `__init__` runs with `current_device()` answering 0, then `target_device` is set to the CPU).
 - `flash_attn_stub`: `openrlhf/models/ring_attn_utils.py` imports `flash_attn` at module level; without
   the package (it needs CUDA to build) a module with pure-torch `index_first_axis`, `pad_input`,
   `unpad_input`, `rearrange` and `all_gather` stands in (used only by sample packing / ring attention).
@@ -107,11 +108,12 @@ def _replay_buffer_cpu() -> None:
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         import torch
 
+        current = torch.cuda.current_device  # the CPU device here: f"cuda:{cpu}" is no device name
+        torch.cuda.current_device = lambda: 0  # so the original builds "cuda:0" (no CUDA needed) and sets every field
         try:
             original(self, *args, **kwargs)
-        except RuntimeError as exc:
-            if "cuda" not in str(exc).lower():
-                raise
+        finally:
+            torch.cuda.current_device = current
         self.target_device = torch.device("cpu")
 
     init._rlvr_cpu = True  # type: ignore[attr-defined]
