@@ -15,6 +15,12 @@ resets a private rlvr env; one method per rlvr tool, with the tool's own signatu
 steps the rlvr env with a native tool call and returns the tool's answer. The rlvr env therefore
 sees every call (turn limit, per-call timeouts, `tool_calls`/`tool_errors` step components).
 
+TRL drives this loop (it generates, parses the calls and calls the tool methods), so the episode
+driver's loop (`EpisodeRun.play`) does not run here; its steps do: each tool call and the final
+answer are `EpisodeRun.act` turns, an episode the env did not end on the final answer is
+`EpisodeRun.cut`, so the step, end and scoring rules are those of every other trainer path. TRL
+owns the tokens on this path (it tokenises and masks the tool answers itself).
+
 Why there is no `get_reward`: TRL calls `get_reward()` without arguments, but an rlvr tool env is
 scored on the *final assistant message* (the one without a tool call), which TRL only hands to
 reward functions. So the reward comes from `EpisodeReward`, a reward function that receives TRL's
@@ -50,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from rlvr.adapters.trl import REFERENCE_COLUMN, TASK_ID_COLUMN, _log, completion_text, require_trl
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.types import Message, StepResult, Task, ToolCall, Verdict
+from rlvr.rollout.driver import EpisodeRun
 
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
@@ -161,8 +168,8 @@ class _RlvrEnvironment:
 
     Attributes:
         env: this instance's rlvr environment (one episode at a time).
+        run: the current episode in the episode driver (`EpisodeRun`), None before `reset`.
         verdict: the final `Verdict` of the current episode, once it ended (else None).
-        trajectory: the messages the rlvr env saw in the current episode.
     """
 
     _rlvr_prototype: Environment
@@ -171,7 +178,7 @@ class _RlvrEnvironment:
         self.env: Environment = type(self)._rlvr_prototype.episode_copy()
         self.verdict: Verdict | None = None
         self.task: Task | None = None
-        self._final: StepResult | None = None
+        self.run: EpisodeRun | None = None
         self._calls = 0
 
     @staticmethod
@@ -195,7 +202,7 @@ class _RlvrEnvironment:
                 the prompt in a way TRL cannot show (other than appending to the last user message).
         """
         self.verdict = None
-        self._final = None
+        self.run = None
         self._calls = 0
         self.task = None
         try:
@@ -205,22 +212,22 @@ class _RlvrEnvironment:
                 raise
             self.verdict = Verdict.error(str(exc))  # like VerifierReward: an undecodable reference is masked
             return None
-        messages, _info = self._run(self.env.reset(self.task))
+        self.run = EpisodeRun(self.env, self.task, layout=None)
+        messages = self._run(self.run.reset())
         return _observation_suffix(self.task, list(messages))
 
     def _call_tool(self, name: str, arguments: dict[str, Any]) -> str:
-        """Step the rlvr env with one native tool call; return its answer (the tool message text)."""
-        if self.task is None:
+        """Step the rlvr env with one native tool call (a turn of the episode driver); return its answer."""
+        if self.run is None:
             if self.verdict is not None:
                 return f"Error: this task cannot be run: {self.verdict.detail}"
             raise AdapterError("a tool was called before reset(); TRL resets every environment before generating")
-        if self._final is not None:
+        if self.run.done:
             return "Error: the episode is over (turn limit reached); give your final answer"
         self._calls += 1
         call = ToolCall(id=f"call_{self._calls}", name=name, arguments=json.dumps(arguments, default=str))
-        result: StepResult = self._run(self.env.step(Message(role="assistant", content="", tool_calls=(call,))))
+        result: StepResult = self._run(self.run.act(Message(role="assistant", content="", tool_calls=(call,))))
         if result.verdict is not None:  # the rlvr turn limit ended the episode during the tool phase
-            self._final = result
             self.verdict = result.verdict
         return "\n".join(m.content for m in result.messages)
 
@@ -230,21 +237,20 @@ class _RlvrEnvironment:
         If the rlvr env already ended the episode (its turn limit fell on a tool call), that
         episode's verdict is returned and `final_answer` is not scored (the env's truncation rule).
         If the rlvr env does not end it on `final_answer` (e.g. the text holds a text-tag action
-        TRL did not parse), the episode is truncated there and `final_answer` is scored directly.
+        TRL did not parse), the episode is cut there and scored by the env's rule for a cut
+        episode (`EpisodeRun.cut`: its final response, here `final_answer`).
         """
-        if self.task is None:
+        run = self.run
+        if run is None:
             if self.verdict is not None:
                 return self.verdict
             raise AdapterError("the episode was never reset; TRL resets every environment before generating")
-        if self._final is not None and self.verdict is not None:
-            return self.verdict
-        result: StepResult = self._run(self.env.step(Message(role="assistant", content=final_answer)))
-        verdict = result.verdict
-        if verdict is None:
-            verdict = self._run(self.env.ascore(self.task, final_answer))
-        self._final = result
-        self.verdict = verdict
-        return verdict
+        if not run.done:
+            self._run(run.act(Message(role="assistant", content=final_answer)))
+        if not run.done:
+            self._run(run.cut())
+        self.verdict = run.verdict or Verdict.error("the environment ended the episode without a verdict")
+        return self.verdict
 
 
 
