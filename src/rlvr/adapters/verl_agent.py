@@ -8,15 +8,15 @@ named by the row's `agent_name` and calls `hydra.utils.instantiate(entry, traine
 server_manager=..., tokenizer=..., processor=..., dataset_cls=..., data_config=..., tools=...)`, then
 `await loop.run(sampling_params, **row)`).
 
-`RlvrAgentLoop.run` plays one rlvr episode:
+`RlvrAgentLoop.run` plays one rlvr episode in the episode driver (`rlvr.rollout.driver.EpisodeRun`),
+with a policy over veRL's server manager:
 
 1. rebuild the env (`cached_env(env_id, env_args).episode_copy()`) and the `Task` from the row
    (`raw_prompt`, `extra_info.task_id`, `reward_model.ground_truth`) and `reset` it;
 2. each model turn: `server_manager.generate(prompt_ids=<prompt + episode so far>)` returns sampled
    ids (veRL's `TokenOutput`); the text (decoded without special tokens) is the assistant message
-   the env steps with; the ids are kept as sampled (`EpisodeTokens.add_model_turn`);
-3. each env turn: the observation is appended as chat-template suffix ids (`EpisodeTokens.add_env_turn`),
-   `response_mask` 0 on them;
+   the env steps with; the ids are kept as sampled (`rlvr.rollout.tokens.EpisodeTokens`);
+3. each env turn: the observation is appended as chat-template suffix ids, `response_mask` 0 on them;
 4. the episode's final `Verdict` gives `reward_score` (veRL then skips its reward loop for the
    sample) and `extra_fields["reward_extra_info"]`; an error verdict raises `ErrorVerdict`
    (`on_error: raise`, veRL drops the rollout) or scores NaN (`on_error: nan`), see `rlvr.adapters.verl`.
@@ -25,10 +25,13 @@ Prompts and environment turns are rendered with the tokenizer's chat template (v
 `actor_rollout_ref.model.custom_chat_template` applies: the worker sets it on the tokenizer) and the
 env's tool schemas, as rlvr's own rollouts do; `data.apply_chat_template_kwargs` is not used.
 
-The response budget is veRL's `rollout.response_length`: each turn may sample what is left of it
-(`max_tokens`); when it runs out before the env ends the episode, the episode is scored by the env's
-own rule for a cut episode (`MultiTurnEnv.final_verdict`, else the last assistant message), as the
-OpenRLHF agent does, and `extra_fields["rlvr_truncated"]` is True.
+The response budget is veRL's `rollout.response_length` (`TokenBudget(..., "completion")`): each
+turn may sample what is left of it (`max_tokens`); when it runs out before the env ends the episode,
+the episode is scored by the env's own rule for a cut episode (`EpisodeRun.cut`:
+`MultiTurnEnv.final_verdict`, else the last assistant message), as the OpenRLHF agent does, and
+`extra_fields["rlvr_truncated"]` is True. An environment that raises mid-episode gives an error
+verdict (the driver's rule), which `on_error` turns into a failed rollout or a NaN score; a failing
+generation server propagates.
 """
 
 from __future__ import annotations
@@ -50,7 +53,6 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutp
 from verl.workers.rollout.replica import TokenOutput
 
 from rlvr.adapters.export import cached_env, decode_reference
-from rlvr.adapters.tokens import EpisodeTokens, TokenAlignmentError
 from rlvr.adapters.verl import (
     _check_on_error,
     _env_of,
@@ -60,9 +62,11 @@ from rlvr.adapters.verl import (
     verl_config,
     verl_overrides,
 )
-from rlvr.core.errors import AdapterError, ConfigError
-from rlvr.core.types import Message, StepResult, Task, Verdict
-from rlvr.environments.base import Environment
+from rlvr.core.errors import AdapterError
+from rlvr.core.types import Message, Task, Verdict
+from rlvr.rollout.driver import EpisodeRun, TokenBudget
+from rlvr.rollout.policy import Episode, Generation
+from rlvr.rollout.tokens import TokenAlignmentError
 
 __all__ = ["ReplayServerManager", "RlvrAgentLoop", "row_task", "verl_replay"]
 
@@ -127,69 +131,78 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
             AdapterError: the prompt is longer than rollout.prompt_length, or a bad row.
         """
         env_id, env_args, task, error = row_task(kwargs)
-        env = cached_env(env_id, env_args).episode_copy()
-        prompt, _info = await env.reset(task)
-        tokens = EpisodeTokens(self.tokenizer, prompt, tools=list(env.spec.tools) or None)
-        if len(tokens.prompt_ids) > self.prompt_length:
-            raise AdapterError(f"task {task.id!r}: the prompt has {len(tokens.prompt_ids)} tokens, more than "
+        policy = _ServerPolicy(self.server_manager, self.tokenizer, sampling_params)
+        run = EpisodeRun(cached_env(env_id, env_args).episode_copy(), task, tokenizer=self.tokenizer,
+                         layout="auto", budget=TokenBudget(self.response_length, "completion"),
+                         stop_on_misalignment=True)
+        await run.reset()
+        assert run.tokens is not None
+        if len(run.tokens.prompt_ids) > self.prompt_length:
+            raise AdapterError(f"task {task.id!r}: the prompt has {len(run.tokens.prompt_ids)} tokens, more than "
                                f"rollout.prompt_length={self.prompt_length}; raise data.max_prompt_length")
-        timing = {"generate_sequences": 0.0, "tool_calls": 0.0}
-        verdict, step_rewards, truncated = await self._episode(env, task, tokens, sampling_params, timing)
-        verdict = error or verdict
+        start = time.perf_counter()
+        traj = await run.play(policy, raise_policy_errors=True)
+        if run.tokens.misaligned is not None:
+            raise TokenAlignmentError(f"task {task.id!r}: {run.tokens.misaligned}")
+        if traj.verdict is None:
+            raise AdapterError(f"environment {run.env.spec.id!r} ended the episode without a verdict")
+        verdict = error or traj.verdict
         score, info = score_result(verdict, on_error=self.on_error, where=f"task {task.id!r} ({env_id})")
-        sample = tokens.episode_sample()
+        sample = run.tokens.episode_sample()
         n = self.response_length
+        timing = {"generate_sequences": policy.seconds,
+                  "tool_calls": time.perf_counter() - start - policy.seconds}
         return AgentLoopOutput(
             prompt_ids=sample.prompt_ids,
             response_ids=sample.completion_ids[:n],
             response_mask=sample.loss_mask[:n],
             response_logprobs=sample.logprobs[:n] if sample.logprobs is not None else None,
             reward_score=score,
-            num_turns=len(tokens.messages),
+            num_turns=len(traj.messages),
             metrics=timing,
-            extra_fields={"reward_extra_info": info, "turn_scores": step_rewards, "tool_rewards": [],
-                          "rlvr_truncated": truncated},
+            extra_fields={"reward_extra_info": info, "turn_scores": list(traj.rewards), "tool_rewards": [],
+                          "rlvr_truncated": run.was_cut},
         )
 
-    async def _episode(self, env: Environment, task: Task, tokens: EpisodeTokens, sampling_params: dict[str, Any],
-                       timing: dict[str, float]) -> tuple[Verdict, list[float], bool]:
-        """Alternate model and env until the env ends the episode or the response budget runs out."""
-        request_id = uuid4().hex
-        rewards: list[float] = []
-        for _ in range(2 * env.spec.max_turns + 2):
-            context = tokens.context_ids()
-            if context is None:
-                raise TokenAlignmentError(f"task {task.id!r}: {tokens.misaligned}")
-            left = self.response_length - len(tokens.completion_ids)
-            if left <= 0:
-                break
-            start = time.perf_counter()
-            out = await self.server_manager.generate(request_id=request_id, prompt_ids=context,
-                                                     sampling_params={**sampling_params, "max_tokens": left})
-            timing["generate_sequences"] += time.perf_counter() - start
-            ids = [int(t) for t in out.token_ids]
-            text = self.tokenizer.decode(ids, skip_special_tokens=True)
-            message = Message(role="assistant", content=text)
-            tokens.add_model_turn(message, ids, out.log_probs or None, prompt_ids=context)
-            start = time.perf_counter()
-            result: StepResult = await env.step(message)
-            timing["tool_calls"] += time.perf_counter() - start
-            rewards.append(result.reward)
-            if result.terminated or result.truncated:
-                if result.verdict is None:
-                    raise AdapterError(f"environment {env.spec.id!r} ended the episode without a verdict")
-                return result.verdict, rewards, False
-            if len(tokens.completion_ids) >= self.response_length:
-                break
-            tokens.add_env_turn(list(result.messages))
-        else:
-            raise ConfigError(f"environment {env.spec.id!r} did not end the episode within its turn limit "
-                              f"(spec.max_turns={env.spec.max_turns})")
-        final = getattr(env, "final_verdict", None)  # the env's own rule for a cut episode, as OpenRLHF's agent
-        if final is not None:
-            return await final(), rewards, True
-        last = next((m.content for m in reversed(tokens.messages) if m.role == "assistant"), "")
-        return await env.ascore(task, last), rewards, True
+
+class _ServerPolicy:
+    """A token-in `Policy` over veRL's server manager: each turn samples from the episode's exact ids.
+
+    `server_manager.generate(request_id, prompt_ids=, sampling_params=)` returns veRL's `TokenOutput`;
+    the turn may sample what is left of `rollout.response_length` (`Episode.max_tokens`); the
+    assistant message is the sampled text decoded without special tokens.
+
+    Attributes:
+        seconds: time spent waiting for the server, summed over the episode.
+    """
+
+    name = "verl-server"
+    accepts_prompt_ids = True
+
+    def __init__(self, server_manager: Any, tokenizer: Any, sampling_params: Mapping[str, Any]) -> None:
+        self.server_manager = server_manager
+        self.tokenizer = tokenizer
+        self.sampling_params = dict(sampling_params)
+        self.request_id = uuid4().hex
+        self.seconds = 0.0
+
+    async def generate(self, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None,
+                       prompt_ids: Sequence[int] | None = None, episode: Episode | None = None) -> Generation:
+        """Sample one turn conditioned on `prompt_ids` (the driver always gives them while the tokens line up)."""
+        if prompt_ids is None:
+            raise TokenAlignmentError("veRL's server samples from token ids; the episode's tokens do not line up")
+        params = dict(self.sampling_params)
+        if episode is not None and episode.max_tokens is not None:
+            params["max_tokens"] = episode.max_tokens
+        start = time.perf_counter()
+        out = await self.server_manager.generate(request_id=self.request_id, prompt_ids=list(prompt_ids),
+                                                 sampling_params=params)
+        self.seconds += time.perf_counter() - start
+        ids = [int(t) for t in out.token_ids]
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        return Generation(message=Message(role="assistant", content=text), prompt_ids=list(prompt_ids),
+                          completion_ids=ids, logprobs=out.log_probs or None,
+                          finish_reason="length" if getattr(out, "stop_reason", None) == "length" else "stop")
 
 
 class ReplayServerManager:
