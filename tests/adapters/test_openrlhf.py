@@ -358,6 +358,27 @@ def test_multi_turn_undecodable_label_is_an_error_verdict(tokenizer: Any, tmp_pa
     assert out["observation_tokens"] == tokenizer(text=prompt, add_special_tokens=False)["input_ids"]
 
 
+def test_multi_turn_budget_cut_scores_the_episode_as_it_stands(tokenizer: Any, tmp_path: Path) -> None:
+    env = rlvr.make(MT_ID, **MT_ARGS)
+    manifest = export_openrlhf(env, tmp_path, env_id=MT_ID, env_args=MT_ARGS, limit=1)
+    env.close()
+    executor = load_agent_executor(manifest.path(tmp_path, "agent"))
+    row = _rows(tmp_path / "train.jsonl")[0]
+    prompt = _openrlhf_prompt(tokenizer, row)
+    call = _turn_ids(tokenizer, '<tool_call>\n{"name": "calculator", "arguments": {"expression": "1 + 1"}}\n'
+                                '</tool_call>')
+    engine = ReplayEngine(turns=[call, call, call], tokenizer=tokenizer, eos_ids={_im_end(tokenizer)})
+    answer = ReplayEngine(turns=[call, _turn_ids(tokenizer, "\\boxed{2}")], tokenizer=tokenizer)
+    probe = asyncio.run(executor.execute(prompt, row["label"], SamplingParams(), 1 << 20, tokenizer, answer))
+    after_one = probe["action_ranges"][1][0]  # prompt + first call + its tool answer
+    out = asyncio.run(executor.execute(prompt, row["label"], SamplingParams(), after_one, tokenizer, engine))
+    # the budget (max_length, prompt included) is spent after one call and its answer: the episode is scored
+    # as it stands by the env's own rule (its final response: the tool call, not an answer), never an error
+    assert len(engine.prompts) == 1 and out["action_ranges"] == probe["action_ranges"][:1]
+    assert out["observation_tokens"] == probe["observation_tokens"][:after_one]
+    assert out["extra_logs"]["rlvr/status/error"] == 0.0 and out["reward"] == 0.0
+
+
 # -- (d) parity over the recorded rollouts -----------------------------------------------------------------
 def _parity_records() -> list[dict[str, Any]]:
     if not PARITY.is_file():

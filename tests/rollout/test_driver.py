@@ -163,3 +163,13 @@ def test_act_refuses_an_ended_episode() -> None:
         asyncio.run(run.act(Message(role="assistant", content="x")))
     with pytest.raises(ConfigError, match="needs the policy's tokenizer"):
         EpisodeRun(Forgetful(), TASK, budget=TokenBudget(10))
+
+
+def test_the_episode_layer_imports_no_trainer() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, rlvr.rollout; print(sorted(m for m in ('torch', 'transformers', 'trl', 'vllm', 'verl', "
+            "'openrlhf') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -16,17 +16,21 @@ Why rlvr's `AgentExecutor` overrides `MultiTurnAgentExecutor.execute`: the stock
 `AgentInstance` only the decoded action text (vLLM's text drops the sampled `<|im_end|>`) and
 re-tokenises each environment feedback string on its own, so an instance cannot render the template
 suffix correctly (end-of-turn text the model did not sample, tokenisation in context). rlvr's
-executor keeps OpenRLHF's output contract and loop shape (same budget rule
-`max_tokens = max_length - len(context)`, same dummy 0.0 logprobs on environment tokens), and hands
-token ownership to `rlvr.adapters.tokens.EpisodeTokens`: sampled ids are kept as returned, each
+executor keeps OpenRLHF's output contract (same budget rule `max_tokens = max_length - len(context)`,
+same dummy 0.0 logprobs on environment tokens) and plays the episode in rlvr's episode driver
+(`rlvr.rollout.driver.EpisodeRun`, with a token-in policy over `llm_engine` and
+`TokenBudget(max_length, "context")`), whose `rlvr.rollout.tokens.EpisodeTokens` owns the tokens:
+sampled ids are kept as returned, each
 environment turn is the model's OWN chat template suffix (`hf_tokenizer.apply_chat_template`),
 tokenised in context; `action_ranges` cover exactly the sampled ids. The prompt ids are the env's
 `reset` messages rendered with the model's template and the env's tool schemas (what rlvr's own
 rollouts condition on), not OpenRLHF's re-tokenised prompt text. The `AgentInstance`
-(`AgentInstanceBase`, synchronous `__init__` with no arguments) is the per-episode rlvr env.
+(`AgentInstanceBase`, synchronous `__init__` with no arguments) holds the per-episode rlvr env and
+its `EpisodeRun`.
 
-Reward: the episode's final Verdict (`env.step` on the last turn, or the env's `final_verdict` when
-the token budget runs out first); `error` gives NaN reward/score (see `rlvr.adapters.openrlhf`).
+Reward: the episode's final Verdict (`env.step` on the last turn, or `EpisodeRun.cut` -- the env's
+`final_verdict`, else its last assistant message -- when the token budget runs out first); `error`
+gives NaN reward/score (see `rlvr.adapters.openrlhf`).
 """
 
 from __future__ import annotations
@@ -34,15 +38,16 @@ from __future__ import annotations
 import copy
 import logging
 import math
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.adapters.export import cached_env
 from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, decode_label, extra_logs, task_label
-from rlvr.adapters.tokens import EpisodeTokens
 from rlvr.core.errors import AdapterError, ConfigError, MissingExtraError
-from rlvr.core.types import Message, StepResult, Task, Verdict
+from rlvr.core.types import Message, Task, Verdict
+from rlvr.rollout.driver import EpisodeRun, TokenBudget
+from rlvr.rollout.policy import Episode, Generation
 
 _LOG = logging.getLogger(__name__)
 
@@ -138,18 +143,16 @@ class ReplayEngine:
 
 
 # -- the agent --------------------------------------------------------------------------------------------
-def _tensor(value: float) -> Any:
-    import torch
-
-    return torch.tensor(value, dtype=torch.float32)
-
-
 def _verdict_value(verdict: Verdict) -> float:
     return math.nan if verdict.reward is None else float(verdict.reward)
 
 
 class _InstanceMixin:
-    """rlvr's per-episode state; combined with OpenRLHF's `AgentInstanceBase` in `agent_classes`."""
+    """rlvr's per-episode state: a copy of the env and its `EpisodeRun`.
+
+    Combined with OpenRLHF's `AgentInstanceBase` in `agent_classes`; rlvr's `AgentExecutor` plays the
+    episode in the episode driver.
+    """
 
     _rlvr_env_id: str
     _rlvr_env_args: dict[str, Any]
@@ -157,11 +160,13 @@ class _InstanceMixin:
     def __init__(self) -> None:
         self.env = cached_env(self._rlvr_env_id, self._rlvr_env_args).episode_copy()
         self.task: Task | None = None
-        self.tokens: EpisodeTokens | None = None
+        self.run: EpisodeRun | None = None
         self.verdict: Verdict | None = None
 
     async def reset(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         """Start the episode of `states["label"]`; `states["hf_tokenizer"]` renders the prompt.
+
+        `states["max_length"]`, when given, is the episode's token budget (prompt included).
 
         Returns:
             `{"observation": rendered prompt text, "prompt_ids": ids}`; for an undecodable label the
@@ -175,53 +180,64 @@ class _InstanceMixin:
         except AdapterError as exc:
             self.verdict = Verdict.error(str(exc))
             return {"observation": states.get("observation", ""), "prompt_ids": []}
-        messages, _info = await self.env.reset(self.task)
-        self.tokens = EpisodeTokens(tokenizer, list(messages), tools=list(self.env.spec.tools) or None)
-        return {"observation": tokenizer.decode(self.tokens.prompt_ids, skip_special_tokens=False),
-                "prompt_ids": list(self.tokens.prompt_ids)}
+        limit = states.get("max_length")
+        self.run = EpisodeRun(self.env, self.task, tokenizer=tokenizer, layout="auto",
+                              budget=TokenBudget(int(limit), "context") if limit else None,
+                              stop_on_misalignment=True)
+        await self.run.reset()
+        assert self.run.tokens is not None
+        prompt_ids = self.run.tokens.prompt_ids
+        text = tokenizer.decode(prompt_ids, skip_special_tokens=False)
+        return {"observation": text, "prompt_ids": list(prompt_ids)}
 
     async def step(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """Apply one policy turn (`states["action_ids"]`, `states["action_text"]`, optional `action_logprobs`).
+        """Not used: rlvr's `AgentExecutor` plays the episode in the episode driver (`EpisodeRun.play`)."""
+        raise AdapterError("rlvr's AgentInstance is driven by rlvr's AgentExecutor (agent_classes), not stepped "
+                           "by OpenRLHF's MultiTurnAgentExecutor")
 
-        Returns:
-            OpenRLHF's step dict: `rewards` (0-d tensor: the episode reward on the last step, NaN for
-            an error verdict, else 0), `scores`, `environment_feedback` (text of the appended ids),
-            `environment_feedback_ids` (the template suffix ids), `done`, `extra_logs`.
-        """
-        assert self.tokens is not None and self.task is not None
-        message = Message(role="assistant", content=states["action_text"])
-        self.tokens.add_model_turn(message, states["action_ids"], states.get("action_logprobs"))
-        result: StepResult = await self.env.step(message)
-        if result.terminated or result.truncated:
-            return self._final(result.verdict or Verdict.error("the environment ended without a verdict"))
-        ids = self.tokens.add_env_turn(list(result.messages))
-        if self.tokens.misaligned is not None:
-            return self._final(Verdict.error(f"token alignment failed: {self.tokens.misaligned}"))
-        text = self.tokens.tokenizer.decode(ids, skip_special_tokens=False)
-        return {"rewards": _tensor(0.0), "scores": _tensor(0.0), "environment_feedback": text,
-                "environment_feedback_ids": ids, "done": False, "extra_logs": {}}
 
-    async def finish(self) -> dict[str, Any]:
-        """End an episode cut by the token budget: the env's final verdict on the last assistant message."""
-        final = getattr(self.env, "final_verdict", None)
-        if final is not None and self.task is not None:
-            verdict: Verdict = await final()
-        elif self.task is not None:
-            verdict = await self.env.ascore(self.task, "")
-        else:
-            verdict = self.verdict or Verdict.error("episode never started")
-        return self._final(verdict)
+def _verdict_output(verdict: Verdict) -> dict[str, Any]:
+    value = _verdict_value(verdict)
+    logs = extra_logs(verdict)
+    return {"reward": value, "scores": value, "extra_logs": {k: logs.get(k, 0.0) for k in EXTRA_LOG_KEYS}}
 
-    def _final(self, verdict: Verdict) -> dict[str, Any]:
-        self.verdict = verdict
-        value = _verdict_value(verdict)
-        return {"rewards": _tensor(value), "scores": _tensor(value), "environment_feedback": "",
-                "environment_feedback_ids": [], "done": True, "extra_logs": extra_logs(verdict)}
+
+class _EnginePolicy:
+    """A token-in `Policy` over OpenRLHF's `llm_engine` (a vLLM actor): each turn samples from the episode's ids.
+
+    Budget as OpenRLHF's own executors: `max_tokens = max_length - len(context)` (`Episode.max_tokens`),
+    capped by `sampling_params.max_tokens`; logprobs when `sampling_params.logprobs` is set.
+    """
+
+    name = "openrlhf-engine"
+    accepts_prompt_ids = True
+
+    def __init__(self, llm_engine: Any, tokenizer: Any, sampling_params: Any) -> None:
+        self.llm_engine = llm_engine
+        self.tokenizer = tokenizer
+        self.sampling_params = sampling_params
+        self.want_logprobs = getattr(sampling_params, "logprobs", None) is not None
+
+    async def generate(self, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None,
+                       prompt_ids: Sequence[int] | None = None, episode: Episode | None = None) -> Generation:
+        """Sample one turn conditioned on `prompt_ids` (the driver gives them while the tokens line up)."""
+        if prompt_ids is None:
+            raise AdapterError("OpenRLHF's engine samples from token ids; the episode's tokens do not line up")
+        params = copy.deepcopy(self.sampling_params)
+        cap = getattr(self.sampling_params, "max_tokens", None)
+        budget = episode.max_tokens if episode is not None else None
+        params.max_tokens = budget if cap is None else (cap if budget is None else min(cap, budget))
+        output = (await self.llm_engine.generate(list(prompt_ids), params)).outputs[0]
+        ids = list(output.token_ids)
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        return Generation(message=Message(role="assistant", content=text), prompt_ids=list(prompt_ids),
+                          completion_ids=ids, logprobs=_logprobs(output, ids) if self.want_logprobs else None,
+                          finish_reason=output.finish_reason)
 
 
 async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max_length: int, hf_tokenizer: Any,
                    llm_engine: Any, images: Any = None) -> dict[str, Any]:
-    """`AgentExecutor.execute`: one rlvr episode in OpenRLHF's output format (module docstring).
+    """`AgentExecutor.execute`: one rlvr episode (in the episode driver) in OpenRLHF's output format.
 
     An episode that cannot run (undecodable label, an environment that raises, a prompt that leaves
     no room to generate within `max_length`) ends with an `error` verdict (NaN reward and score, so
@@ -233,62 +249,42 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
         raise AdapterError("rlvr's OpenRLHF agent is text-only; the row has images")
     instance = self.agent_instance_cls()
     try:
-        await instance.reset({"observation": prompt, "label": label, "hf_tokenizer": hf_tokenizer})
+        await instance.reset({"observation": prompt, "label": label, "hf_tokenizer": hf_tokenizer,
+                              "max_length": max_length})
     except Exception as exc:  # a broken episode is an error verdict, never a crash of the batch
         instance.verdict = Verdict.error(f"environment reset failed: {type(exc).__name__}: {exc}")
-    tokens: EpisodeTokens | None = instance.tokens if instance.verdict is None else None
+    run: EpisodeRun | None = instance.run if instance.verdict is None else None
     want_logprobs = getattr(sampling_params, "logprobs", None) is not None
-    if tokens is None:  # nothing to generate: the prompt as OpenRLHF's own executors tokenise it, no actions
-        state = _Rollout(hf_tokenizer(text=prompt, add_special_tokens=False)["input_ids"], want_logprobs)
-        final = instance._final(instance.verdict)
-    elif len(tokens.prompt_ids) >= max_length:  # OpenRLHF would cut it from the left; rlvr will not cut an episode
-        state = _Rollout(tokens.prompt_ids, want_logprobs)
+    if run is None or run.tokens is None:  # nothing to generate: the prompt as OpenRLHF's executors tokenise it
+        ids = list(hf_tokenizer(text=prompt, add_special_tokens=False)["input_ids"])
+        return _output(prompt, label, images, instance.verdict or Verdict.error("episode never started"), ids, [],
+                       [0.0] * len(ids) if want_logprobs else None, False)
+    tokens = run.tokens
+    if len(tokens.prompt_ids) >= max_length:  # OpenRLHF would cut it from the left; rlvr will not cut an episode
         detail = (f"the episode prompt is {len(tokens.prompt_ids)} tokens, leaving no room to generate within "
                   f"max_length={max_length}; raise --data.max_len")
-        _LOG.warning("rlvr OpenRLHF agent: %s (task %s)", detail, instance.task.id if instance.task else "?")
-        final = instance._final(Verdict.error(detail))
+        _LOG.warning("rlvr OpenRLHF agent: %s (task %s)", detail, run.task.id)
+        verdict = Verdict.error(detail)
     else:
-        state = _Rollout(tokens.prompt_ids, want_logprobs)
-        final = await _turns(instance, tokens, state, prompt, label, sampling_params, max_length, hf_tokenizer,
-                             llm_engine)
+        traj = await run.play(_EnginePolicy(llm_engine, hf_tokenizer, sampling_params), raise_policy_errors=True)
+        why = tokens.check_episode()
+        verdict = traj.verdict or Verdict.error("the environment ended the episode without a verdict")
+        if why is not None and verdict.status != "error":
+            verdict = Verdict.error(f"token alignment failed: {why}")
+    start = len(tokens.prompt_ids)
+    ranges = [(start + lo, start + hi) for lo, hi in tokens.spans]
+    logprobs = [0.0] * start + list(tokens.logprobs) if want_logprobs else None
+    truncated = bool(run.finish_reasons) and run.finish_reasons[-1] == "length"
+    return _output(prompt, label, images, verdict, [*tokens.prompt_ids, *tokens.completion_ids], ranges, logprobs,
+                   truncated)
+
+
+def _output(prompt: str, label: str, images: Any, verdict: Verdict, ids: list[int], ranges: list[tuple[int, int]],
+            logprobs: list[float] | None, truncated: bool) -> dict[str, Any]:
+    """OpenRLHF's executor output dict for one episode."""
     return {"prompt": prompt, "label": label, "images": images, "mm_train_inputs": None,
-            "reward": float(final["rewards"].item()), "scores": float(final["scores"].item()),
-            "observation_tokens": state.ids, "action_ranges": state.ranges, "rollout_log_probs": state.logprobs,
-            "truncated": state.truncated,
-            "extra_logs": {k: final["extra_logs"].get(k, 0.0) for k in EXTRA_LOG_KEYS}}
-
-
-async def _env_call(instance: Any, call: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-    """Await an environment call of the instance; an exception ends the episode with an `error` verdict."""
-    try:
-        return dict(await call)
-    except Exception as exc:  # the env (or a tool) raised mid-episode: a broken episode, never a crash of the batch
-        return dict(instance._final(Verdict.error(f"episode failed: {type(exc).__name__}: {exc}")))
-
-
-async def _turns(instance: Any, tokens: EpisodeTokens, state: _Rollout, prompt: str, label: str, sampling_params: Any,
-                 max_length: int, hf_tokenizer: Any, llm_engine: Any) -> dict[str, Any]:
-    """Alternate policy and environment until the episode ends or `max_length` ids are used; the final step."""
-    while True:
-        context = tokens.context_ids()
-        if context is None:  # step() ends a misaligned episode; kept as a guard
-            return dict(instance._final(Verdict.error(f"token alignment failed: {tokens.misaligned}")))
-        budget = max_length - len(context)
-        if budget <= 0:
-            return await _env_call(instance, instance.finish())
-        params = copy.deepcopy(sampling_params)
-        cap = getattr(sampling_params, "max_tokens", None)
-        params.max_tokens = budget if cap is None else min(cap, budget)
-        output = (await llm_engine.generate(list(context), params)).outputs[0]
-        ids = list(output.token_ids)
-        lps = _logprobs(output, ids) if state.logprobs is not None else None
-        state.add_action(ids, lps, output.finish_reason == "length")
-        step = await _env_call(instance, instance.step({
-            "observation_text": prompt, "action_text": hf_tokenizer.decode(ids, skip_special_tokens=True),
-            "action_ids": ids, "action_logprobs": lps, "label": label, "sampling_params": params}))
-        if step["done"]:
-            return dict(step)
-        state.add_feedback(step["environment_feedback_ids"])
+            **_verdict_output(verdict), "observation_tokens": ids, "action_ranges": ranges,
+            "rollout_log_probs": logprobs, "truncated": truncated}
 
 
 def _logprobs(output: Any, ids: list[int]) -> list[float]:
@@ -298,28 +294,6 @@ def _logprobs(output: Any, ids: list[int]) -> list[float]:
         item = entry.get(token) if isinstance(entry, Mapping) else None
         out.append(float(item.logprob) if item is not None else 0.0)
     return out + [0.0] * (len(ids) - len(out))
-
-
-class _Rollout:
-    """The growing observation ids, action ranges and logprobs of one episode."""
-
-    def __init__(self, prompt_ids: Sequence[int], want_logprobs: bool) -> None:
-        self.ids: list[int] = list(prompt_ids)
-        self.ranges: list[tuple[int, int]] = []
-        self.logprobs: list[float] | None = [0.0] * len(self.ids) if want_logprobs else None
-        self.truncated = False
-
-    def add_action(self, ids: list[int], logprobs: list[float] | None, truncated: bool) -> None:
-        self.ranges.append((len(self.ids), len(self.ids) + len(ids)))
-        self.ids += ids
-        if self.logprobs is not None:
-            self.logprobs += logprobs if logprobs is not None else [0.0] * len(ids)
-        self.truncated = truncated
-
-    def add_feedback(self, ids: Sequence[int]) -> None:
-        self.ids += list(ids)
-        if self.logprobs is not None:
-            self.logprobs += [0.0] * len(ids)
 
 
 def agent_classes(env_id: str, env_args: Mapping[str, Any] | None = None) -> tuple[type, type]:

@@ -186,6 +186,7 @@ class EpisodeTokens:
         prompt_ids: ids of the first prompt (length P); replaced by the ids the policy reports for
             its first turn, since those are what it conditioned on.
         completion_ids, loss_mask, logprobs: the interleaved episode completion (length T each).
+        spans: `(start, end)` in `completion_ids` of each model turn's sampled ids, in order.
         samples: one `TokenSample` per model turn (built when read).
         misaligned: why the episode layout is invalid for this episode, or None while it is valid.
     """
@@ -212,6 +213,7 @@ class EpisodeTokens:
         self.loss_mask: list[int] = []
         self.logprobs: list[float] = []
         self.misaligned: str | None = None
+        self.spans: list[tuple[int, int]] = []
         self._context: list[int] = list(self.prompt_ids)
         special = getattr(tokenizer, "all_special_ids", None)
         self._special: frozenset[int] = frozenset(special or ())
@@ -332,6 +334,7 @@ class EpisodeTokens:
                                    f"interleaved episode ({drift}); the server re-rendered and re-tokenised earlier "
                                    "turns")
         self._turns.append((record, ids, lps))
+        self.spans.append((len(self.completion_ids), len(self.completion_ids) + len(ids)))
         self._extend(ids, 1, lps if lps is not None else [0.0] * len(ids))
         self._has_logprobs = self._has_logprobs and lps is not None
         if self._owns_history:
