@@ -465,7 +465,8 @@ def _scalar_equal(g: str, p: str, cfg: MathConfig) -> str | None:
         if _rounded_match(gn.value, pn.value, pn.decimals, cfg):
             return f"numeric, rounded to {cfg.float_rounding} decimals"
         return None
-    ga, pa = (None, None) if _kinds_differ(g, p) else (to_sympy(g), to_sympy(p))
+    ga = None if _kinds_differ(g, p) else to_sympy(g)
+    pa = None if ga is None else to_sympy(p)  # an unparsed gold (prose) compares as text: no parse of the prediction
     if ga is not None and pa is not None:
         try:
             if sympy_equal(ga, pa, cfg) and _decimals_agree(g, p, cfg):

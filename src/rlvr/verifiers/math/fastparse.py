@@ -40,13 +40,14 @@ _FUNCTIONS: dict[str, Any] = {
 }
 _INVERSE: dict[str, Any] = {"\\sin": sympy.asin, "\\cos": sympy.acos, "\\tan": sympy.atan}
 _LOGS = frozenset({"\\ln", "\\log"})
-_COMMANDS = frozenset({"\\frac", "\\sqrt", "\\pi", "\\cdot", "\\lfloor", "\\rfloor", "\\lceil", "\\rceil",
-                       *_FUNCTIONS, *_LOGS})
+_COMMANDS = frozenset({"\\frac", "\\sqrt", "\\pi", "\\cdot", "\\div", "\\binom", "\\lfloor", "\\rfloor",
+                       "\\lceil", "\\rceil", *_FUNCTIONS, *_LOGS})
 _CALLABLE = frozenset({*_FUNCTIONS, *_LOGS})
 # What may follow a function's bare argument (`\sin x + 1`, `\sin x \cos x`, `\lfloor \log_2 n \rfloor`).
 _ARG_END = frozenset({"+", "-", ")", "}", "]", "\\rfloor", "\\rceil", *_CALLABLE})
 _MATRIX_RE = re.compile(r"\\begin\{([pb]matrix)\}(.*)\\end\{\1\}", re.DOTALL)
 _INFINITY_RE = re.compile(r"([-+]?)\s*\\infty")
+_BASE_TEN_RE = re.compile(r"\d{1,60}_\{10\}")
 _CLOSERS = frozenset({"\\rfloor", "\\rceil"})
 _MAX_LEN = 200
 _COMMAND_RE = re.compile(r"\\[a-zA-Z]+")
@@ -118,7 +119,7 @@ class _Parser:
             if tok[1] in ("*", "\\cdot"):
                 self.i += 1
                 factors.append(self.power())
-            elif tok[1] == "/":
+            elif tok[1] in ("/", "\\div"):
                 self.i += 1
                 den = self.power()
                 nxt = self.peek()
@@ -141,7 +142,8 @@ class _Parser:
         if tok is not None and tok[1] == "^":
             self.i += 1
             exp = self.exponent()
-            if (isinstance(exp, sympy.Integer) and abs(int(exp)) > _MAX_POWER_EXP) or exp.has(sympy.Pow):
+            towers = any(node.exp != -1 for node in exp.atoms(sympy.Pow))  # `10^{1/100}` is no tower
+            if (isinstance(exp, sympy.Integer) and abs(int(exp)) > _MAX_POWER_EXP) or towers:
                 raise _Bail  # huge or tower exponents (`10^{10^{10}}`): the grammar keeps them unevaluated
             nxt = self.peek()
             if nxt is not None and nxt[1] in ("^", "!"):
@@ -247,8 +249,15 @@ class _Parser:
             if depth == 0:
                 break
             j += 1
+        if j - self.i == 2 and letter not in "eE" and self.toks[self.i + 1][0] in ("num", "sym"):
+            self.i += 3  # `f(x)`, `n(2)`: the grammar's undefined function applied to one atom
+            arg = self.toks[self.i - 2][1]
+            value = sympy.Integer(int(arg)) if arg.isdigit() else None if "." in arg else self._symbol(arg)
+            if value is None:
+                raise _Bail
+            return sympy.Function(letter)(value)
         if j - self.i <= 2:
-            raise _Bail  # `f(x)`, `n(2)`: a function for the grammar
+            raise _Bail
         return self._symbol(letter)  # the parenthesis is the next factor: `n(n+1)^x` is n (n+1)^x
 
     def function(self, text: str) -> Any:
@@ -306,6 +315,11 @@ class _Parser:
             return sympy.pi
         if text in _CALLABLE:
             return self.function(text)
+        if text == "\\binom":
+            top, bottom = self.argument(), self.argument()
+            if not (isinstance(top, sympy.Integer) and isinstance(bottom, sympy.Integer) and 0 <= top <= 1000):
+                raise _Bail  # the grammar evaluates binomials; only small ones are evaluated here
+            return sympy.binomial(top, bottom)
         if text in ("\\lfloor", "\\lceil"):
             inner = self.expr()
             self.take("\\rfloor" if text == "\\lfloor" else "\\rceil")
@@ -358,7 +372,7 @@ def _items(inner: str) -> list[Any] | None:
     """Each top-level comma item parsed, or None when one is outside the subset (or empty)."""
     parts = split_top_level(inner, seps=",")
     out = [fast_parse(part) if part else None for part in parts]
-    return None if any(x is None for x in out) else out
+    return None if any(x is None or isinstance(x, sympy.FiniteSet) for x in out) else out
 
 
 def _structured(s: str) -> Any:
@@ -379,8 +393,6 @@ def _structured(s: str) -> Any:
         return None if items is None else sympy.FiniteSet(*items)
     if s[:1] in "([" and s[-1:] in ")]" and _one_group(s):
         return _bracketed(s)
-    if "\\" in s.replace("\\frac", "").replace("\\sqrt", "").replace("\\pi", "") or "(" in s or "[" in s:
-        return None  # a bare list with other commands or brackets: the grammar decides
     items = _items(s)
     return None if items is None or len(items) < 2 else sympy.FiniteSet(*items)
 
@@ -418,6 +430,21 @@ def _bracketed(s: str) -> Any:
     return sympy.Interval(lo, hi, s[0] == "(", s[-1] == ")")
 
 
+def _plus_minus(s: str) -> Any:
+    r"""`1 \pm \sqrt{19}`: the FiniteSet of both values, as the grammar builds it (one `\pm`, at the top level)."""
+    parts = s.split("\\pm")
+    if len(parts) != 2 or "\\mp" in s or any(ch in parts[1] for ch in "+-") or not _balanced_parts(parts):
+        return None
+    left, right = (fast_parse(part.strip()) for part in parts)
+    if left is None or right is None or not (isinstance(left, sympy.Expr) and isinstance(right, sympy.Expr)):
+        return None
+    return sympy.FiniteSet(sympy.Add(left, right), sympy.Add(left, _negative(right)))
+
+
+def _balanced_parts(parts: list[str]) -> bool:
+    return all(part.count("{") == part.count("}") and part.count("(") == part.count(")") for part in parts)
+
+
 def _one_group(s: str) -> bool:
     """True when the bracket opening `s` closes at its last character."""
     depth = 0
@@ -426,6 +453,31 @@ def _one_group(s: str) -> bool:
         if depth == 0 and i < len(s) - 1:
             return False
     return depth == 0
+
+
+_STRUCTURE_MARKS = (",", "<", ">", "\\cup", "\\{", "\\leq", "\\geq", "\\neq")
+_NOT_HERE = object()  # `_whole_forms`: the answer is not one of the whole-answer forms
+
+
+def _whole_forms(s: str) -> Any:
+    r"""Answers read as a whole (lists, relations, sets, `\pm`, base ten, infinity, matrices); else `_NOT_HERE`."""
+    if any(mark in s for mark in _STRUCTURE_MARKS):
+        try:
+            return _structured(s.strip())
+        except (TypeError, ValueError, ZeroDivisionError, RecursionError):  # sympy rejecting a construction
+            return None
+    if "\\pm" in s:
+        return _plus_minus(s)
+    if "_{10}" in s and _BASE_TEN_RE.fullmatch(s.strip()):
+        return sympy.Integer(int(s.strip()[:-5]))  # `1161_{10}`: base ten, as the grammar reads it
+    if "\\" in s:
+        infinity = _INFINITY_RE.fullmatch(s.strip())
+        if infinity is not None:
+            return -sympy.oo if infinity.group(1) == "-" else sympy.oo
+        matrix = _MATRIX_RE.fullmatch(s.strip())
+        if matrix is not None:
+            return _matrix(matrix.group(2))
+    return _NOT_HERE
 
 
 def fast_parse(s: str) -> Any:
@@ -439,18 +491,9 @@ def fast_parse(s: str) -> Any:
     """
     if not s or len(s) > _MAX_LEN or "|" in s or "=" in s:
         return None
-    if "," in s or "<" in s or ">" in s or "\\cup" in s or "\\{" in s or "\\leq" in s or "\\geq" in s or "\\neq" in s:
-        try:
-            return _structured(s.strip())
-        except (TypeError, ValueError, ZeroDivisionError, RecursionError):  # sympy rejecting a construction
-            return None
-    if "\\" in s:
-        infinity = _INFINITY_RE.fullmatch(s.strip())
-        if infinity is not None:
-            return -sympy.oo if infinity.group(1) == "-" else sympy.oo
-        matrix = _MATRIX_RE.fullmatch(s.strip())
-        if matrix is not None:
-            return _matrix(matrix.group(2))
+    whole = _whole_forms(s)
+    if whole is not _NOT_HERE:
+        return whole
     if _DIFFERENTIAL_RE.search(_COMMAND_RE.sub(" ", s)):
         return None  # `dx`, `da`: the grammar reads a differential
     try:
