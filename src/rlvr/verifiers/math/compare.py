@@ -153,6 +153,9 @@ def _equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | None:
     letter = _choice_letter(g)
     if letter is not None and letter != _HEDGED:
         return "choice" if _choice_letter(p, any_case=letter in "ABCDE") == letter else None
+    based = _base_equal(g, p)
+    if based is not None:
+        return "numeric (base)" if based else None
     clock = _clock_equal(g, p)
     if clock is not None:
         return clock if isinstance(clock, str) else None
@@ -182,6 +185,31 @@ def _choice_letter(s: str, *, any_case: bool = False) -> str | None:
     if any(other != m.group(1) for other in _OTHER_CHOICE_RE.findall(s[m.end():])):
         return _HEDGED  # "(B) (C)", "(A B C D)", "(B) or (D)": several choices are no choice
     return m.group(1)
+
+
+_BASED_RE = re.compile(r"^([0-9A-Za-z]{1,60})_\{?(\d{1,2})\}?$")
+
+
+def _based_value(s: str) -> int | None:
+    m = _BASED_RE.match(_canon(s))
+    if m is None or not 2 <= int(m.group(2)) <= 36:
+        return None
+    try:
+        return int(m.group(1), int(m.group(2)))
+    except ValueError:  # a digit the base does not have (`41121_3`)
+        return -1
+
+
+def _base_equal(g: str, p: str) -> bool | None:
+    """Two numbers both written with a base subscript compare by value (`101_2` is 5, not `101_3`); None otherwise.
+
+    One side without a subscript keeps the digit reading (`1202_7` vs `1202`, as the grammar reads them);
+    a digit the base does not have (`41121_3`) equals nothing.
+    """
+    gv, pv = _based_value(g), _based_value(p)
+    if gv is None or pv is None:
+        return None
+    return gv == pv and gv >= 0
 
 
 def _clock_equal(g: str, p: str) -> str | bool | None:

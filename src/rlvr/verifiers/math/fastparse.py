@@ -47,7 +47,7 @@ _CALLABLE = frozenset({*_FUNCTIONS, *_LOGS})
 _ARG_END = frozenset({"+", "-", ")", "}", "]", "\\rfloor", "\\rceil", *_CALLABLE})
 _MATRIX_RE = re.compile(r"\\begin\{([pb]matrix)\}(.*)\\end\{\1\}", re.DOTALL)
 _INFINITY_RE = re.compile(r"([-+]?)\s*\\infty")
-_BASE_TEN_RE = re.compile(r"\d{1,60}_\{10\}")
+_BASE_RE = re.compile(r"(\d{1,60})_(?:\d|\{\d{1,2}\})")  # a base subscript (`compare` reads its value)
 _CLOSERS = frozenset({"\\rfloor", "\\rceil"})
 _MAX_LEN = 200
 _COMMAND_RE = re.compile(r"\\[a-zA-Z]+")
@@ -468,8 +468,9 @@ def _whole_forms(s: str) -> Any:
             return None
     if "\\pm" in s:
         return _plus_minus(s)
-    if "_{10}" in s and _BASE_TEN_RE.fullmatch(s.strip()):
-        return sympy.Integer(int(s.strip()[:-5]))  # `1161_{10}`: base ten, as the grammar reads it
+    based = _BASE_RE.fullmatch(s.strip()) if "_" in s else None
+    if based is not None:
+        return sympy.Integer(int(based.group(1)))  # `1161_{10}`, `1202_7`: the digits, as the grammar reads them
     if "\\" in s:
         infinity = _INFINITY_RE.fullmatch(s.strip())
         if infinity is not None:

@@ -1,0 +1,27 @@
+r"""Numbers with a base subscript compare by value when both sides have one (`101_2` is 5, never `101_3`).
+
+The grammar reads `1202_7` as the digits 1202 whatever the base, so two different bases with the
+same digits compared equal. A side without a subscript keeps that digit reading (`1202_7` against
+`1202`: the model left the base out); a digit the base does not have (`41121_3`) equals nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _math_probe import Case, assert_case, params
+
+CASES = [
+    Case("same-digits-other-base", "101_2", r"\boxed{101_3}", "incorrect"),
+    Case("same-digits-base-ten", "1202_7", r"\boxed{1202_{10}}", "incorrect"),
+    Case("invalid-digit", "41121_3", r"\boxed{41121_3}", "correct"),  # written alike: string equality
+    Case("invalid-digit-other", "1112112_3", r"\boxed{41121_3}", "incorrect"),
+    Case("same-value-other-base", "101_2", r"\boxed{5_{10}}", "correct"),
+    Case("braced-base", "1202_7", r"\boxed{1202_{7}}", "correct"),
+    Case("base-left-out", "1202_7", r"\boxed{1202}", "correct"),
+    Case("other-digits", "1202_7", r"\boxed{1200_7}", "incorrect"),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_base_subscripts(case: Case) -> None:
+    assert_case(case)
