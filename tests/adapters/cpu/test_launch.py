@@ -25,6 +25,7 @@ def test_cpu_environment_keeps_ray_on_loopback_with_a_private_token(tmp_path: Pa
     assert env[CPU_MODE_ENV] == "verl"
     assert env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"  # Ray then takes 127.0.0.1 as the node address
     assert env["RAY_AUTH_MODE"] == "token"
+    assert env["RAY_worker_niceness"] == "0"  # Ray's default 15 starves the run's own workers
     token = Path(env["RAY_AUTH_TOKEN_PATH"])
     assert token.parent == tmp_path / "ray" and len(token.read_text()) == 64
     assert stat.S_IMODE(token.stat().st_mode) == 0o600
