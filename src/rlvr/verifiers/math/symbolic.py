@@ -129,7 +129,13 @@ def _canonical_intervals(x: Any) -> list[Any] | None:
 
     That form is unique, so two such sets are equal exactly when their pieces are.
     """
-    pieces = list(x.args) if isinstance(x, sympy.Union) else [x]
+    pieces, stack = [], [x]
+    while stack:  # unevaluated unions nest (`Union(Union(a, b), c)`, as the grammar builds them)
+        node = stack.pop()
+        if isinstance(node, sympy.Union):
+            stack.extend(node.args)
+        else:
+            pieces.append(node)
     if not all(isinstance(p, sympy.Interval) and p.start.is_number and p.end.is_number for p in pieces):
         return None
     merged = sympy.Union(*pieces)
