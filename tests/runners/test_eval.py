@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Trajectory
 from rlvr.runners.cli import app
-from rlvr.runners.eval import pass_at_k, read_trajectories, score_file
+from rlvr.runners.eval import EvalConfig, pass_at_k, read_trajectories, score_file
 
 runner = CliRunner()
 ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "isolation=inline"]
@@ -82,7 +82,7 @@ def test_eval_resumes_and_refuses_other_configuration(tmp_path: Path) -> None:
     pairs = [(t.task_id, t.info["sample"]) for t in rows]
     assert len(pairs) == 12 and len(set(pairs)) == 12
     result = runner.invoke(app, ["eval", *ENV, "--policy", "noop", "-n", "3", "-o", str(out)])
-    assert result.exit_code == 2 and "another configuration (changed: policy)" in result.output
+    assert result.exit_code == 2 and "another configuration (changed: policy: 'oracle' → 'noop')" in result.output
     result = runner.invoke(app, ["eval", *ENV, "--policy", "noop", "-n", "1", "-o", str(out), "--overwrite"])
     assert result.exit_code == 0 and len(_rows(out)) == 4
 
@@ -95,3 +95,32 @@ def test_eval_option_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "give --model" in result.output
     result = runner.invoke(app, ["eval", *ENV, "--policy", "oracle", "--layout", "flat", "-o", out])
     assert result.exit_code == 2 and "--layout must be" in result.output
+
+
+def test_eval_config_names_the_bad_field_and_refuses_unknown_ones(tmp_path: Path) -> None:
+    base = {"env": "math/reasoning-gym-v1", "output": tmp_path / "out.jsonl", "policy": "oracle"}
+    with pytest.raises(ConfigError, match=r"^n: Input should be greater than or equal to 1$"):
+        EvalConfig.build(**base, n=0)
+    with pytest.raises(ConfigError, match=r"^samples: Extra inputs are not permitted$"):
+        EvalConfig.build(**base, samples=3)
+    with pytest.raises(ConfigError, match=r"top_p must be in \(0, 1\]"):
+        EvalConfig.build(**base, top_p=0.0)
+    with pytest.raises(ConfigError, match="-k 3 is larger than -n 2"):
+        EvalConfig.build(**base, n=2, k=3)
+    config = EvalConfig.build(**base)
+    with pytest.raises(ValueError, match="frozen"):
+        config.n = 5  # type: ignore[misc]
+
+
+def test_eval_config_records_what_earlier_runs_recorded(tmp_path: Path) -> None:
+    """Outputs written before the config model existed keep resuming: the record has the same fields."""
+    served = EvalConfig.build(env="math/gsm8k-v1", env_args={"size": 2}, output=tmp_path / "o.jsonl", model="m",
+                              base_url="http://127.0.0.1:8000/v1", temperature=0.5, seed=3, layout="turn")
+    assert served.record() == {
+        "env": "math/gsm8k-v1", "env_args": {"size": 2}, "policy": None, "model": "m",
+        "base_url": "http://127.0.0.1:8000/v1", "model_engine": None, "token_in": False,
+        "sampling": {"max_tokens": 512, "temperature": 0.5, "top_p": 1.0, "seed": 3}, "layout": "turn", "seed": 3}
+    scripted = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", policy="oracle")
+    assert scripted.record()["sampling"] is None and scripted.record()["model_engine"] is None
+    local = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model="smollm2", model_engine="vllm")
+    assert local.record()["model_engine"] == "vllm"

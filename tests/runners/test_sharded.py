@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from rlvr.core.errors import ConfigError
 from rlvr.environments.math import make_easy_arithmetic
 from rlvr.runners.cli import app
-from rlvr.runners.engine import BatchResult, LocalEngine, failed_rows, make_engine
+from rlvr.runners.engine import BatchResult, LocalEngine, engine_class, failed_rows, make_engine
 from rlvr.runners.rowio import JsonlSource, ParquetSource, open_source
-from rlvr.runners.sharded import verify_sharded
+from rlvr.runners.sharded import uses_shards, verify_sharded
 from rlvr.runners.shards import RowSet, ShardStore, shards_dir
 from rlvr.runners.verify import meta_path, sample_rows, verify_file
 from rlvr.verifiers.math import MathVerifier
@@ -191,3 +191,13 @@ def test_cli_engine_options(tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     assert "matches expected" in ok.output
     assert pq.read_table(tmp_path / "o.parquet").num_rows == 3 * 4 + 2
+
+
+def test_only_out_of_order_engines_and_other_formats_take_the_sharded_path(tmp_path: Path) -> None:
+    inp = _input(tmp_path / "in.jsonl", 1)
+    assert engine_class("local").in_order and not engine_class("ray").in_order  # no Ray needed to ask
+    assert not uses_shards("local", inp, tmp_path / "out.jsonl")
+    assert uses_shards("ray", inp, tmp_path / "out.jsonl")
+    assert uses_shards("local", inp, tmp_path / "out.parquet")
+    with pytest.raises(ConfigError, match="unknown engine 'spark'"):
+        uses_shards("spark", inp, tmp_path / "out.jsonl")

@@ -16,10 +16,11 @@ import pytest
 from guess_env import GuessEnv
 from typer.testing import CliRunner
 
+from rlvr.core.errors import ConfigError
 from rlvr.environments.registry import make, registry
 from rlvr.runners.cli import app
 from rlvr.runners.eval import pass_at_k
-from rlvr.runners.synth import parse_band
+from rlvr.runners.synth import SynthConfig, parse_band
 
 runner = CliRunner()
 ARGS = {"task": "basic_arithmetic", "size": 6, "isolation": "inline"}
@@ -305,3 +306,15 @@ def test_bad_options_exit_2(tmp_path: Path) -> None:
                                 "--overwrite"])
     assert first.exit_code == 0, first.output
     assert math.isclose(json.loads((tmp_path / "c" / "report.json").read_text())["pass_at"]["1"]["value"], 1.0)
+
+
+def test_synth_config_records_what_earlier_runs_recorded(tmp_path: Path) -> None:
+    """Folders written before the config model existed keep resuming; band, keep and dedup are not recorded."""
+    config = SynthConfig.build(env="math/gsm8k-v1", env_args={"size": 2}, output=tmp_path, n=4, model="smollm2",
+                               band=(0.2, 0.8), keep="all", dedup=True, temperature=0.7)
+    assert config.record() == {
+        "command": "synth", "env": "math/gsm8k-v1", "env_args": {"size": 2}, "policy": None, "model": "smollm2",
+        "base_url": None, "model_engine": "transformers",
+        "sampling": {"max_tokens": 512, "temperature": 0.7, "top_p": 1.0, "seed": 0}, "seed": 0}
+    with pytest.raises(ConfigError, match="--keep must be one of correct, all"):
+        SynthConfig.build(env="math/gsm8k-v1", output=tmp_path, n=1, keep="best")

@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rlvr.core.errors import ConfigError, RlvrError
+from rlvr.core.types import STATUSES
 from rlvr.runners.args import parse_env_args
 
 __all__ = ["app", "main"]
@@ -179,9 +180,9 @@ def verify(
     from rlvr.runners.verify import count_rows, verify_file
     from rlvr.verifiers.registry import get_verifier
 
-    sharded = uses_shards(engine, input, output)
     try:
         _check_engine(engine, ray_address)
+        sharded = uses_shards(engine, input, output)
         if not sharded and not input.is_file():
             raise ConfigError(f"input file {str(input)!r} does not exist")
         scorer = get_verifier(verifier, **parse_env_args(verifier_arg))
@@ -225,7 +226,7 @@ def verify(
     hint = stats.key_hint(response_key, reference_key)
     if hint:
         err_console.print(f"[yellow]hint:[/yellow] {escape(hint)}", highlight=False, soft_wrap=True)
-    total_rows, errors = sum(stats.statuses.values()), stats.statuses.get("error", 0)  # bad rows count as error
+    total_rows, errors = stats.total, stats.statuses.get("error", 0)  # bad rows count as error
     if not hint and total_rows > stats.bad_rows and errors == total_rows:
         _warn(f"every verified row is `error` (the grader failed, not the responses): read `verdict.detail` in "
               f"{output}; is --verifier {verifier!r} the right one for these references, with its extra installed?")
@@ -258,9 +259,9 @@ def _print_stats(stats: Any, output: Path) -> None:
     table = Table(title=f"rlvr verify → {output}")
     table.add_column("status")
     table.add_column("rows", justify="right")
-    for status in ("correct", "incorrect", "no_answer", "timeout", "error"):
+    for status in STATUSES:
         table.add_row(status, str(stats.statuses.get(status, 0)))
-    table.add_row("total", str(sum(stats.statuses.values())), end_section=True)
+    table.add_row("total", str(stats.total), end_section=True)
     table.add_row("of which bad rows", str(stats.bad_rows))
     accuracy = "n/a" if stats.accuracy is None else f"{stats.accuracy:.1%}"
     table.add_row("accuracy (correct / scored)", accuracy)
@@ -520,18 +521,18 @@ def eval_(
     overwrite: Annotated[bool, typer.Option(help="Discard an existing output instead of resuming it.")] = False,
 ) -> None:
     """Roll a policy through an environment and report pass@k (help text: `_EVAL_HELP`)."""
-    from rlvr.runners.eval import run_eval
+    from rlvr.runners.eval import EvalConfig, run_eval
 
     if policy is not None and (model is not None or base_url is not None):
         _warn(f"--policy {policy} is a scripted policy: --model and --base-url are ignored")
     try:
-        run_eval(
+        config = EvalConfig.build(
             env=env, env_args=parse_env_args(env_arg), output=output, model=model, base_url=base_url, policy=policy,
             n=n, k=k, limit=limit, concurrency=concurrency, max_tokens=max_tokens, temperature=temperature,
             top_p=top_p, seed=seed, layout=layout, model_engine=model_engine, tokenizer=tokenizer,
-            token_in=token_in, overwrite=overwrite, console=console, err_console=err_console, engine=engine,
-            ray_address=ray_address, workers=workers,
+            token_in=token_in, overwrite=overwrite, engine=engine, ray_address=ray_address, workers=workers,
         )
+        run_eval(config, console=console, err_console=err_console)
     except RlvrError as exc:
         raise _fail(exc) from exc
     except KeyboardInterrupt:

@@ -77,21 +77,20 @@ def synth(
 ) -> None:
     """Synthetic SFT rows and pass-rate-banded RL tasks from an environment (help text: `_SYNTH_HELP`)."""
     from rlvr.runners.eval import _Progress
-    from rlvr.runners.synth import parse_band, run_synth
+    from rlvr.runners.synth import SynthConfig, parse_band, run_synth
 
     if policy is not None and (model is not None or base_url is not None):
         _warn(f"--policy {policy} is a scripted policy: --model and --base-url are ignored")
     try:
         _check_engine(engine, ray_address)
-        bounds = parse_band(band)
+        config = SynthConfig.build(
+            env=env, env_args=parse_env_args(env_arg), output=output, n=n, model=model, base_url=base_url,
+            policy=policy, band=parse_band(band), keep=keep, dedup=dedup, limit=limit, concurrency=concurrency,
+            max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, model_engine=model_engine,
+            tokenizer=tokenizer, engine=engine, ray_address=ray_address, workers=workers, overwrite=overwrite,
+        )
         with _Progress(err_console) as bar:
-            result = run_synth(
-                env=env, env_args=parse_env_args(env_arg), output=output, n=n, model=model, base_url=base_url,
-                policy=policy, band=bounds, keep=keep, dedup=dedup, limit=limit, concurrency=concurrency,
-                sampling={"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p, "seed": seed},
-                model_engine=model_engine, tokenizer=tokenizer, engine=engine, ray_address=ray_address,
-                workers=workers, overwrite=overwrite, progress=bar,
-            )
+            result = run_synth(config, progress=bar)
     except (RlvrError, OSError) as exc:
         raise _fail(exc) from exc
     except KeyboardInterrupt:

@@ -10,30 +10,29 @@ Guarantees:
   missing samples. The run configuration (environment and its arguments, policy, sampling, token
   layout) is recorded in `OUTPUT.meta.json`; a rerun with another configuration is refused unless
   `overwrite`.
-- Scores cover the whole output file (resumed rows included).
+- Scores cover the whole output file (resumed rows included); they are counted by
+  `rlvr.core.metrics` (pass@k: the unbiased estimator of Chen et al. 2021; samples whose grader
+  broke, status 'error', are not scored and left out of n; a task with fewer than k scored samples
+  is left out of pass@k). Resuming is `rlvr.runners.resumable`, as for `rlvr verify`.
 
-pass@k is the unbiased estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained on
-Code", eq. 1): per task with n scored samples of which c are correct,
-`1 - C(n-c, k) / C(n, k)`, computed as the product `1 - prod_{i=n-c+1..n} (1 - k/i)` (their
-numerically stable form), averaged over tasks. Samples whose grader broke (status 'error') are
-not scored and left out of n; a task with fewer than k scored samples is left out of pass@k.
+The options of a run are one frozen `EvalConfig` (the CLI builds it); `run_eval(config)` runs it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
-import os
-from collections import Counter, defaultdict
+import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rlvr.adapters.tokens import Layout
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.core.types import Trajectory
+from rlvr.core.metrics import VerdictStats, pass_at_k
+from rlvr.core.types import STATUSES, Trajectory
 from rlvr.environments.base import Environment
 from rlvr.runners.models import resolve_model
 from rlvr.runners.policies import (
@@ -44,98 +43,52 @@ from rlvr.runners.policies import (
     VLLMPolicy,
     scripted_policy,
 )
+from rlvr.runners.resumable import ResumableOutput, complete_lines
 from rlvr.runners.rollout import clone_factory, rollout
-from rlvr.runners.verify import meta_path
 
-__all__ = ["EvalStats", "build_policy", "evaluate", "pass_at_k", "read_trajectories", "score_file"]
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k of one task: n samples, c correct (Chen et al. 2021, eq. 1, product form).
-
-    Raises:
-        ConfigError: unless 0 <= c <= n and 1 <= k <= n.
-
-    Example:
-        >>> pass_at_k(10, 3, 1)
-        0.3
-        >>> round(pass_at_k(10, 3, 5), 4)
-        0.9167
-    """
-    if not (0 <= c <= n and 1 <= k <= n):
-        raise ConfigError(f"pass_at_k needs 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+__all__ = ["EvalConfig", "EvalStats", "RolloutConfig", "build_policy", "evaluate", "pass_at_k", "read_trajectories",
+           "run_eval", "score_file", "verified_env"]
 
 
 @dataclass
-class EvalStats:
-    """Scores over an output file.
+class EvalStats(VerdictStats):
+    """Scores over an output file: `VerdictStats` per trajectory (by task), plus what only eval knows.
 
     Attributes:
-        statuses: verdict status -> trajectories.
         errors: trajectories whose episode broke (policy/environment/tokens; `error` set).
-        rewards: the rewards of scored trajectories (verdict reward not None).
-        per_task: task id -> (scored samples, correct samples).
         resumed: trajectories found in the output at start.
         written: trajectories written by this run.
     """
 
-    statuses: Counter[str] = field(default_factory=Counter)
     errors: int = 0
-    rewards: list[float] = field(default_factory=list)
-    per_task: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     resumed: int = 0
     written: int = 0
 
     def add(self, traj: Trajectory) -> None:
-        """Count one trajectory."""
-        status = traj.verdict.status if traj.verdict is not None else "error"
-        self.statuses[status] += 1
+        """Count one trajectory (a missing verdict counts as `error`)."""
+        verdict = traj.verdict
+        self.count(verdict.status if verdict is not None else "error", verdict.reward if verdict is not None else None,
+                   traj.task_id)
         self.errors += traj.error is not None
-        reward = traj.verdict.reward if traj.verdict is not None else None
-        if reward is not None:
-            self.rewards.append(reward)
-            counts = self.per_task[traj.task_id]
-            counts[0] += 1
-            counts[1] += status == "correct"
-
-    @property
-    def mean_reward(self) -> float | None:
-        """Mean reward over scored trajectories, or None."""
-        return sum(self.rewards) / len(self.rewards) if self.rewards else None
-
-    def pass_at(self, k: int) -> tuple[float | None, int]:
-        """(mean pass@k over tasks with >= k scored samples, number of such tasks)."""
-        values = [pass_at_k(n, c, k) for n, c in self.per_task.values() if n >= k]
-        return (sum(values) / len(values) if values else None), len(values)
 
 
 def read_trajectories(path: Path, *, repair: bool = False) -> Iterator[Trajectory]:
-    """Trajectories of an eval output; with `repair`, a torn last line is cut off the file first.
+    """Trajectories of an eval output; with `repair`, a torn last line is cut off the file (after reading).
 
     Raises:
         DataError: a complete line is not a trajectory (names the line).
     """
-    if repair:
-        _cut_torn_tail(path)
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                yield Trajectory.model_validate_json(line)
-            except ValueError as exc:
-                raise DataError(f"{path}:{lineno}: not a trajectory row ({str(exc).splitlines()[0]}); "
-                                "pass --overwrite to start over") from exc
+    for lineno, raw in complete_lines(path, repair=repair):
+        if raw.strip():
+            yield _parse(path, lineno, raw)
 
 
-def _cut_torn_tail(path: Path) -> None:
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with path.open("r+b") as f:
-            f.truncate(data.rfind(b"\n") + 1)
+def _parse(path: Path, lineno: int, raw: bytes) -> Trajectory:
+    try:
+        return Trajectory.model_validate_json(raw)
+    except ValueError as exc:
+        raise DataError(f"{path}:{lineno}: not a trajectory row ({str(exc).splitlines()[0]}); "
+                        "pass --overwrite to start over") from exc
 
 
 def score_file(path: Path) -> EvalStats:
@@ -151,40 +104,27 @@ def _row(traj: Trajectory) -> str:
     return traj.model_dump_json(exclude_defaults=True) + "\n"
 
 
-def _prepare(output: Path, config: dict[str, Any], overwrite: bool) -> tuple[set[tuple[str, int]], EvalStats]:
-    meta = meta_path(output)
-    if overwrite:
-        output.unlink(missing_ok=True)
-        meta.unlink(missing_ok=True)
+def _prepare(output: Path, config: dict[str, Any], overwrite: bool
+             ) -> tuple[set[tuple[str, int]], EvalStats, ResumableOutput[tuple[str, int]]]:
+    """Resume `output`: the (task id, sample) pairs done and their stats; broken episodes are dropped to run again."""
+    resumable = ResumableOutput[tuple[str, int]](output, config)
+    resumable.prepare(overwrite)
     stats = EvalStats()
-    done: set[tuple[str, int]] = set()
-    if output.exists() and output.stat().st_size:
-        if meta.is_file():
-            old = json.loads(meta.read_text(encoding="utf-8"))
-            changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
-            if changed:
-                raise ConfigError(f"{output} was written with another configuration (changed: {', '.join(changed)}); "
-                                  "rerun with the same options to resume, or pass --overwrite to start over")
-        kept: list[Trajectory] = []
-        dropped = 0
-        for traj in read_trajectories(output, repair=True):
-            key = (traj.task_id, int(traj.info.get("sample", 0)))
-            if traj.error is not None or key in done:  # a broken episode (server down, ...) is run again
-                dropped += 1
-                continue
-            done.add(key)
-            kept.append(traj)
-            stats.add(traj)
-        if dropped:
-            tmp_out = output.with_name(output.name + ".tmp")
-            tmp_out.write_text("".join(_row(t) for t in kept), encoding="utf-8")
-            os.replace(tmp_out, output)
-        stats.resumed = len(done)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = meta.with_name(meta.name + ".tmp")
-    tmp.write_text(json.dumps(config, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, meta)
-    return done, stats
+    seen: set[tuple[str, int]] = set()
+
+    def read(lineno: int, raw: bytes) -> tuple[str, int] | None:
+        traj = _parse(output, lineno, raw)
+        key = (traj.task_id, int(traj.info.get("sample", 0)))
+        if traj.error is not None or key in seen:  # a broken episode (server down, ...) is run again
+            return None
+        seen.add(key)
+        stats.add(traj)
+        return key
+
+    done = resumable.resume(read)
+    resumable.check_and_record()
+    stats.resumed = len(done)
+    return done, stats, resumable
 
 
 def evaluate(
@@ -227,14 +167,13 @@ def evaluate(
     if limit is not None and limit < 1:
         raise ConfigError(f"limit must be >= 1, got {limit}")
     tasks = list(env.tasks[:limit] if limit is not None else env.tasks)
-    done, stats = _prepare(output, config, overwrite)
+    done, stats, resumable = _prepare(output, config, overwrite)
     if on_start is not None:
         on_start(sum(1 for t in tasks for k in range(n) if (t.id, k) not in done))
-    with output.open("a", encoding="utf-8") as f:
+    with resumable.append() as out:
 
         def write(traj: Trajectory) -> None:
-            f.write(_row(traj))
-            f.flush()
+            out.write(_row(traj))
             stats.add(traj)
             stats.written += 1
             if on_progress is not None:
@@ -242,7 +181,6 @@ def evaluate(
 
         asyncio.run(rollout(clone_factory(env), policy, tasks, n=n, concurrency=concurrency, layout=layout,
                             seed=seed, skip=done, on_trajectory=write))
-        os.fsync(f.fileno())
     return stats
 
 
@@ -288,73 +226,153 @@ def build_policy(
     raise ConfigError(f"--model-engine must be 'transformers' or 'vllm', got {engine!r}")
 
 
-def run_eval(
-    *,
-    env: str,
-    env_args: dict[str, Any],
-    output: Path,
-    model: str | None,
-    base_url: str | None,
-    policy: str | None,
-    n: int,
-    k: int,
-    limit: int | None,
-    concurrency: int,
-    max_tokens: int,
-    temperature: float,
-    top_p: float,
-    seed: int,
-    layout: str,
-    model_engine: str,
-    tokenizer: str | None,
-    token_in: bool,
-    overwrite: bool,
-    console: Any,
-    err_console: Any,
-    engine: str = "local",
-    ray_address: str | None = None,
-    workers: int | None = None,
-) -> EvalStats:
-    """The `rlvr eval` command: build env and policy, run `evaluate` with a progress bar, print the report.
+LAYOUTS = ("auto", "episode", "turn", "none")
+"""`--layout` values: a token layout of `rlvr.adapters.tokens`, or `none` (no token fields)."""
 
-    Verification runs where `engine` says, exactly as for `rlvr verify`: `local` (this machine's
-    verifier worker processes, `workers` of them) or `ray` (Ray actors on the cluster at
-    `ray_address`; see `rlvr.runners.engine`). Generation runs where the policy is: a server
-    (`base_url`) or a local model (`model_engine` transformers or vllm).
+
+_Config = TypeVar("_Config", bound="RolloutConfig")
+
+
+class RolloutConfig(BaseModel):
+    """The options `rlvr eval` and `rlvr synth` share: environment, output, policy, sampling, verification engine.
+
+    Frozen, and unknown fields are refused, so a typo fails loudly. Build one with `build` to get a
+    `ConfigError` that names the bad field.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # -- environment and output
+    env: str = Field(description="Environment id, e.g. math/gsm8k-v1.")
+    env_args: dict[str, Any] = Field(default_factory=dict, description="Environment factory keyword arguments.")
+    output: Path = Field(description="Where the trajectories go (eval: the JSONL; synth: the folder); resumed.")
+    limit: int | None = Field(default=None, ge=1, description="Use only the first LIMIT tasks (None: all).")
+    overwrite: bool = Field(default=False, description="Discard an existing output instead of resuming it.")
+    # -- policy
+    policy: str | None = Field(default=None, description="Scripted policy (oracle, noop, script:PATH); wins.")
+    model: str | None = Field(default=None, description="Served model name (with base_url) or local model.")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.")
+    model_engine: str = Field(default="transformers", description="Local model engine: transformers or vllm.")
+    tokenizer: str | None = Field(default=None, description="Tokenizer of a served model (token fields, counts).")
+    # -- sampling
+    n: int = Field(default=1, ge=1, description="Samples per task.")
+    concurrency: int = Field(default=32, ge=1, description="Episodes in flight at once.")
+    max_tokens: int = Field(default=512, description="Most tokens per model turn.")
+    temperature: float = Field(default=1.0, description="Sampling temperature (0 = greedy).")
+    top_p: float = Field(default=1.0, description="Nucleus sampling mass, in (0, 1].")
+    seed: int = Field(default=0, description="Base seed: sample j resets the environment with seed + j.")
+    # -- verification
+    engine: str = Field(default="local", description="Where verification runs: local or ray (`rlvr.runners.engine`).")
+    ray_address: str | None = Field(default=None, description="With engine ray: auto, HOST:PORT, or None.")
+    workers: int | None = Field(default=None, ge=1, description="Verifier workers (local) or Ray actors (ray).")
+
+    @model_validator(mode="after")
+    def _sampling_is_valid(self) -> RolloutConfig:
+        self.sampling()  # raises for a bad max_tokens, temperature or top_p
+        return self
+
+    @classmethod
+    def build(cls: type[_Config], **options: Any) -> _Config:
+        """`cls(**options)`, a bad value raised as `ConfigError` naming the field and the fix.
+
+        Raises:
+            ConfigError: a missing, unknown or invalid field, or inconsistent fields (eval: k > n).
+        """
+        try:
+            return cls(**options)
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                where = ".".join(str(part) for part in error["loc"])
+                message = str(error["msg"]).removeprefix("Value error, ")
+                problems.append(f"{where}: {message}" if where else message)
+            raise ConfigError("; ".join(problems)) from None
+
+    def sampling(self) -> Sampling:
+        """The policies' `Sampling` (its checks: max_tokens >= 1, temperature >= 0, 0 < top_p <= 1)."""
+        return Sampling(max_tokens=self.max_tokens, temperature=self.temperature, top_p=self.top_p, seed=self.seed)
+
+    def policy_record(self) -> dict[str, Any]:
+        """The part of the run record the policy and sampling make up (scripted policies do not sample)."""
+        local_model = self.policy is None and self.base_url is None
+        return {"env": self.env, "env_args": self.env_args, "policy": self.policy, "model": self.model,
+                "base_url": self.base_url, "model_engine": self.model_engine if local_model else None,
+                "sampling": None if self.policy is not None else vars(self.sampling()), "seed": self.seed}
+
+    def build_policy(self, *, token_in: bool = False) -> Policy:
+        """The policy these options describe (`build_policy`)."""
+        return build_policy(policy=self.policy, model=self.model, base_url=self.base_url, engine=self.model_engine,
+                            tokenizer=self.tokenizer, token_in=token_in, sampling=self.sampling())
+
+
+class EvalConfig(RolloutConfig):
+    """One `rlvr eval` run (the CLI builds it from its options; `run_eval` runs it): `RolloutConfig` plus these."""
+
+    k: int = Field(default=1, ge=1, description="k of pass@k (<= n).")
+    layout: str = Field(default="auto", description="Token layout of the trajectories: auto, episode, turn or none.")
+    token_in: bool = Field(default=False, description="With base_url: send prompts as token ids.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EvalConfig:
+        if self.k > self.n:
+            raise ValueError(f"-k {self.k} is larger than -n {self.n}; pass@k needs at least k samples per task "
+                             "(raise -n)")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"--layout must be {', '.join(LAYOUTS[:-1])} or {LAYOUTS[-1]}, got {self.layout!r}")
+        return self
+
+    def record(self) -> dict[str, Any]:
+        """What the trajectories depend on, recorded in `OUTPUT.meta.json` and compared on resume."""
+        return {**self.policy_record(), "token_in": self.token_in, "layout": self.layout}
+
+
+@contextlib.contextmanager
+def verified_env(env: str, env_args: dict[str, Any], engine: str = "local", workers: int | None = None,
+                 address: str | None = None) -> Iterator[Environment]:
+    """`rlvr.make(env, **env_args)` whose verifier scores on `engine` (`make_engine(...).as_verifier()`).
+
+    The local engine's verifier is the environment's own; Ray's scores on the cluster's actors.
+    Episode clones share the environment's verifier. The environment and the engine are closed on exit.
 
     Raises:
-        ConfigError: bad options (k > n, unknown layout, no policy or model, unknown engine, ...).
+        ConfigError: unknown environment, engine, or an address without `engine="ray"`.
         MissingExtraError: `engine="ray"` without Ray installed.
         BackendError: the Ray cluster cannot be reached.
     """
     from rlvr.environments.registry import make
     from rlvr.runners.engine import make_engine
 
-    if k > n:
-        raise ConfigError(f"-k {k} is larger than -n {n}; pass@k needs at least k samples per task (raise -n)")
-    if layout not in ("auto", "episode", "turn", "none"):
-        raise ConfigError(f"--layout must be auto, episode, turn or none, got {layout!r}")
-    sampling = Sampling(max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed)
-    config = {"env": env, "env_args": env_args, "policy": policy, "model": model, "base_url": base_url,
-              "model_engine": model_engine if policy is None and base_url is None else None, "token_in": token_in,
-              "sampling": None if policy is not None else vars(sampling), "layout": layout, "seed": seed}
     environment = make(env, **env_args)
-    scorer = None
     try:
-        if engine != "local" or workers is not None or ray_address is not None:
-            scorer = make_engine(engine, environment.verifier, workers, ray_address)
-            environment.verifier = scorer.as_verifier()  # episode clones share the env's verifier
-        chosen = build_policy(policy=policy, model=model, base_url=base_url, engine=model_engine,
-                              tokenizer=tokenizer, token_in=token_in, sampling=sampling)
-        with _Progress(err_console) as bar:
-            stats = evaluate(environment, chosen, output, config=config, n=n, limit=limit, concurrency=concurrency,
-                             layout=None if layout == "none" else layout,  # type: ignore[arg-type]
-                             seed=seed, overwrite=overwrite, on_start=bar.start, on_progress=bar.advance)
+        with make_engine(engine, environment.verifier, workers, address) as scorer:
+            environment.verifier = scorer.as_verifier()
+            yield environment
     finally:
         environment.close()
-        if scorer is not None:
-            scorer.close()
-    console.print(report_table(stats, k=k, title=f"rlvr eval {env} → {output}"))
+
+
+def run_eval(config: EvalConfig, *, console: Any, err_console: Any) -> EvalStats:
+    """The `rlvr eval` command: build env and policy, run `evaluate` with a progress bar, print the report.
+
+    Verification runs where `config.engine` says, exactly as for `rlvr verify`: `local` (this
+    machine's verifier worker processes) or `ray` (Ray actors on the cluster at `ray_address`; see
+    `rlvr.runners.engine`). Generation runs where the policy is: a server (`base_url`) or a local
+    model (`model_engine` transformers or vllm).
+
+    Raises:
+        ConfigError: bad options (no policy or model, unknown engine, a resume with another configuration, ...).
+        MissingExtraError: `engine="ray"` without Ray installed.
+        BackendError: the Ray cluster cannot be reached.
+    """
+    with verified_env(config.env, config.env_args, config.engine, config.workers, config.ray_address) as environment:
+        chosen = config.build_policy(token_in=config.token_in)
+        layout = None if config.layout == "none" else cast(Layout, config.layout)  # one of LAYOUTS
+        with _Progress(err_console) as bar:
+            stats = evaluate(environment, chosen, config.output, config=config.record(), n=config.n,
+                             limit=config.limit, concurrency=config.concurrency, layout=layout,
+                             seed=config.seed, overwrite=config.overwrite, on_start=bar.start,
+                             on_progress=bar.advance)
+    console.print(report_table(stats, k=config.k, title=f"rlvr eval {config.env} → {config.output}"))
     return stats
 
 
@@ -394,9 +412,9 @@ def report_table(stats: EvalStats, *, k: int, title: str) -> Any:
         table.add_row(f"pass@{kk}", "n/a" if value is None else f"{value:.3f}  ({tasks} tasks)")
     mean = stats.mean_reward
     table.add_row("mean reward", "n/a" if mean is None else f"{mean:.3f}", end_section=True)
-    for status in ("correct", "incorrect", "no_answer", "timeout", "error"):
+    for status in STATUSES:
         table.add_row(status, str(stats.statuses.get(status, 0)))
-    table.add_row("total", str(sum(stats.statuses.values())), end_section=True)
+    table.add_row("total", str(stats.total), end_section=True)
     table.add_row("of which episode errors", str(stats.errors))
     table.add_row("resumed / written now", f"{stats.resumed} / {stats.written}")
     return table

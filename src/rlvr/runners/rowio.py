@@ -12,15 +12,23 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.runners.verify import VerifyStats, count_rows
 
-__all__ = ["DatasetSource", "JsonlSource", "ParquetSource", "RowSource", "infer_schema", "is_parquet", "open_source",
-           "verdict_type", "write_parquet"]
+if TYPE_CHECKING:  # `rlvr.runners.verify` reads its JSONL input through this module
+    from rlvr.runners.verify import VerifyStats
+
+__all__ = ["DatasetSource", "JsonlSource", "ParquetSource", "RowSource", "count_rows", "infer_schema", "is_parquet",
+           "open_source", "verdict_type", "write_parquet"]
 
 _CHUNK = 1024
+
+
+def count_rows(path: Path) -> int:
+    """Number of non-blank lines in `path` (the progress-bar total)."""
+    with path.open("rb") as f:
+        return sum(1 for line in f if line.strip())
 
 
 def is_parquet(path: Path) -> bool:

@@ -19,41 +19,35 @@ How a run goes:
 from __future__ import annotations
 
 import json
-import os
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.runners.engine.base import Engine
+from rlvr.core.files import atomic_open, atomic_path
+from rlvr.runners.engine import engine_class
+from rlvr.runners.engine.base import Engine, drive
+from rlvr.runners.resumable import RunRecord
 from rlvr.runners.rowio import RowSource, infer_schema, is_parquet, write_parquet
 from rlvr.runners.shards import ShardStore, shards_dir
-from rlvr.runners.verify import (
-    VerifyStats,
-    _batches,
-    _check_config,
-    _config_changes,
-    _write_meta,
-    meta_path,
-    run_config,
-    scan_output,
-)
+from rlvr.runners.verify import VERIFIER_LABELS, VerifyStats, _batches, run_config, scan_output
 from rlvr.verifiers.base import Verifier
 
 __all__ = ["uses_shards", "verify_sharded"]
-
-_FSYNC_EVERY_S = 5.0
 
 
 def uses_shards(engine: str, input_spec: Path, output_path: Path) -> bool:
     """True when `rlvr verify` takes this path rather than the local JSONL one.
 
-    That is: a non-local engine, an input that is not a plain file or is Parquet, a Parquet
-    output, or shards left by an unfinished sharded run.
+    That is: an engine that yields batches out of input order (`Engine.in_order` False: ray), an
+    input that is not a plain file or is Parquet, a Parquet output, or shards left by an unfinished
+    sharded run.
+
+    Raises:
+        ConfigError: unknown engine name.
     """
-    return (engine != "local" or not input_spec.is_file() or is_parquet(input_spec) or is_parquet(output_path)
-            or shards_dir(output_path).is_dir())
+    return (not engine_class(engine).in_order or not input_spec.is_file() or is_parquet(input_spec)
+            or is_parquet(output_path) or shards_dir(output_path).is_dir())
 
 
 def verify_sharded(
@@ -96,20 +90,21 @@ def verify_sharded(
             output cannot be written as Parquet.
     """
     keys = (response_key, reference_key)
-    config = {**run_config(Path(), verifier, *keys), "input": source.description}
+    record = RunRecord(output_path, {**run_config(Path(), verifier, *keys), "input": source.description},
+                       labels=VERIFIER_LABELS)
     store = ShardStore(shards_dir(output_path))
-    finished = _prepare(source, output_path, store, config, overwrite, expected_key, keys)
+    finished = _prepare(source, output_path, store, record, overwrite, expected_key, keys)
     if finished is not None:
         if on_progress and finished.resumed:
             on_progress(finished.resumed)
         return finished
     done = store.scan()
     if len(done):
-        _check_config(output_path, config)
+        record.check()
     if done.max > source.max_id():
         raise DataError(f"{store.directory} has a row for input row {done.max}, but the input has only "
                         f"{source.max_id()}: is this output from another input? Pass --overwrite to start over")
-    _write_meta(output_path, config)
+    record.write()
     if on_progress and len(done):
         on_progress(len(done))
     counts = VerifyStats()
@@ -118,46 +113,38 @@ def verify_sharded(
                    (on_progress, on_bad, on_warning))
     stats = _merge(store, output_path, expected_key, keys)
     stats.resumed, stats.written, stats.blank_lines = len(done), written, counts.blank_lines
-    _write_meta(output_path, {**config, "complete": True, "rows": sum(stats.statuses.values())})
+    record.write(complete=True, rows=stats.total)
     store.remove()
     return stats
 
 
-def _prepare(source: RowSource, output_path: Path, store: ShardStore, config: dict[str, Any], overwrite: bool,
+def _prepare(source: RowSource, output_path: Path, store: ShardStore, record: RunRecord, overwrite: bool,
              expected_key: str, keys: tuple[str, str]) -> VerifyStats | None:
     """Check paths; on --overwrite clear; return the stats of an already finished output, else None."""
     if source.path is not None and output_path.exists() and source.path.resolve() == output_path.resolve():
         raise ConfigError("the output file must differ from the input file")
     if overwrite:
         output_path.unlink(missing_ok=True)
-        meta_path(output_path).unlink(missing_ok=True)
+        record.remove()
         store.remove()
     output_path.parent.mkdir(parents=True, exist_ok=True)
     if not output_path.exists() or store.exists():
         return None
-    record = _read_record(output_path)
-    if record.get("complete") is True:
-        _check_config(output_path, config)
-        if record.get("rows") == source.total():  # finished, and the input has not grown since
+    old = record.read() or {}
+    if old.get("complete") is True:
+        record.check()
+        if old.get("rows") == source.total():  # finished, and the input has not grown since
             stats = _output_stats(output_path, expected_key, keys)
             stats.resumed = sum(stats.statuses.values())
             return stats
     if is_parquet(output_path):
         raise DataError(f"{output_path} exists but does not cover the input (unfinished, or the input changed); "
                         "pass --overwrite to start over")
-    _adopt(output_path, store, config)
+    _adopt(output_path, store, record)
     return None
 
 
-def _read_record(output_path: Path) -> dict[str, Any]:
-    try:
-        record = json.loads(meta_path(output_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
-
-
-def _adopt(output_path: Path, store: ShardStore, config: dict[str, Any]) -> None:
+def _adopt(output_path: Path, store: ShardStore, record: RunRecord) -> None:
     """Move the rows of a JSONL output written by the local path into shards, then delete it.
 
     Safe against a kill at any point: rows are in the output, the shards, or both (kept once).
@@ -166,9 +153,7 @@ def _adopt(output_path: Path, store: ShardStore, config: dict[str, Any]) -> None
     if not done:
         output_path.unlink()
         return
-    old = _read_record(output_path)
-    if old and _config_changes(old, config):
-        _check_config(output_path, config)  # raises, naming the differences
+    record.check()  # raises, naming the differences
     with output_path.open(encoding="utf-8") as f:
         chunk: list[tuple[int, str]] = []
         for raw in f:
@@ -188,39 +173,18 @@ _Callbacks = tuple[Callable[[int], None] | None, Callable[[str], None] | None, C
 
 def _run(engine: Engine, batches: Iterator[list[tuple[int, str]]], keys: tuple[str, str], store: ShardStore,
          callbacks: _Callbacks) -> int:
-    """Feed `batches` to `engine`, appending each finished batch to `store`; return the rows written."""
+    """Feed `batches` to `engine` (`drive`), appending each finished batch to `store`; return the rows written."""
     on_progress, on_bad, on_warning = callbacks
-    written, retried, warned, last_sync = 0, 0, False, time.monotonic()
     try:
-        for result in engine.run(batches, keys):
-            store.append(result.ids, result.lines)
-            written += len(result.ids)
-            retried += len(result.ids) if result.attempts > 1 else 0
-            for message in result.bad:
-                if on_bad:
-                    on_bad(message)
-            if result.replaced and not warned:
-                warned = True
-                found = ", ".join(repr(k) for k in result.replaced)
-                if on_warning:
-                    on_warning(f"input rows already have {found} (is the input an `rlvr verify` output?); "
-                               "the output replaces them with this run's values")
-            if on_progress:
-                on_progress(len(result.ids))
-            if time.monotonic() - last_sync > _FSYNC_EVERY_S:
-                store.sync()
-                last_sync = time.monotonic()
+        return drive(engine, batches, keys, lambda result: store.append(result.ids, result.lines),
+                     on_progress=on_progress, on_bad=on_bad, on_warning=on_warning)
     finally:
         store.close()
-    if retried and on_warning:
-        on_warning(f"{retried} rows were sent to a worker again after a worker failure (each is written once)")
-    return written
 
 
 def _merge(store: ShardStore, output_path: Path, expected_key: str, keys: tuple[str, str]) -> VerifyStats:
     """Merge the shards into `output_path` (via a temporary file); return stats over every row."""
     stats = VerifyStats()
-    tmp = output_path.with_name(output_path.name + ".tmp")
 
     def parsed() -> Iterator[list[dict[str, Any]]]:
         for shard in store.merged():
@@ -235,16 +199,14 @@ def _merge(store: ShardStore, output_path: Path, expected_key: str, keys: tuple[
                     stats.add(row, expected_key, keys)
                 yield rows
 
-        write_parquet(tmp, counted(), schema)
+        with atomic_path(output_path) as tmp:
+            write_parquet(tmp, counted(), schema)
     else:
-        with tmp.open("w", encoding="utf-8") as out:
+        with atomic_open(output_path) as out:
             for shard in store.merged():
                 for _, line in shard:
                     stats.add(json.loads(line), expected_key, keys)
                     out.write(line + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-    os.replace(tmp, output_path)
     return stats
 
 

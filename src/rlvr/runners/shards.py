@@ -5,7 +5,8 @@ Finished rows are appended, in whatever order they complete, to shard files in
 1..rows_per_shard). Each shard line is `ROW_ID<TAB>ROW_JSON`. Why this survives crashes:
 
 - a row is done exactly when its line is complete (ends in a newline): a `kill -9` can only tear
-  the last line of a file, and `scan` cuts torn lines off before anything else reads the shards;
+  the last line of a file, and `scan` cuts torn lines off before anything else reads the shards
+  (`rlvr.runners.resumable.complete_lines`, as for every resumable output);
 - a row written twice (a batch that finished while the driver was being killed, then verified
   again after the restart) is kept once: all lines of one row id live in the same shard, and
   `merged` keeps the first complete one;
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 from rlvr.core.errors import DataError
+from rlvr.runners.resumable import FSYNC_EVERY_S, complete_lines
 
 __all__ = ["RowSet", "ShardStore", "shards_dir"]
 
@@ -72,6 +75,7 @@ class ShardStore:
         self.directory = directory
         self.rows_per_shard = rows_per_shard
         self._open: dict[int, IO[str]] = {}
+        self._synced = time.monotonic()
 
     def _path(self, shard: int) -> Path:
         return self.directory / f"rows-{shard:06d}.jsonl"
@@ -87,24 +91,19 @@ class ShardStore:
         """Cut torn last lines off every shard; return the row ids already done."""
         done = RowSet()
         for path in self._shards():
-            good_end = 0
-            with path.open("rb") as f:
-                for raw in f:
-                    if not raw.endswith(b"\n"):
-                        break
-                    good_end += len(raw)
-                    try:
-                        done.add(int(raw[: raw.index(b"\t")]))
-                    except ValueError as exc:
-                        raise DataError(f"{path}: not a shard line ({raw[:80]!r}); remove {self.directory} "
-                                        "or pass --overwrite to start over") from exc
-            if good_end < path.stat().st_size:
-                with path.open("r+b") as f:
-                    f.truncate(good_end)
+            for _, raw in complete_lines(path):
+                try:
+                    done.add(int(raw[: raw.index(b"\t")]))
+                except ValueError as exc:
+                    raise DataError(f"{path}: not a shard line ({raw[:80]!r}); remove {self.directory} "
+                                    "or pass --overwrite to start over") from exc
         return done
 
     def append(self, ids: list[int], lines: list[str]) -> None:
-        """Append rows (`lines[i]` is row `ids[i]`, JSON without newline) to their shards, then flush."""
+        """Append rows (`lines[i]` is row `ids[i]`, JSON without newline) to their shards, then flush.
+
+        The open shards are fsynced every `FSYNC_EVERY_S` seconds (as every resumable output).
+        """
         by_shard: dict[int, list[str]] = {}
         for row_id, line in zip(ids, lines, strict=True):
             by_shard.setdefault((row_id - 1) // self.rows_per_shard, []).append(f"{row_id}\t{line}\n")
@@ -112,6 +111,8 @@ class ShardStore:
             f = self._file(shard)
             f.write("".join(chunk))
             f.flush()
+        if time.monotonic() - self._synced > FSYNC_EVERY_S:
+            self.sync()
 
     def _file(self, shard: int) -> IO[str]:
         f = self._open.pop(shard, None)
@@ -134,6 +135,7 @@ class ShardStore:
         """Flush to disk (fsync) every open shard (against power loss; a killed process loses nothing flushed)."""
         for f in self._open.values():
             os.fsync(f.fileno())
+        self._synced = time.monotonic()
 
     def close(self) -> None:
         """Flush, fsync and close every open shard."""

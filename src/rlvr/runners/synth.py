@@ -33,21 +33,24 @@ rate, is never placed in the band and is listed in the report's `tasks_all_error
 from __future__ import annotations
 
 import json
-import os
 import time
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, model_validator
+
 from rlvr.core.errors import ConfigError
+from rlvr.core.files import atomic_open
+from rlvr.core.metrics import TaskCounts, VerdictStats, mean_pass_at
 from rlvr.core.types import Task, Trajectory
-from rlvr.runners.eval import pass_at_k
+from rlvr.runners.eval import RolloutConfig
 
 __all__ = [
     "KEEP_MODES",
     "Summary",
+    "SynthConfig",
     "SynthResult",
     "TaskCounts",
     "parse_band",
@@ -83,36 +86,13 @@ def parse_band(text: str) -> tuple[float, float]:
 
 
 @dataclass
-class TaskCounts:
-    """Sample counts of one task.
-
-    Attributes:
-        task_id: the task.
-        n: scored samples (status other than `error`).
-        n_correct: samples scored `correct`.
-        n_error: samples whose episode or grader broke (left out of `n`).
-    """
-
-    task_id: str
-    n: int = 0
-    n_correct: int = 0
-    n_error: int = 0
-
-    @property
-    def pass_rate(self) -> float | None:
-        """n_correct / n, or None when no sample was scored."""
-        return self.n_correct / self.n if self.n else None
-
-
-@dataclass
-class Summary:
-    """What `summarize` derives from the trajectories.
+class Summary(VerdictStats):
+    """What `summarize` derives from the trajectories: `VerdictStats` (statuses, per-task counts) plus the rows.
 
     Attributes:
         sft_rows: kept samples (task order, then sample order).
         rl_rows: tasks in the band (task order).
-        counts: per task with at least one sample, task order.
-        statuses: verdict status -> samples (`error` for a missing verdict).
+        counts: per task with at least one sample, task order (the `TaskCounts` of `tasks`).
         episode_errors: samples whose episode broke (trajectory `error` set).
         dedup_dropped: kept samples dropped as repeats of an earlier sample of the same task.
         sampled_tokens: tokens the policy sampled (loss mask 1), over samples with token fields.
@@ -124,7 +104,6 @@ class Summary:
     sft_rows: list[dict[str, Any]] = field(default_factory=list)
     rl_rows: list[dict[str, Any]] = field(default_factory=list)
     counts: list[TaskCounts] = field(default_factory=list)
-    statuses: Counter[str] = field(default_factory=Counter)
     episode_errors: int = 0
     dedup_dropped: int = 0
     sampled_tokens: int = 0
@@ -135,12 +114,11 @@ class Summary:
     @property
     def samples(self) -> int:
         """Samples counted (every status)."""
-        return sum(self.statuses.values())
+        return self.total
 
     def pass_at(self, k: int) -> tuple[float | None, int]:
-        """(mean unbiased pass@k over tasks with >= k scored samples, number of such tasks)."""
-        values = [pass_at_k(c.n, c.n_correct, k) for c in self.counts if c.n >= k]
-        return (sum(values) / len(values) if values else None), len(values)
+        """(mean unbiased pass@k over tasks with >= k scored samples, in task order; number of such tasks)."""
+        return mean_pass_at(self.counts, k)
 
 
 def _status(traj: Trajectory) -> str:
@@ -204,7 +182,7 @@ def summarize(
             continue
         seen.add(key)
         by_task.setdefault(traj.task_id, []).append(traj)
-        summary.statuses[_status(traj)] += 1
+        summary.count(_status(traj), traj.verdict.reward if traj.verdict is not None else None, traj.task_id)
         summary.episode_errors += traj.error is not None
         summary.verify_s += traj.verdict.elapsed_s if traj.verdict is not None else 0.0
         _count_tokens(summary, traj)
@@ -213,14 +191,11 @@ def summarize(
         samples = sorted(by_task.get(task.id, ()), key=lambda t: int(t.info.get("sample", 0)))
         if not samples:
             continue
-        counts = TaskCounts(task.id)
+        counts = summary.tasks[task.id]
         summary.counts.append(counts)
         kept: set[str] = set()
         for traj in samples:
             status = _status(traj)
-            counts.n_error += status == "error"
-            counts.n += status != "error"
-            counts.n_correct += status == "correct"
             if status == "correct" or (keep == "all" and status != "error"):
                 conversation = json.dumps([m.to_openai() for m in traj.messages], sort_keys=True)
                 if dedup and conversation in kept:
@@ -239,14 +214,10 @@ def summarize(
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    """Write `rows` as JSONL, whole or not at all (temp file, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
+    """Write `rows` as JSONL, whole or not at all (`rlvr.core.files.atomic_open`)."""
+    with atomic_open(path) as f:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -260,103 +231,71 @@ class SynthResult:
     written: int
 
 
-def run_synth(
-    *,
-    env: str,
-    env_args: dict[str, Any],
-    output: Path,
-    n: int,
-    model: str | None = None,
-    base_url: str | None = None,
-    policy: str | None = None,
-    band: tuple[float, float] = (0.0, 1.0),
-    keep: str = "correct",
-    dedup: bool = False,
-    limit: int | None = None,
-    concurrency: int = 32,
-    sampling: dict[str, Any] | None = None,
-    model_engine: str = "transformers",
-    tokenizer: str | None = None,
-    engine: str = "local",
-    ray_address: str | None = None,
-    workers: int | None = None,
-    overwrite: bool = False,
-    progress: Any = None,
-) -> SynthResult:
-    """The `rlvr synth` command: roll `n` samples per task into `output/`, then write the derived files.
+class SynthConfig(RolloutConfig):
+    """One `rlvr synth` run (the CLI builds it; `run_synth` runs it): `RolloutConfig` plus the derived files' options.
+
+    `output` is the folder and `n` the samples per task (K). `band`, `keep` and `dedup` may change
+    between runs of one folder: the derived files are written again.
+    """
+
+    band: tuple[float, float] = Field(default=(0.0, 1.0), description="Inclusive pass-rate bounds of rl.jsonl.")
+    keep: str = Field(default="correct", description="sft.jsonl rows: 'correct' (verified-correct samples) or "
+                      "'all' (every scored sample).")
+    dedup: bool = Field(default=False, description="Keep identical conversations of one task once.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SynthConfig:
+        if self.keep not in KEEP_MODES:
+            raise ValueError(f"--keep must be one of {', '.join(KEEP_MODES)}, got {self.keep!r}")
+        lo, hi = self.band
+        if not 0.0 <= lo <= hi <= 1.0:
+            raise ValueError(f"--band must be LO,HI with 0 <= LO <= HI <= 1 (pass rates, inclusive), got {lo},{hi}")
+        return self
+
+    def record(self) -> dict[str, Any]:
+        """What the trajectories depend on, recorded in `trajectories.jsonl.meta.json` (never band, keep, dedup)."""
+        return {"command": "synth", **self.policy_record()}
+
+
+def run_synth(config: SynthConfig, *, progress: Any = None) -> SynthResult:
+    """The `rlvr synth` command: roll `config.n` samples per task into `config.output/`, then write the derived files.
 
     Args:
-        env: environment id.
-        env_args: its factory arguments.
-        output: the folder (created; resumed when it holds an earlier run's trajectories).
-        n: samples per task (K).
-        model: a served model name (with `base_url`) or a local model folder / 'smollm2'.
-        base_url: an OpenAI-compatible server.
-        policy: a scripted policy (oracle, noop, script:PATH); wins over `model`.
-        band: inclusive pass-rate bounds of `rl.jsonl`.
-        keep: 'correct' (verified-correct samples only) or 'all' (every scored sample).
-        dedup: keep identical conversations of one task once.
-        limit: use only the first `limit` tasks.
-        concurrency: episodes in flight.
-        sampling: `Sampling` fields (max_tokens, temperature, top_p, seed); `seed` (default 0) also
-            seeds the environment resets (sample k resets with seed + k).
-        model_engine: local model engine without `base_url`: 'transformers' or 'vllm'.
-        tokenizer: tokenizer of a served model, for token counts.
-        engine: where verification runs: 'local' (worker processes) or 'ray'.
-        ray_address: the Ray cluster with `engine="ray"`.
-        workers: verifier worker processes (local) or Ray actors (ray).
-        overwrite: discard an earlier run in `output` instead of resuming it.
+        config: the run's options (`SynthConfig`); the seed also seeds the environment resets
+            (sample k resets with seed + k).
         progress: an object with `start(total)` / `advance(k)` (e.g. a progress bar), or None.
 
     Raises:
         ConfigError: bad options; a resume with another configuration (the message names what changed).
         MissingExtraError: `engine="ray"` without Ray, a model engine without its extra.
     """
-    from rlvr.environments.registry import make
-    from rlvr.runners.engine import make_engine
-    from rlvr.runners.eval import build_policy, evaluate, read_trajectories
-    from rlvr.runners.policies import Sampling
+    from rlvr.runners.eval import evaluate, read_trajectories, verified_env
     from rlvr.runners.synth_report import build_report, write_report
 
-    if keep not in KEEP_MODES:
-        raise ConfigError(f"--keep must be one of {', '.join(KEEP_MODES)}, got {keep!r}")
-    chosen_sampling = Sampling(**{"seed": 0, **(sampling or {})})
-    served = policy is None and base_url is None
-    config = {"command": "synth", "env": env, "env_args": env_args, "policy": policy, "model": model,
-              "base_url": base_url, "model_engine": model_engine if served else None,
-              "sampling": None if policy is not None else vars(chosen_sampling), "seed": chosen_sampling.seed}
-    directory = Path(output)
+    record = config.record()
+    directory = Path(config.output)
     if directory.exists() and not directory.is_dir():
         raise ConfigError(f"--output {str(directory)!r} exists and is not a folder; synth writes a folder")
-    environment = make(env, **env_args)
-    scorer = None
-    try:
-        if engine != "local" or workers is not None or ray_address is not None:
-            scorer = make_engine(engine, environment.verifier, workers, ray_address)
-            environment.verifier = scorer.as_verifier()
-        chosen = build_policy(policy=policy, model=model, base_url=base_url, engine=model_engine,
-                              tokenizer=tokenizer, sampling=chosen_sampling)
+    with verified_env(config.env, config.env_args, config.engine, config.workers, config.ray_address) as environment:
+        chosen = config.build_policy()
         directory.mkdir(parents=True, exist_ok=True)
-        if overwrite:  # the run history in report.json starts over with the trajectories
+        if config.overwrite:  # the run history in report.json starts over with the trajectories
             (directory / REPORT_JSON).unlink(missing_ok=True)
         start = time.monotonic()
-        stats = evaluate(environment, chosen, directory / TRAJECTORIES, config=config, n=n, limit=limit,
-                         concurrency=concurrency, seed=chosen_sampling.seed, overwrite=overwrite,
-                         on_start=getattr(progress, "start", None), on_progress=getattr(progress, "advance", None))
+        stats = evaluate(environment, chosen, directory / TRAJECTORIES, config=record, n=config.n,
+                         limit=config.limit, concurrency=config.concurrency, seed=config.seed,
+                         overwrite=config.overwrite, on_start=getattr(progress, "start", None),
+                         on_progress=getattr(progress, "advance", None))
         wall_s = time.monotonic() - start
-        tasks = list(environment.tasks[:limit] if limit is not None else environment.tasks)
-    finally:
-        environment.close()
-        if scorer is not None:
-            scorer.close()
-    summary = summarize(tasks, read_trajectories(directory / TRAJECTORIES), n=n, band=band, keep=keep, dedup=dedup,
-                        env_id=env, env_args=env_args)
+        tasks = list(environment.tasks[:config.limit] if config.limit is not None else environment.tasks)
+    summary = summarize(tasks, read_trajectories(directory / TRAJECTORIES), n=config.n, band=config.band,
+                        keep=config.keep, dedup=config.dedup, env_id=config.env, env_args=config.env_args)
     write_jsonl(directory / SFT, summary.sft_rows)
     write_jsonl(directory / RL, summary.rl_rows)
     run = {"wall_s": round(wall_s, 3), "samples_written": stats.written, "samples_resumed": stats.resumed,
            "samples_per_s": round(stats.written / wall_s, 3) if wall_s > 0 and stats.written else None}
-    report = build_report(summary, directory=directory, n=n, tasks=len(tasks), band=band, keep=keep, dedup=dedup,
-                          config=config, run=run)
+    report = build_report(summary, directory=directory, n=config.n, tasks=len(tasks), band=config.band,
+                          keep=config.keep, dedup=config.dedup, config=record, run=run)
     write_report(directory, report)
     return SynthResult(directory=directory, summary=summary, report=report, resumed=stats.resumed,
                        written=stats.written)

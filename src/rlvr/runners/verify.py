@@ -5,8 +5,10 @@ object plus `_line` (its 1-based input line number) and `verdict` (`Verdict.mode
 
 Guarantees:
 
-- Incremental: rows are written (and flushed) batch by batch, in input order; the file is
-  fsynced every few seconds and at the end.
+- Incremental: rows are scored by the local engine (`rlvr.runners.engine.LocalEngine`, this
+  machine's verifier processes) and written (and flushed) batch by batch, in input order; the
+  file is fsynced every few seconds and at the end (`rlvr.runners.resumable`, as every
+  resumable output). Out-of-order engines (Ray) go through `rlvr.runners.sharded`.
 - Resumable: rerunning the same command skips input lines whose `_line` is already in the
   output; a torn last line (left by `kill -9` mid-write) is cut off first. Nothing is lost or
   duplicated.
@@ -25,20 +27,25 @@ Guarantees:
 from __future__ import annotations
 
 import json
-import os
-import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, Any
 
 from rlvr.core.errors import ConfigError, DataError
+from rlvr.core.metrics import VerdictStats
 from rlvr.core.types import Verdict
+from rlvr.runners.resumable import ResumableOutput, meta_path
+from rlvr.runners.rowio import JsonlSource, count_rows
 from rlvr.verifiers.base import Verifier
 
+if TYPE_CHECKING:
+    from rlvr.runners.engine.base import BatchResult
+
 __all__ = [
+    "RowKeys",
     "VerifyStats",
     "count_rows",
     "extract_response",
@@ -49,21 +56,22 @@ __all__ = [
     "verify_file",
 ]
 
-_FSYNC_EVERY_S = 5.0
 _RAW_CHARS = 2000
 _RESERVED = ("_line", "verdict", "_bad_row")
 """Output columns an input row may not carry itself: replaced in the output (with a warning)."""
 _EXECUTION_ONLY = {"isolation", "workers", "max_concurrency", "backoff_s", "cache", "cache_path"}
 """Verifier options that do not change verdicts: left out of the recorded configuration."""
 
+RowKeys = tuple[str, str] | tuple[str, str, str | None, str | None]
+"""(response key, reference key[, prompt key, group key]) of input rows, as `_parse` takes them."""
+
 
 @dataclass
-class VerifyStats:
-    """Counts over the whole output file (resumed rows included).
+class VerifyStats(VerdictStats):
+    """Counts over the whole output file (resumed rows included); `statuses` etc. as in `VerdictStats`.
 
     Attributes:
-        statuses: verdict status → rows (bad rows count under 'error').
-        bad_rows: rows that could not be verified (bad JSON or keys).
+        bad_rows: rows that could not be verified (bad JSON or keys); counted under `error`.
         resumed: rows found already done in the output at start.
         written: rows written by this run.
         blank_lines: blank input lines skipped.
@@ -74,7 +82,6 @@ class VerifyStats:
         replaced_keys: reserved output keys (`verdict`, `_line`, `_bad_row`) found in input rows.
     """
 
-    statuses: Counter[str] = field(default_factory=Counter)
     bad_rows: int = 0
     resumed: int = 0
     written: int = 0
@@ -87,19 +94,20 @@ class VerifyStats:
 
     @property
     def scored(self) -> int:
-        """Rows that reached the verifier (every row but the bad ones)."""
-        return sum(self.statuses.values()) - self.bad_rows
+        """Rows that reached the verifier (every row but the bad ones; grader errors included)."""
+        return self.total - self.bad_rows
 
     @property
     def accuracy(self) -> float | None:
-        """Correct / scored, or None when nothing was scored."""
+        """Correct / scored (a grader error counts against it), or None when nothing was scored."""
         return self.statuses["correct"] / self.scored if self.scored else None
 
     def add(self, row: dict[str, Any], expected_key: str, keys: tuple[str, ...] = ()) -> None:
         """Count one output row; `keys` (response and reference key) feed `key_hint`."""
         verdict = row.get("verdict") or {}
         status = str(verdict.get("status", "error"))
-        self.statuses[status] += 1
+        reward = verdict.get("reward")
+        self.count(status, float(reward) if isinstance(reward, (int, float)) else None)
         bad = bool(row.get("_bad_row"))
         self.bad_rows += bad
         if bad and "_raw" not in row:
@@ -114,7 +122,7 @@ class VerifyStats:
 
     def key_hint(self, response_key: str, reference_key: str) -> str | None:
         """When every row is bad because a key is absent from all of them: how to fix it, else None."""
-        total = sum(self.statuses.values())
+        total = self.total
         if not total or self.bad_rows != total:
             return None
         options = ((response_key, "--response-key"), (reference_key, "--reference-key"))
@@ -127,51 +135,42 @@ class VerifyStats:
         return f"all {total} rows lack key {names}; pass {fixes} (available keys: {available})"
 
 
-def count_rows(path: Path) -> int:
-    """Number of non-blank lines in `path` (the progress-bar total)."""
-    with path.open("rb") as f:
-        return sum(1 for line in f if line.strip())
-
-
 def scan_output(
     path: Path, expected_key: str = "expected", keys: tuple[str, ...] = ()
 ) -> tuple[set[int], VerifyStats]:
     """Read an existing output file: the input lines already done, and their stats.
 
-    A torn last line (no trailing newline, as left by `kill -9`) is truncated away. `keys`
-    (response and reference key) let the stats report rows lacking them (`VerifyStats.key_hint`).
+    A torn last line (no trailing newline, as left by `kill -9`) is truncated away
+    (`rlvr.runners.resumable.complete_lines`). `keys` (response and reference key) let the stats
+    report rows lacking them (`VerifyStats.key_hint`).
 
     Raises:
-        DataError: a complete line that is not JSON, or a row without an integer `_line`
-            (the file was not written by `rlvr verify`); the message says to pass --overwrite.
+        DataError: a complete line that is not JSON, a row without an integer `_line` (the file was
+            not written by `rlvr verify`) or a repeated `_line`; the message says to pass --overwrite.
     """
-    done: set[int] = set()
     stats = VerifyStats()
-    if not path.exists():
-        return done, stats
-    good_end = 0
-    with path.open("rb") as f:
-        for lineno, raw in enumerate(f, start=1):
-            if not raw.endswith(b"\n"):
-                break  # torn last line: cut below
-            good_end += len(raw)
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-                line = row["_line"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DataError(f"{path}:{lineno}: not a row written by `rlvr verify` ({exc}); "
-                                "fix the file or pass --overwrite to start over") from exc
-            if not isinstance(line, int) or line in done:
-                raise DataError(f"{path}:{lineno}: bad or duplicate _line {line!r}; pass --overwrite to start over")
-            done.add(line)
-            stats.add(row, expected_key, keys)
-    if good_end < path.stat().st_size:
-        with path.open("r+b") as f:
-            f.truncate(good_end)
+    done = ResumableOutput[int](path, {}).resume(_row_reader(path, stats, expected_key, keys))
     stats.resumed = len(done)
     return done, stats
+
+
+def _row_reader(path: Path, stats: VerifyStats, expected_key: str,
+                keys: tuple[str, ...]) -> Callable[[int, bytes], int]:
+    """`ResumableOutput.resume`'s reader of `rlvr verify` rows: the row's `_line`, counted in `stats`."""
+
+    def read(lineno: int, raw: bytes) -> int:
+        try:
+            row = json.loads(raw)
+            line = row["_line"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DataError(f"{path}:{lineno}: not a row written by `rlvr verify` ({exc}); "
+                            "fix the file or pass --overwrite to start over") from exc
+        if not isinstance(line, int):
+            raise DataError(f"{path}:{lineno}: bad _line {line!r}; pass --overwrite to start over")
+        stats.add(row, expected_key, keys)
+        return line
+
+    return read
 
 
 def extract_response(value: Any) -> str | None:
@@ -231,15 +230,6 @@ def _parse(lineno: int, text: str, response_key: str, reference_key: str, prompt
     return row, (response, reference), None
 
 
-def _iter_input(path: Path, stats: VerifyStats) -> Iterator[tuple[int, str]]:
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for lineno, text in enumerate(f, start=1):
-            if text.strip():
-                yield lineno, text
-            else:
-                stats.blank_lines += 1
-
-
 def _batches(items: Iterator[tuple[int, str]], size: int) -> Iterator[list[tuple[int, str]]]:
     batch: list[tuple[int, str]] = []
     for item in items:
@@ -261,7 +251,7 @@ def _strip_reserved(row: dict[str, Any], found: set[str]) -> dict[str, Any]:
 
 
 def _score_batch(
-    batch: list[tuple[int, str]], verifier: Verifier, keys: _Keys, workers: int,
+    batch: list[tuple[int, str]], verifier: Verifier, keys: RowKeys, workers: int,
     on_bad: Callable[[str], None], replaced: set[str],
 ) -> list[dict[str, Any]]:
     """Parse and verify one batch; return the output rows in input order."""
@@ -336,28 +326,31 @@ def verify_file(
         DataError: the existing output is not resumable (see `scan_output`), or holds rows for
             lines the input does not have.
     """
+    from rlvr.runners.engine.base import drive  # the engine package imports this module
+    from rlvr.runners.engine.local import LocalEngine
+
     _check_judge_keys(verifier, prompt_key, group_key)
     config = run_config(input_path, verifier, response_key, reference_key)
     config.update({k: v for k, v in (("prompt_key", prompt_key), ("group_key", group_key)) if v is not None})
-    done, stats = _prepare_output(input_path, output_path, overwrite, expected_key, config)
+    done, stats, output = _prepare_output(input_path, output_path, overwrite, expected_key, config)
     if on_progress and done:
         on_progress(len(done))
     size = batch_size or max(8, 4 * workers)
-    todo = (item for item in _iter_input(input_path, stats) if item[0] not in done)
-    callbacks = (on_progress, on_bad or (lambda _msg: None), on_warning or _warn)
+    todo = (item for item in JsonlSource(input_path).rows(stats) if item[0] not in done)
     batches = _group_batches(todo, group_key, size) if group_key else _batches(todo, size)
-    parse_keys: _Keys = (response_key, reference_key, prompt_key, group_key)
-    with output_path.open("a", encoding="utf-8") as out:
-        try:
-            _write_batches(out, batches, verifier, parse_keys, workers, stats, expected_key, callbacks)
-        finally:
-            out.flush()
-            os.fsync(out.fileno())
+    parse_keys: RowKeys = (response_key, reference_key, prompt_key, group_key)
+    with output.append() as out:
+
+        def write(result: BatchResult) -> None:
+            out.write("".join(line + "\n" for line in result.lines))
+            for line in result.lines:
+                stats.add(json.loads(line), expected_key, (response_key, reference_key))
+            stats.replaced_keys.update(result.replaced)
+            stats.written += len(result.ids)
+
+        drive(LocalEngine(verifier, workers), batches, parse_keys, write, on_progress=on_progress, on_bad=on_bad,
+              on_warning=on_warning or _warn)
     return stats
-
-
-_Keys = tuple[str, str] | tuple[str, str, str | None, str | None]
-"""(response key, reference key[, prompt key, group key]) as `_parse` takes them."""
 
 
 def _check_judge_keys(verifier: Verifier, prompt_key: str | None, group_key: str | None) -> None:
@@ -409,11 +402,6 @@ def _warn(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=4)
 
 
-def meta_path(output_path: Path) -> Path:
-    """Where the run configuration of `output_path` is recorded: `OUTPUT.meta.json` beside it."""
-    return output_path.with_name(output_path.name + ".meta.json")
-
-
 def run_config(input_path: Path, verifier: Verifier, response_key: str, reference_key: str) -> dict[str, Any]:
     """The configuration an output's verdicts depend on (recorded in `meta_path`, compared on resume).
 
@@ -428,100 +416,31 @@ def run_config(input_path: Path, verifier: Verifier, response_key: str, referenc
             "response_key": response_key, "reference_key": reference_key}
 
 
-def _config_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """Human-readable differences between two run configurations."""
-    changes: list[str] = []
-    for key, value in new.items():
-        before = old.get(key)
-        if key == "verifier_config" and isinstance(before, dict):
-            changes += [f"verifier option {name}: {before.get(name)!r} → {value.get(name)!r}"
-                        for name in sorted(set(before) | set(value)) if before.get(name) != value.get(name)]
-        elif before != value:
-            changes.append(f"{key}: {before!r} → {value!r}")
-    return changes
-
-
-def _check_config(output_path: Path, config: dict[str, Any]) -> None:
-    """Refuse to resume `output_path` when its recorded configuration differs from `config`.
-
-    An output without a record (written before records existed) is resumed as is.
-    """
-    meta = meta_path(output_path)
-    if not meta.is_file():
-        return
-    try:
-        old = json.loads(meta.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise DataError(f"{meta}: not a readable run record ({exc}); pass --overwrite to start over") from exc
-    changes = _config_changes(old if isinstance(old, dict) else {}, config)
-    if changes:
-        raise ConfigError(
-            f"{output_path} holds verdicts from a run with another configuration ({'; '.join(changes)}); "
-            "resuming would mix them. Pass --overwrite to start over, or write to another -o file"
-        )
-
-
-def _write_meta(output_path: Path, config: dict[str, Any]) -> None:
-    meta = meta_path(output_path)
-    tmp = meta.with_name(meta.name + ".tmp")
-    tmp.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, meta)
+VERIFIER_LABELS = {"verifier_config": "verifier option"}
+"""How the run record names the verifier's options in a refusal (`RunRecord` labels)."""
 
 
 def _prepare_output(
     input_path: Path, output_path: Path, overwrite: bool, expected_key: str, config: dict[str, Any]
-) -> tuple[set[int], VerifyStats]:
-    """Validate the paths and the configuration, record it, then return the lines already done and their stats."""
+) -> tuple[set[int], VerifyStats, ResumableOutput[int]]:
+    """Validate the paths and the configuration, record it; return the lines already done, their stats, the output."""
     if not input_path.is_file():
         raise ConfigError(f"input file {str(input_path)!r} does not exist")
     if output_path.exists() and input_path.resolve() == output_path.resolve():
         raise ConfigError("the output file must differ from the input file")
-    if overwrite:
-        output_path.unlink(missing_ok=True)
-        meta_path(output_path).unlink(missing_ok=True)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    keys = (config["response_key"], config["reference_key"])
-    done, stats = scan_output(output_path, expected_key, keys)
-    if done:
-        _check_config(output_path, config)
-    if done and max(done) > _last_line(input_path):
+    output = ResumableOutput[int](output_path, config, labels=VERIFIER_LABELS)
+    output.prepare(overwrite)
+    stats = VerifyStats()
+    done = output.resume(_row_reader(output_path, stats, expected_key, (config["response_key"],
+                                                                          config["reference_key"])))
+    stats.resumed = len(done)
+    if output.found:
+        output.record.check()
+    if done and max(done) > JsonlSource(input_path).max_id():
         raise DataError(f"{output_path} has a row for input line {max(done)}, but {input_path} is shorter: "
                         "is this output from another input? Pass --overwrite to start over")
-    _write_meta(output_path, config)
-    return done, stats
-
-
-_Callbacks = tuple[Callable[[int], None] | None, Callable[[str], None], Callable[[str], None]]
-
-
-def _write_batches(
-    out: IO[str], batches: Iterator[list[tuple[int, str]]], verifier: Verifier, keys: _Keys,
-    workers: int, stats: VerifyStats, expected_key: str, callbacks: _Callbacks,
-) -> None:
-    on_progress, on_bad, on_warning = callbacks
-    last_sync = time.monotonic()
-    for batch in batches:
-        warned = bool(stats.replaced_keys)
-        rows = _score_batch(batch, verifier, keys, workers, on_bad, stats.replaced_keys)
-        if stats.replaced_keys and not warned:
-            found = ", ".join(repr(k) for k in sorted(stats.replaced_keys))
-            on_warning(f"input rows already have {found} (is the input an `rlvr verify` output?); "
-                       "the output replaces them with this run's values")
-        out.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-        out.flush()
-        for row in rows:
-            stats.add(row, expected_key, keys[:2])
-        stats.written += len(rows)
-        if on_progress:
-            on_progress(len(rows))
-        if time.monotonic() - last_sync > _FSYNC_EVERY_S:
-            os.fsync(out.fileno())
-            last_sync = time.monotonic()
-
-
-def _last_line(path: Path) -> int:
-    with path.open("rb") as f:
-        return sum(1 for _ in f)
+    output.record.write()
+    return done, stats, output
 
 
 def _perturb(reference: str) -> str | None:

@@ -14,10 +14,26 @@ from rlvr.runners.engine.base import Batch, BatchResult, Engine, failed_rows, sc
 from rlvr.runners.engine.local import LocalEngine
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["ENGINES", "Batch", "BatchResult", "Engine", "LocalEngine", "failed_rows", "make_engine", "score_rows"]
+__all__ = ["ENGINES", "Batch", "BatchResult", "Engine", "LocalEngine", "engine_class", "failed_rows", "make_engine",
+           "score_rows"]
 
 ENGINES = ("local", "ray")
 """The `--engine` names."""
+
+
+def engine_class(name: str) -> type[Engine]:
+    """The engine class called `name` (`local` or `ray`), without starting anything (Ray is imported lazily).
+
+    Raises:
+        ConfigError: unknown engine name.
+    """
+    if name == "local":
+        return LocalEngine
+    if name == "ray":
+        from rlvr.runners.engine.ray_engine import RayEngine
+
+        return RayEngine
+    raise ConfigError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINES)}")
 
 
 def make_engine(name: str, verifier: Verifier, workers: int | None = None, address: str | None = None) -> Engine:
@@ -34,12 +50,10 @@ def make_engine(name: str, verifier: Verifier, workers: int | None = None, addre
         MissingExtraError: `ray` without Ray installed.
         BackendError: the Ray cluster cannot be reached or cannot build the verifier.
     """
-    if name == "local":
+    if engine_class(name) is LocalEngine:
         if address is not None:
             raise ConfigError("--ray-address needs --engine ray")
         return LocalEngine(verifier, workers or 1)
-    if name == "ray":
-        from rlvr.runners.engine.ray_engine import RayEngine
+    from rlvr.runners.engine.ray_engine import RayEngine
 
-        return RayEngine(verifier, workers, address)
-    raise ConfigError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINES)}")
+    return RayEngine(verifier, workers, address)

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rlvr.core.types import Verdict
-from rlvr.runners.verify import _batches, _score_batch
+from rlvr.runners.verify import RowKeys, _batches, _score_batch
 from rlvr.verifiers.base import Verifier, VerifierConfig
 
-__all__ = ["Batch", "BatchResult", "Engine", "failed_rows", "score_rows"]
+__all__ = ["Batch", "BatchResult", "Engine", "drive", "failed_rows", "score_rows"]
 
 Batch = list[tuple[int, str]]
 """Rows of one batch: `(row_id, row as JSON text)`, ids ascending; row ids are 1-based input positions."""
@@ -45,13 +45,13 @@ class BatchResult:
     attempts: int = 1
 
 
-def score_rows(verifier: Verifier, batch: Batch, keys: tuple[str, str], workers: int = 1) -> BatchResult:
+def score_rows(verifier: Verifier, batch: Batch, keys: RowKeys, workers: int = 1) -> BatchResult:
     """Parse and verify one batch with `verifier` (up to `workers` processes), as `rlvr verify` does.
 
     Args:
         verifier: the verifier (its worker pool stays warm between calls).
         batch: `(row_id, JSON text)` pairs.
-        keys: (response key, reference key).
+        keys: (response key, reference key[, prompt key, group key]) (`rlvr.runners.verify.RowKeys`).
         workers: verifier worker processes for this batch.
 
     Returns:
@@ -83,7 +83,7 @@ class _Failed(Verifier):
         return [Verdict.error(self.reason) for _ in pairs]
 
 
-def failed_rows(batch: Batch, keys: tuple[str, str], reason: str, attempts: int) -> BatchResult:
+def failed_rows(batch: Batch, keys: RowKeys, reason: str, attempts: int) -> BatchResult:
     """Output rows for a batch that could not be verified: `status="error"` with `reason`, never dropped.
 
     Bad rows (not JSON, missing key) keep their own bad-row verdict, exactly as `score_rows` gives them.
@@ -98,16 +98,19 @@ class Engine(ABC):
 
     Attributes:
         name: the engine's `--engine` name.
+        in_order: True when `run` yields results in input order (then `rlvr verify` appends them to
+            a JSONL output directly; else they go to order-independent shards, `rlvr.runners.shards`).
         workers: verifier workers (processes, or Ray actors) the engine uses.
         default_batch_size: rows per batch when the caller does not choose.
     """
 
     name: ClassVar[str] = "engine"
+    in_order: ClassVar[bool] = False
     workers: int
     default_batch_size: int
 
     @abstractmethod
-    def run(self, batches: Iterable[Batch], keys: tuple[str, str]) -> Iterator[BatchResult]:
+    def run(self, batches: Iterable[Batch], keys: RowKeys) -> Iterator[BatchResult]:
         """Score every batch; yield each result as it completes (completion order, not input order).
 
         `batches` is consumed lazily: only a bounded number of batches is held at any time.
@@ -148,3 +151,37 @@ class Engine(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+def drive(
+    engine: Engine, batches: Iterable[Batch], keys: RowKeys, write: Callable[[BatchResult], None], *,
+    on_progress: Callable[[int], None] | None = None, on_bad: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> int:
+    """Run `batches` on `engine`, handing each finished batch to `write` (`rlvr verify`, any engine).
+
+    Reports through the callbacks: each bad row's message (`on_bad`), the rows just finished
+    (`on_progress`), once the reserved keys found in input rows and, at the end, the rows sent to
+    a worker again after a failure (`on_warning`).
+
+    Returns:
+        Rows written.
+    """
+    written, retried, warned = 0, 0, False
+    for result in engine.run(batches, keys):
+        write(result)
+        written += len(result.ids)
+        retried += len(result.ids) if result.attempts > 1 else 0
+        for message in result.bad:
+            if on_bad:
+                on_bad(message)
+        if result.replaced and not warned:
+            warned = True
+            found = ", ".join(repr(k) for k in result.replaced)
+            if on_warning:
+                on_warning(f"input rows already have {found} (is the input an `rlvr verify` output?); "
+                           "the output replaces them with this run's values")
+        if on_progress:
+            on_progress(len(result.ids))
+    if retried and on_warning:
+        on_warning(f"{retried} rows were sent to a worker again after a worker failure (each is written once)")
+    return written

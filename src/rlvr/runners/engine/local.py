@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
 from rlvr.runners.engine.base import Batch, BatchResult, Engine, score_rows
+from rlvr.runners.verify import RowKeys
 from rlvr.verifiers.base import Verifier
 
 __all__ = ["LocalEngine"]
@@ -20,13 +21,14 @@ class LocalEngine(Engine):
     """
 
     name: ClassVar[str] = "local"
+    in_order: ClassVar[bool] = True
 
     def __init__(self, verifier: Verifier, workers: int = 1) -> None:
         self.verifier = verifier
         self.workers = workers
         self.default_batch_size = max(8, 4 * workers)
 
-    def run(self, batches: Iterable[Batch], keys: tuple[str, str]) -> Iterator[BatchResult]:
+    def run(self, batches: Iterable[Batch], keys: RowKeys) -> Iterator[BatchResult]:
         """Score each batch in turn (one batch in flight); results come in input order."""
         for batch in batches:
             yield score_rows(self.verifier, batch, keys, self.workers)

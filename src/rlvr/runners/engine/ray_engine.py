@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
 from rlvr.core.types import Verdict
 from rlvr.runners.engine.base import Batch, BatchResult, Engine, failed_rows, score_rows
+from rlvr.runners.verify import RowKeys
 from rlvr.verifiers.base import Verifier
 
 __all__ = ["RayEngine", "RayVerifier"]
@@ -48,7 +49,7 @@ class _VerifyActor:
             self.verifier._get_pool(self.workers).warm()
         return os.getpid()
 
-    def score(self, batch: Batch, keys: tuple[str, str]) -> BatchResult:
+    def score(self, batch: Batch, keys: RowKeys) -> BatchResult:
         """Score one batch (as the local engine does)."""
         return score_rows(self.verifier, batch, keys, self.workers)
 
@@ -137,7 +138,7 @@ class RayEngine(Engine):
             raise BackendError(f"Ray actors could not build the {self._verifier.name!r} verifier: {_reason(exc)} "
                                "(its module must be importable on every node)") from exc
 
-    def run(self, batches: Iterable[Batch], keys: tuple[str, str]) -> Iterator[BatchResult]:
+    def run(self, batches: Iterable[Batch], keys: RowKeys) -> Iterator[BatchResult]:
         """Score batches on the actors; yield results in completion order (see the module docstring)."""
         ray = self._ray
         source = iter(batches)
@@ -204,7 +205,7 @@ class RayEngine(Engine):
         """A `Verifier` whose calls run on this engine's actors: a drop-in `env.verifier` (e.g. for `rlvr eval`)."""
         return RayVerifier(self)
 
-    def _on_failure(self, job: _Job, exc: Exception, retry: deque[tuple[Batch, int]], keys: tuple[str, str],
+    def _on_failure(self, job: _Job, exc: Exception, retry: deque[tuple[Batch, int]], keys: RowKeys,
                     pending: Iterable[_Job]) -> BatchResult | None:
         """Requeue a failed batch (split into rows after two tries); past `max_attempts`, error rows.
 
