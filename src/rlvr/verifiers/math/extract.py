@@ -460,11 +460,22 @@ def _visible_answer(text: str, *, last_number_fallback: bool) -> Extraction | No
     return None
 
 
-# Reasoning tags: `<think>` (R1, Qwen3), `<thinking>`, `<reasoning>`, `<scratchpad>`, `<reflection>`, `<thought>`,
-# and `<|begin_of_thought|>`...`<|end_of_thought|>` (Bespoke/OpenThoughts).
-_THINK_TAGS = r"think|thinking|reasoning|scratchpad|reflection|thought"
-_THINK_CLOSE_RE = re.compile(rf"</(?:{_THINK_TAGS})\s*>|<\|end_of_thought\|>", re.IGNORECASE)
-_THINK_OPEN_RE = re.compile(rf"<(?:{_THINK_TAGS})\s*>|<\|begin_of_thought\|>", re.IGNORECASE)
+# Reasoning blocks: `<think>` (R1, Qwen3), `<thinking>`, `<reasoning>`, `<scratchpad>`, `<reflection>`, `<thought>`,
+# `<analysis>`, `<seed:think>` (ByteDance Seed), `<|begin_of_thought|>`...`<|end_of_thought|>` (Bespoke/OpenThoughts),
+# `<|think|>`...`<|/think|>`, `[THINK]`...`[/THINK]` (Mistral Magistral), `◁think▷`...`◁/think▷` (Kimi), and
+# gpt-oss harmony channels: `<|channel|>analysis<|message|>` (also `commentary`) opens reasoning,
+# `<|channel|>final<|message|>` starts the answer (openai/harmony, "Channels").
+_THINK_TAGS = r"think|thinking|reasoning|scratchpad|reflection|thought|analysis|seed:think"
+_THINK_CLOSE_RE = re.compile(
+    rf"</\s*(?:{_THINK_TAGS})\s*>|<\|end_of_thought\|>|<\|/think\|>|\[/THINK\]|◁/think▷"
+    r"|<\|channel\|>\s*final\s*(?:<\|constrain\|>[^<]*)?<\|message\|>",
+    re.IGNORECASE,
+)
+_THINK_OPEN_RE = re.compile(
+    rf"<(?:{_THINK_TAGS})\s*>|<\|begin_of_thought\|>|<\|think\|>|\[THINK\]|◁think▷"
+    r"|<\|channel\|>\s*(?:analysis|commentary)\b",
+    re.IGNORECASE,
+)
 
 
 def _after_reasoning(text: str) -> str:
@@ -474,7 +485,7 @@ def _after_reasoning(text: str) -> str:
     the answer comes from what follows the last one; text before an unclosed `<think>` (also one
     opened after the last closing tag) is kept.
     """
-    if "<" not in text:
+    if "<" not in text and "[" not in text and "◁" not in text:
         return text
     closes = list(_THINK_CLOSE_RE.finditer(text))
     if closes:
