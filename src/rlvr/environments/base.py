@@ -52,7 +52,8 @@ class Environment(ABC):
         verifier: scores the final response against `task.reference`.
         tasks: the dataset, an indexable sequence of `Task`.
         messages: the current episode's conversation, the one copy of it (`reset` starts it with
-            the prompt; `step` appends the action, then its observation messages).
+            the prompt; `step` appends the action, then its observation messages, in place: the
+            token layer holds this list).
     """
 
     spec: EnvSpec

@@ -123,7 +123,7 @@ class EpisodeRun:
     async def reset(self, seed: int | None = None, *, prompt_ids: Sequence[int] | None = None) -> list[Message]:
         """Reset the environment with the task; start the token record. Returns the prompt messages."""
         prompt, _info = await self.env.reset(self.task, seed=seed)
-        if list(self.env.messages) != list(prompt):  # an env that does not keep its history: it starts here
+        if self.env.messages != prompt:  # an env that does not keep its history: it starts here
             self.env.messages = list(prompt)
         self._started = True
         if self.tokenizer is not None:
@@ -143,19 +143,21 @@ class EpisodeRun:
         """
         if not self._started or self.done:
             raise ConfigError("act() needs a running episode: call reset() first; an ended episode takes no turns")
-        tokens = self.tokens
-        sampled = generation.completion_ids if generation is not None else None
-        recorded = tokens is not None and sampled is not None
-        if tokens is not None and generation is not None and sampled is not None:
-            tokens.add_model_turn(message, sampled, generation.logprobs, prompt_ids=generation.prompt_ids)
-        before = len(self.env.messages)
-        result = await self.env.step(message)
-        self._record_history(before, message, result.messages)
+        env, tokens = self.env, self.tokens
+        if tokens is not None and (generation is None or generation.completion_ids is None):
+            tokens = None  # a turn without sampled ids (a scripted policy) has no tokens to record
+        if tokens is not None and generation is not None and generation.completion_ids is not None:
+            tokens.add_model_turn(message, generation.completion_ids, generation.logprobs,
+                                  prompt_ids=generation.prompt_ids)
+        before = len(env.messages)
+        result = await env.step(message)
+        if len(env.messages) < before + 1 + len(result.messages):  # the env did not record its turn
+            self._record_history(before, message, result.messages)
         self.turn += 1
         self.rewards.append(result.reward)
         if result.terminated or result.truncated:
             self.verdict, self.done = result.verdict, True
-        elif tokens is not None and recorded:
+        elif tokens is not None:
             tokens.add_env_turn(result.messages)
         return result
 
@@ -214,51 +216,43 @@ class EpisodeRun:
             if not self._started:
                 await self.reset(seed)
             token_in = bool(getattr(policy, "accepts_prompt_ids", False)) and self.layout != "turn"
+            tokens, budget, env = self.tokens, self.budget, self.env
+            stop = self.stop_on_misalignment and tokens is not None
             while not self.done:
-                if self._stopped():
+                left = budget.left(tokens) if budget is not None and tokens is not None else None
+                if left is not None and left <= 0:
+                    await self._out_of_budget()
+                    break
+                if stop and tokens is not None and tokens.misaligned is not None:
+                    self.end(Verdict.error(f"token alignment failed: {tokens.misaligned}"))
                     break
                 if self.turn >= self.max_steps:
-                    raise ConfigError(f"environment {self.env.spec.id!r} did not end the episode after {self.turn} "
-                                      f"policy turns (spec.max_turns={self.env.spec.max_turns}); it must terminate "
+                    raise ConfigError(f"environment {env.spec.id!r} did not end the episode after {self.turn} "
+                                      f"policy turns (spec.max_turns={env.spec.max_turns}); it must terminate "
                                       "or truncate by max_turns")
-                await self.act_with(policy, token_in)
+                hint = tokens.context_ids() if tokens is not None and token_in else None
+                episode = Episode(env=env, task=self.task, sample=self.sample, turn=self.turn, max_tokens=left)
+                try:
+                    gen = await policy.generate(env.messages, tools=self.tools, prompt_ids=hint, episode=episode)
+                except Exception:
+                    self._policy_failed = True
+                    raise
+                self.finish_reasons.append(gen.finish_reason)
+                await self.act(gen.message, gen)
             return self.trajectory()
         except Exception as exc:  # one broken episode must not stop the others
             if self._policy_failed and raise_policy_errors:
                 raise
             return self.error_trajectory(exc)
 
-    def _stopped(self) -> bool:
-        """End the episode here when the budget is spent or (if asked) the tokens stopped lining up."""
-        left = self.budget_left()
-        if left is not None and left <= 0:
-            if self.turn == 0:
-                assert self.tokens is not None and self.budget is not None
-                self.end(Verdict.error(f"the episode prompt is {len(self.tokens.prompt_ids)} tokens, leaving no room "
-                                       f"to generate within the token budget of {self.budget.limit}; raise it"))
-                return True
-            return False  # the caller cuts (async)
-        why = self.tokens.misaligned if self.tokens is not None and self.stop_on_misalignment else None
-        if why is not None:
-            self.end(Verdict.error(f"token alignment failed: {why}"))
-            return True
-        return False
-
-    async def act_with(self, policy: Policy, token_in: bool) -> StepResult | None:
-        """One turn with `policy` (or the cut, when the budget is spent); see `play`."""
-        left = self.budget_left()
-        if left is not None and left <= 0:
+    async def _out_of_budget(self) -> None:
+        """The budget is spent: cut the episode, or (before the first turn) end it with an error verdict."""
+        if self.turn > 0:
             await self.cut()
-            return None
-        hint = self.tokens.context_ids() if self.tokens is not None and token_in else None
-        episode = Episode(env=self.env, task=self.task, sample=self.sample, turn=self.turn, max_tokens=left)
-        try:
-            gen = await policy.generate(self.env.messages, tools=self.tools, prompt_ids=hint, episode=episode)
-        except Exception:
-            self._policy_failed = True
-            raise
-        self.finish_reasons.append(gen.finish_reason)
-        return await self.act(gen.message, gen)
+            return
+        assert self.tokens is not None and self.budget is not None
+        self.end(Verdict.error(f"the episode prompt is {len(self.tokens.prompt_ids)} tokens, leaving no room "
+                               f"to generate within the token budget of {self.budget.limit}; raise it"))
 
     # -- the result ----------------------------------------------------------------------
     def trajectory(self) -> Trajectory:
@@ -267,13 +261,13 @@ class EpisodeRun:
         Raises:
             TokenAlignmentError: layout 'episode' on an episode whose tokens do not line up.
         """
-        info: dict[str, Any] = {"sample": self.sample, "finish_reasons": list(self.finish_reasons),
+        info: dict[str, Any] = {"sample": self.sample, "finish_reasons": self.finish_reasons,
                                 "turns": len(self.finish_reasons)}
         fields: dict[str, Any] = {}
         if self.tokens is not None and self.tokens.model_turns and self.layout is not None:
             fields = self.tokens.trajectory_fields(self.layout)
             info.update(fields.pop("info"))
-        return Trajectory(task_id=self.task.id, messages=list(self.messages), rewards=list(self.rewards),
+        return Trajectory(task_id=self.task.id, messages=list(self.messages), rewards=self.rewards,
                           verdict=self.verdict, info=info, **fields)
 
     def error_trajectory(self, exc: BaseException) -> Trajectory:
