@@ -478,6 +478,9 @@ _THINK_OPEN_RE = re.compile(
 )
 
 
+_FENCE_RE = re.compile(r"^[ \t]*```[^\n]*\n.*?^[ \t]*```", re.DOTALL | re.MULTILINE)
+
+
 def _after_reasoning(text: str) -> str:
     r"""The text after the last `</think>`; an unclosed `<think>` is all reasoning (no answer after it).
 
@@ -487,7 +490,8 @@ def _after_reasoning(text: str) -> str:
     """
     if "<" not in text and "[" not in text and "◁" not in text:
         return text
-    closes = list(_THINK_CLOSE_RE.finditer(text))
+    fences = [(m.start(), m.end()) for m in _FENCE_RE.finditer(text)] if "```" in text else []
+    closes = [m for m in _THINK_CLOSE_RE.finditer(text) if not any(a <= m.start() < b for a, b in fences)]
     if closes:
         text = text[closes[-1].end() :]  # a block opened again after it and never closed is reasoning too
     opened = _THINK_OPEN_RE.search(text)
