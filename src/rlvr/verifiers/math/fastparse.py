@@ -40,7 +40,7 @@ _FUNCTIONS: dict[str, Any] = {
 }
 _INVERSE: dict[str, Any] = {"\\sin": sympy.asin, "\\cos": sympy.acos, "\\tan": sympy.atan}
 _LOGS = frozenset({"\\ln", "\\log"})
-_COMMANDS = frozenset({"\\frac", "\\sqrt", "\\pi", "\\cdot", "\\div", "\\binom", "\\lfloor", "\\rfloor",
+_COMMANDS = frozenset({"\\frac", "\\sqrt", "\\pi", "\\cdot", "\\div", "\\mod", "\\binom", "\\lfloor", "\\rfloor",
                        "\\lceil", "\\rceil", *_FUNCTIONS, *_LOGS})
 _CALLABLE = frozenset({*_FUNCTIONS, *_LOGS})
 # What may follow a function's bare argument (`\sin x + 1`, `\sin x \cos x`, `\lfloor \log_2 n \rfloor`).
@@ -126,6 +126,14 @@ class _Parser:
                 if nxt is not None and not (nxt[0] == "op" and nxt[1] in "+-)}") and nxt[1] not in _CLOSERS:
                     raise _Bail  # `1/2x`: the grammar's reading of what follows is its own
                 factors.append(sympy.Pow(den, -1, evaluate=False))
+            elif tok[1] == "\\mod":  # `2n \mod 3`: the product so far modulo one factor, as the grammar reads it
+                self.i += 1
+                left = factors[0] if len(factors) == 1 else sympy.Mul(*factors, evaluate=False)
+                right = self.power()
+                nxt = self.peek()
+                if nxt is not None and not (nxt[0] == "op" and nxt[1] in "+-)}"):
+                    raise _Bail
+                factors = [sympy.Mod(left, right, evaluate=False)]
             elif tok[1] in _CLOSERS:
                 break
             elif tok[0] in ("num", "sym", "cmd") or tok[1] in "({":
