@@ -123,8 +123,8 @@ class EpisodeRun:
     async def reset(self, seed: int | None = None, *, prompt_ids: Sequence[int] | None = None) -> list[Message]:
         """Reset the environment with the task; start the token record. Returns the prompt messages."""
         prompt, _info = await self.env.reset(self.task, seed=seed)
-        if self.env.messages != prompt:  # an env that does not keep its history: it starts here
-            self.env.messages = list(prompt)
+        if self.env.messages != prompt:  # (identical messages compare by identity: cheap)
+            self.env.messages = list(prompt)  # an env that does not keep its history: it starts here
         self._started = True
         if self.tokenizer is not None:
             self.tokens = EpisodeTokens(self.tokenizer, prompt, tools=self.tools, prompt_ids=prompt_ids,
