@@ -42,10 +42,10 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 from rlvr.core.errors import AdapterError, MissingExtraError
-from rlvr.core.types import Status, Task, Verdict
+from rlvr.core.types import STATUSES, Task, Verdict
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -64,8 +64,6 @@ __all__ = [
     "to_dataset",
 ]
 
-STATUSES: tuple[str, ...] = get_args(Status)
-"""Verdict statuses, in the order they are logged."""
 
 METRIC_PREFIX = "rlvr"
 """Metrics logged through TRL's `log_metric`: `rlvr/<reward name>/<status>` (fraction of the batch)

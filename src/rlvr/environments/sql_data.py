@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
+from rlvr.core.files import atomic_path
 from rlvr.core.types import Message, Task
 from rlvr.environments.loaders import Rows, require_field
 from rlvr.verifiers.sql import SQLReference
@@ -134,22 +135,22 @@ def _chinook_ddl(model: str) -> str:
 
 def _build_chinook(fixture: Path, target: Path) -> None:
     records = json.loads(fixture.read_text(encoding="utf-8"))
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    conn = sqlite3.connect(tmp)
-    try:
-        for model in _CHINOOK_TABLES:
-            conn.execute(_chinook_ddl(model))
-        for model, (table, pk, columns) in _CHINOOK_TABLES.items():
-            keys = [pk] if pk else []
-            rows = [(*([r["pk"]] if pk else []), *(_chinook_value(r["fields"].get(f)) for f, _, _ in columns))
-                    for r in records if r["model"] == f"chinook.{model}"]
-            names = [*keys, *(c for _, c, _ in columns)]
-            conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", rows)
-        conn.commit()
-    finally:
-        conn.close()
-    os.replace(tmp, target)
+    with atomic_path(target) as tmp:
+        tmp.unlink(missing_ok=True)
+        conn = sqlite3.connect(tmp)
+        try:
+            for model in _CHINOOK_TABLES:
+                conn.execute(_chinook_ddl(model))
+            for model, (table, pk, columns) in _CHINOOK_TABLES.items():
+                keys = [pk] if pk else []
+                rows = [(*([r["pk"]] if pk else []), *(_chinook_value(r["fields"].get(f)) for f, _, _ in columns))
+                        for r in records if r["model"] == f"chinook.{model}"]
+                names = [*keys, *(c for _, c, _ in columns)]
+                conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                                 rows)
+            conn.commit()
+        finally:
+            conn.close()
 
 
 def _chinook_value(value: Any) -> Any:
