@@ -30,7 +30,15 @@ from dataclasses import dataclass
 
 from rlvr.verifiers.math.normalize import MAGNITUDE_WORDS, join_digit_groups, normalize_unicode
 from rlvr.verifiers.math.visible import split_visible
-from rlvr.verifiers.math.words import number_from_words
+from rlvr.verifiers.math.words import (
+    AFFIRM_AFTER_NEGATION_RE,
+    APPROXIMATE_LEAD_RE,
+    BELOW_ZERO_RE,
+    NEGATED_BEFORE_RE,
+    NEGATED_LEAD_RE,
+    REJECTED_AFTER_RE,
+    number_from_words,
+)
 
 __all__ = [
     "ALTERNATIVE_SEP", "Extraction", "extract_answer", "extract_reference", "find_boxed", "match_brace", "refine_span",
@@ -56,7 +64,7 @@ _SEPARATOR_RE = re.compile(r"\b(?:and|or)\b|,|;")
 _GSM8K_RE = re.compile(r"####\s*([^\n]*)")
 _FINAL_RE = re.compile(r"(?:final\s+answer\s*(?:is|:|=)?|最终答案\s*(?:是|为)?)\s*(?:\*\*)?\s*[:：]?", re.IGNORECASE)
 _ANSWER_RE = re.compile(
-    r"(?:the\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(])|答案\s*(?:是|为|:|：))\s*(?:\*\*)?\s*[:：]?",
+    r"(?:\b(?:the|my|our)\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(])|答案\s*(?:是|为|:|：))\s*(?:\*\*)?\s*[:：]?",
     re.IGNORECASE,
 )
 _TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
@@ -132,7 +140,7 @@ def _boxes(text: str) -> list[tuple[int, int, str]]:
 
 def _trailing_group(text: str) -> tuple[list[tuple[int, int, str]], list[str]]:
     """The trailing group of boxes (see `find_boxed`) as (start, end, content), and the texts between them."""
-    boxes = _boxes(text)
+    boxes = [b for b in _boxes(text) if not _negated_at(text, b[0])]  # "\boxed{5}, not \boxed{3}": 3 is talk
     if not boxes:
         return [], []
     chosen, betweens = [boxes[-1]], list[str]()
@@ -210,6 +218,9 @@ def _is_formula(span: str) -> bool:
     return len(words) <= 1 and ":" not in plain and not _SENTENCE_WORDS.intersection(words) and len(span) <= 300
 
 
+_REJECTED_SPAN_RE = re.compile(rf"[^\s?]{{1,40}}?(?:{REJECTED_AFTER_RE.pattern})", re.IGNORECASE)
+
+
 def refine_span(span: str) -> str:
     """Reduce a marker's span ("The largest $n$ is 34.") to its answer expression.
 
@@ -225,6 +236,17 @@ def refine_span(span: str) -> str:
         The answer string, or "" when the span holds no answer.
     """
     span = _trim(span.replace('\\"', '"'))
+    span = APPROXIMATE_LEAD_RE.sub("", span, count=1)
+    negated = NEGATED_LEAD_RE.match(span)
+    if negated and negated.end() > 0 and re.match(r"\s*\S", span[negated.end() :]):
+        # "not 5", "at least 5", "less than 5": no answer; "not 3 but 5" names 5.
+        affirm = AFFIRM_AFTER_NEGATION_RE.search(span, negated.end())
+        return refine_span(span[affirm.end() :]) if affirm else ""
+    below = BELOW_ZERO_RE.match(span)
+    if below:
+        return "-" + below.group(1).lstrip("+")  # "5 degrees below zero"
+    if _REJECTED_SPAN_RE.match(span):
+        return ""  # "5? No.", "5 is wrong"
     clause = _trim(cut_clause(span))
     if number_from_words(clause) is not None:
         return clause  # "two hundred and six", "negative three"
@@ -289,6 +311,17 @@ def cut_clause(span: str, boundary: re.Pattern[str] = _CLAUSE_RE) -> str:
     return span
 
 
+def _negated_at(text: str, pos: int) -> bool:
+    """True when the words just before `pos` (same line) deny or bound what follows ("not", "at least")."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return NEGATED_BEFORE_RE.search(text[max(line_start, pos - 40) : pos]) is not None
+
+
+def _rejected_at(text: str, end: int) -> bool:
+    """True when the words just after `end` retract the answer before it ("is wrong", "? No")."""
+    return REJECTED_AFTER_RE.match(text, end) is not None
+
+
 def _last_math_or_number(text: str) -> str | None:
     """The last math environment or number, whichever ends later in `text`."""
     text = join_digit_groups(text)  # `\$32,\!348`, `1{,}234`: one number, not `348`, `234`
@@ -301,6 +334,8 @@ def _last_math_or_number(text: str) -> str | None:
     num_end, num_text = -1, ""
     for m in _NUMBER_RE.finditer(text):
         num_end, num_text = m.end(), m.group(0)
+    if num_end >= 0 and (_negated_at(text, num_end - len(num_text)) or _rejected_at(text, num_end)):
+        num_end, num_text = -1, ""  # "it cannot be 5", "at least 5", "5? No.": the last number is no answer
     if env_end < 0 and num_end < 0:
         return None
     # A number inside the last environment ends before the environment's closing delimiter.
@@ -431,33 +466,213 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
 
 
 def _visible_answer(text: str, *, last_number_fallback: bool) -> Extraction | None:
-    """`extract_answer` on text that holds only what a reader sees."""
-    tagged = _answer_tag(text)
-    if tagged is not None:
-        return tagged
+    """`extract_answer` on text that holds only what a reader sees.
+
+    The chosen answer's rivals are every other final-answer statement of the text that differs from it
+    (`_statements`: boxes, '####', 'final answer', 'the answer is', 'Answer:', `<answer>` tags, a bold line,
+    an "or"-alternative next to one of them): more than one final answer that disagree is a hedge (issue 20).
+    """
+    chosen = _choose(text, last_number_fallback=last_number_fallback)
+    if chosen is None:
+        return None
+    found, start, end = chosen
+    if found.source == "boxed" and _rejected_at(text, end):
+        return None  # "\boxed{5} is not the answer": a retracted answer is none
+    rivals = list(found.rivals)
+    for a, b, answer in _statements(text):
+        if start <= a and b <= end:
+            continue  # part of the chosen statement (a box in it, one box of its group)
+        if 0 <= b <= start and (_RETRACTION_RE.search(text, b, start) or _WORK_RE.search(text, b, start)):
+            continue  # superseded: withdrawn ("However, ...") or followed by more work before the chosen answer
+        if answer != found.text and answer not in rivals:
+            rivals.append(answer)
+    for m in _CORRECTION_RE.finditer(text, end):  # "\boxed{5}. Correction: it is 3." after the chosen answer
+        value = _value_text(m.group(1))
+        if value and value != found.text and value not in rivals:
+            rivals.append(value)
+    return Extraction(found.text, found.source, tuple(rivals)) if rivals else found
+
+
+def _choose(text: str, *, last_number_fallback: bool) -> tuple[Extraction, int, int] | None:
+    """The answer `extract_answer` reports and the span (start, end) of the statement that gives it."""
+    for m in reversed(list(_TAG_RE.finditer(text))):
+        inner = _visible_answer(m.group(1).strip(), last_number_fallback=True)
+        if inner is not None and inner.text.strip():
+            return Extraction(inner.text, "answer_tag", inner.rivals), m.start(), m.end()
     strong = _strong_candidates(text)
     if strong:
         _, start, chosen = max(strong, key=lambda c: c[0])
         rivals = _rivals(text, start, chosen)
-        return Extraction(chosen.text, chosen.source, rivals) if rivals else chosen
-    span = _last_marker(_ANSWER_RE, text)
-    if span:
-        return Extraction(span, "answer_is")
-    bolds = [b for b in _BOLD_RE.findall(text) if re.search(r"\d", b)]
-    if bolds:
-        span = refine_span(bolds[-1])
+        end = _statement_end(text, start, chosen)
+        return (Extraction(chosen.text, chosen.source, rivals) if rivals else chosen), start, end
+    for m in reversed(list(_ANSWER_RE.finditer(text))):
+        span = refine_span(_line_after(text, m.end()))
         if span:
-            return Extraction(span, "bold")
+            return Extraction(span, "answer_is"), m.start(), _line_end(text, m.end())
+    bolds = [(m, refine_span(m.group(1))) for m in _BOLD_RE.finditer(text) if re.search(r"\d", m.group(1))]
+    bolds = [(m, span) for m, span in bolds if span]
+    if bolds:
+        return Extraction(bolds[-1][1], "bold"), bolds[-1][0].start(), bolds[-1][0].end()
     bare = text.strip().strip("$ ").strip()
     if re.fullmatch(r"\\(?:boxed|fbox)\s*\{\s*\}", bare):
         return None  # an empty box is no answer, not the formula `\boxed{}`
     if bare and "\n" not in bare and "$" not in bare and _is_formula(bare):
-        return Extraction(_strip_delimiters(bare), "whole")
+        return Extraction(_strip_delimiters(bare), "whole"), 0, len(text)
     if last_number_fallback:
         last = _last_math_or_number(text)
         if last:
-            return Extraction(last, "last_number")
+            return Extraction(last, "last_number"), len(text), len(text)
     return None
+
+
+def _statement_end(text: str, start: int, chosen: Extraction) -> int:
+    """End of the strong statement starting at `start`: its box group, its '####' line or 'final answer' line."""
+    if chosen.source == "boxed":
+        group, _ = _trailing_group(text)
+        return group[-1][1] if group else start
+    return _line_end(text, start + 1)
+
+
+# Reasoning that withdraws an earlier final answer: only an answer before the chosen one can be superseded, so a
+# response is still paid for its last answer alone ("\boxed{5}. No wait, the answer is 3." keeps both: a hedge).
+_RETRACTION_RE = re.compile(
+    r"\b(?:however|wait|actually|mistake|error|incorrect|wrong|re-?(?:check|evaluate|examine|consider|calculate|do|"
+    r"think|visit)|double[- ]check|let\s+me|let's|correction|on\s+second\s+thought|hmm+|oops|reconsider)\b",
+    re.IGNORECASE,
+)
+# Work done after an earlier answer (an equation, an operation): that answer was an intermediate result.
+_WORK_RE = re.compile(r"=|\\(?:frac|dfrac|cdot|times|div|sqrt)\b|\d\s*[-+*/×÷·]\s*\d")
+# A markdown heading "#### Part 1: ..." is no GSM8K answer line.
+_HEADING_RE = re.compile(r"####\s*(?:[A-Za-z]{2,}|[^\n]*:\s*$)", re.MULTILINE)
+_NESTED_GAP_RE = re.compile(r"[\s*:$]*(?:the\s+)?", re.IGNORECASE)
+_NESTED_MARKER_RE = re.compile(rf"{_FINAL_RE.pattern}|{_ANSWER_RE.pattern}", re.IGNORECASE)
+# A bold line that is only an answer: "**3**", "**Answer: 3**", "**$x = 5$**" (no words: "**Step 1**" is a heading).
+_BOLD_LINE_RE = re.compile(r"^[ \t>*-]*\*\*([^*\n]{1,120})\*\*[ \t.:$]*$", re.MULTILINE)
+_ANSWER_LEAD_RE = re.compile(r"\s*(?:final\s+)?answer\s*[:：]?\s*", re.IGNORECASE)
+# A value offered next to a final answer as another one: "3 (or 4)", "\boxed{3} or maybe 4", "3, though 4 is also
+# possible", "3 (if n is even), otherwise 5", "$3$ or $\boxed{5}$".
+_VALUE = r"(\\boxed\s*\{[^{}\n]*\}|\$[^$\n]{1,40}\$|\\\([^\n]{1,40}?\\\)|-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?{letter})"
+_ALT_WORDS = r"(?:or|otherwise|alternatively|though|although|else)"
+_ALT_FILLER = (r"(?:\s+(?:maybe|possibly|perhaps|else|also|just|even|equivalently|alternatively|it(?:'s|\s+is|\s+could"
+               r"\s+be|\s+might\s+be|\s+may\s+be)|could\s+be|might\s+be|may\s+be))*")
+_ALT_AFTER = (rf"[\s$)}}\]]*[.,;]?\s*(?:\([^()\n]{{0,60}}\)\s*[.,;]?\s*)?\(?\s*\b{_ALT_WORDS}\b{_ALT_FILLER}"
+              rf"\s*[$(\[]*\s*{_VALUE}")
+_ALT_AFTER_RE = re.compile(_ALT_AFTER.replace("{letter}", ""), re.IGNORECASE)
+_ALT_AFTER_LETTER_RE = re.compile(_ALT_AFTER.replace("{letter}", r"|\(?[A-E]\)?(?![A-Za-z])"), re.IGNORECASE)
+_ALT_BEFORE_RE = re.compile(
+    _VALUE.replace("{letter}", "") + r"[\s$)]*,?\s*\bor\b\s*[$(\[]*\s*(?:\\boxed\s*\{)?$", re.IGNORECASE
+)
+# A correction after the chosen answer names another one: "Correction: it is 3", "that's wrong; it should be 3".
+_CORRECTION_RE = re.compile(
+    r"\b(?:correction|that'?s\s+wrong|that\s+is\s+wrong|(?:a|my)\s+mistake|oops|no,?\s+wait|on\s+second\s+thought)"
+    r"[^\n.]{0,40}?(?:\bit\s+is|\bit's|\bshould\s+be|\bis\s+actually|:)\s*[$(\[]*\s*"
+    + _VALUE.replace("{letter}", ""),
+    re.IGNORECASE,
+)
+_CHOICE_RE = re.compile(r"\(?[A-E]\)?")
+
+
+def _has_words(text: str) -> bool:
+    return any(w.lower() not in _LATEX_WORDS for w in _WORD_RE.findall(text))
+
+
+def _nested(text: str, start: int, end: int) -> bool:
+    """True when another answer marker directly follows the one at `start` (the inner one states the answer)."""
+    first = _NESTED_MARKER_RE.match(text, start)
+    if first is None:
+        return False
+    gap = _NESTED_GAP_RE.match(text, first.end())
+    return _NESTED_MARKER_RE.match(text, gap.end() if gap else first.end(), end) is not None
+
+
+def _value_text(value: str) -> str:
+    inner = re.fullmatch(r"\\boxed\s*\{(.*)\}", value.strip())
+    return _strip_delimiters(inner.group(1) if inner else value).strip()
+
+
+def _alternatives(text: str, answer: str, start: int, end: int) -> list[str]:
+    """Values offered as alternatives right before `start` or right after `end` on the same line."""
+    out: list[str] = []
+    line_end = text.find("\n", end)
+    tail = text[end : len(text) if line_end < 0 else line_end][:160]
+    after = (_ALT_AFTER_LETTER_RE if _CHOICE_RE.fullmatch(answer.strip()) else _ALT_AFTER_RE).match(tail)
+    if after:
+        out.append(_value_text(after.group(1)))
+    line_start = text.rfind("\n", 0, start) + 1
+    before = _ALT_BEFORE_RE.search(text[max(line_start, start - 80) : start])
+    if before:
+        out.append(_value_text(before.group(1)))
+    return [o for o in out if o]
+
+
+def _answer_end(text: str, answer: str, lo: int, hi: int) -> int:
+    """End of `answer` written between `lo` and `hi` (its first occurrence), or -1."""
+    i = text.find(answer, lo, hi)
+    return i + len(answer) if i >= 0 else -1
+
+
+def _statements(text: str) -> list[tuple[int, int, str]]:
+    r"""Every final-answer statement of a response as (start, end, answer), and the alternatives offered beside one.
+
+    Boxes (not those denied, "not \\boxed{3}", or retracted, "\\boxed{5} is wrong"), '####' (not a markdown
+    heading), 'final answer', 'the answer is' / 'my answer is' / 'Answer:' (not denied: "not 5" is no statement),
+    `<answer>` tags, a bold line that is only an answer. An alternative has the span (-1, -1): it is never part of
+    another statement.
+    """
+    out = _marker_statements(text) + _phrase_statements(text)
+    for m in _TAG_RE.finditer(text):
+        inner = _visible_answer(m.group(1).strip(), last_number_fallback=True)
+        if inner is not None and inner.text.strip():
+            out.append((m.start(), m.end(), inner.text))
+    return out + _bold_statements(text)
+
+
+def _marker_statements(text: str) -> list[tuple[int, int, str]]:
+    """`_statements` of the boxes, '####' lines and 'final answer' markers."""
+    out: list[tuple[int, int, str]] = []
+    for a, b, found in _markers(text):
+        if found.source == "boxed" and (_negated_at(text, a) or _rejected_at(text, b)):
+            continue
+        if found.source == "gsm8k" and _HEADING_RE.match(text, a):
+            continue
+        if found.source == "final_answer" and _nested(text, a, b):
+            continue  # "Final Answer: The final answer is 7": the inner marker states it
+        out.append((a, b, found.text))
+        stop = b if found.source == "boxed" else _answer_end(text, found.text, a, _line_end(text, a + 1))
+        if stop >= 0:
+            out += [(-1, -1, alt) for alt in _alternatives(text, found.text, a, stop)]
+    return out
+
+
+def _phrase_statements(text: str) -> list[tuple[int, int, str]]:
+    """`_statements` of 'the answer is' / 'my answer is' / 'Answer:'."""
+    out: list[tuple[int, int, str]] = []
+    for m in _ANSWER_RE.finditer(text):
+        span = refine_span(_line_after(text, m.end()))
+        end = _line_end(text, m.end())
+        if span and not _nested(text, m.start(), end):
+            stop = _answer_end(text, span, m.end(), end)
+            out.append((m.start(), end if stop < 0 else stop, span))
+            if stop >= 0:
+                out += [(-1, -1, alt) for alt in _alternatives(text, span, m.end(), stop)]
+    return out
+
+
+def _bold_statements(text: str) -> list[tuple[int, int, str]]:
+    """`_statements` of bold lines that hold only an answer ("**3**", "**Answer: 3**"; not "**Step 1:**")."""
+    out: list[tuple[int, int, str]] = []
+    for m in _BOLD_LINE_RE.finditer(text):
+        content = m.group(1)
+        lead = _ANSWER_LEAD_RE.match(content)
+        if lead and re.match(r"\s*(?:final\s+)?answer", content, re.IGNORECASE):
+            span = refine_span(content[lead.end() :])
+        elif re.search(r"\d", content) and not re.search(r"[:=]", content) and not _has_words(content):
+            span = refine_span(content)
+        else:
+            continue
+        if span:
+            out.append((m.start(), m.end(), span))
+    return out
 
 
 # Reasoning blocks: `<think>` (R1, Qwen3), `<thinking>`, `<reasoning>`, `<scratchpad>`, `<reflection>`, `<thought>`,
@@ -496,15 +711,6 @@ def _after_reasoning(text: str) -> str:
         text = text[closes[-1].end() :]  # a block opened again after it and never closed is reasoning too
     opened = _THINK_OPEN_RE.search(text)
     return text[: opened.start()] if opened else text
-
-
-def _answer_tag(text: str) -> Extraction | None:
-    """The answer inside the last non-empty `<answer>...</answer>` (R1-style format), extracted from its content."""
-    for m in reversed(list(_TAG_RE.finditer(text))):
-        found = _visible_answer(m.group(1).strip(), last_number_fallback=True)
-        if found is not None and found.text.strip():
-            return Extraction(found.text, "answer_tag", found.rivals)
-    return None
 
 
 def _strip_delimiters(s: str) -> str:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["number_from_words"]
+__all__ = [
+    "AFFIRM_AFTER_NEGATION_RE", "APPROXIMATE_LEAD_RE", "BELOW_ZERO_RE", "NEGATED_BEFORE_RE", "NEGATED_LEAD_RE",
+    "REJECTED_AFTER_RE", "number_from_words",
+]
 
 _UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -55,3 +58,33 @@ def number_from_words(text: str) -> str | None:
             return None
         seen = True
     return str(sign * (total + current)) if seen else None
+
+
+# Words before an answer that deny or bound it ("not 5", "at least 5", "less than 5", "cannot be 5"): the value
+# after them is not the answer. "not 3 but 5" names 5 (`AFFIRM_AFTER_NEGATION_RE`).
+_NEGATION = (
+    r"(?:\bnot|\bnever|\bcannot|\bcan'?t|n't|\bno\b|\bnor|\bneither|\bhardly|\bless\s+than|\bfewer\s+than"
+    r"|\bmore\s+than|\bgreater\s+than|\blarger\s+than|\bbigger\s+than|\bsmaller\s+than|\bhigher\s+than|\blower\s+than"
+    r"|\bat\s+(?:least|most)|\bup\s+to|\bother\s+than|\bexcept|\bbesides|\brather\s+than|\binstead\s+of|\bbelow"
+    r"|\babove|\bunder|\bover|\bexceeds?|\bexceeding|\bbeyond|\bnearly|\balmost|\bunequal\s+to|\\neq?\b|\\[lg]eq?\b"
+    r"|\\[lg]t\b|\\nless|\\ngtr|≠|≤|≥)"
+)
+_FILLER = r"(?:\s+(?:equal\s+to|exactly|quite|be|definitely|necessarily|really|simply|just|even|the\s+number|to|as))*"
+NEGATED_LEAD_RE = re.compile(rf"\s*(?:(?:definitely|certainly|surely|clearly|unknown,?)\s+)?{_NEGATION}{_FILLER}\s*",
+                             re.IGNORECASE)
+NEGATED_BEFORE_RE = re.compile(rf"{_NEGATION}{_FILLER}[\s$(\[{{]*$", re.IGNORECASE)
+AFFIRM_AFTER_NEGATION_RE = re.compile(r"\b(?:but|rather|instead|it\s+is|it's|it\s+equals)\b\s*(?:it\s+is\s+)?",
+                                      re.IGNORECASE)
+# After an answer: a retraction ("\boxed{5} is wrong", "5? No.", "5 is not the answer").
+REJECTED_AFTER_RE = re.compile(
+    r"[\s$)}\]]*(?:\?\s*(?:no|nope|wrong)\b|(?:is|was|would\s+be)\s+(?:wrong|incorrect|false|a\s+mistake|not\s+(?:the\s+"
+    r"(?:right\s+|correct\s+|final\s+)?answer|right|correct)))",
+    re.IGNORECASE,
+)
+# Words that hedge a value without denying it: "approximately 5" reads as 5.
+APPROXIMATE_LEAD_RE = re.compile(r"\s*(?:approximately|approx\.?|about|around|roughly|\\approx|≈)\s+(?=[-+$\\\d.])",
+                                 re.IGNORECASE)
+BELOW_ZERO_RE = re.compile(
+    r"\s*([+]?\d+(?:\.\d+)?)\s*(?:°|\^\s*\{?\\circ\}?|degrees?)?\s*(?:[CFK]\b|celsius|fahrenheit|kelvin)?\s*below\s+zero\b",
+    re.IGNORECASE,
+)
