@@ -237,3 +237,10 @@ def _cases() -> list[object]:
 @pytest.mark.parametrize("case", _cases())
 def test_hedged_answers(case: Case) -> None:
     assert_case(case)
+
+
+def test_a_check_after_the_answer_is_no_second_answer() -> None:
+    """MATH-500 number_theory/1000's reference solution: "We may check our answer: 17*44 = 748 ..." after the box."""
+    response = ("Therefore, $17^{-1}\\equiv \\boxed{44}\\pmod{83}$.\n\nWe may check our answer: "
+                "$17\\cdot 44 = 748 = 9\\cdot 83+1 \\equiv 1\\pmod{83}$, so our answer is correct.")
+    assert_case(Case("check-our-answer", "44", response, "correct"))

@@ -644,12 +644,19 @@ def _marker_statements(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+_CHECK_BEFORE_RE = re.compile(r"\b(?:check|verify|confirm|double-check)\w*\s+(?:our|my|the|this)?\s*$", re.IGNORECASE)
+
+
 def _phrase_statements(text: str) -> list[tuple[int, int, str]]:
     """`_statements` of 'the answer is' / 'my answer is' / 'Answer:'."""
     out: list[tuple[int, int, str]] = []
     for m in _ANSWER_RE.finditer(text):
+        if _CHECK_BEFORE_RE.search(text[max(0, m.start() - 30) : m.start()]):
+            continue  # "We may check our answer: 17 * 44 = 748": a check, not a second answer (MATH-500)
         span = refine_span(_line_after(text, m.end()))
         end = _line_end(text, m.end())
+        if re.fullmatch(r"(?:correct|right|wrong|incorrect|verified|confirmed)", span, re.IGNORECASE):
+            continue  # "so our answer is correct": a judgement of the answer, not one
         if span and not _nested(text, m.start(), end):
             stop = _answer_end(text, span, m.end(), end)
             out.append((m.start(), end if stop < 0 else stop, span))
