@@ -109,7 +109,8 @@ def _false_chain(p: str, cfg: MathConfig) -> str | None:
     for item in split_top_level(p):
         if "=" not in item or "\\in" in item:
             continue
-        parts = _split_relation(re.sub(r"\\approx.*$", "", item).strip())
+        # `==` / `===` (a programmer's equality) is one link: `3 == 5` is the false `3 = 5`, not "5"
+        parts = _split_relation(re.sub(r"={2,}", "=", re.sub(r"\\approx.*$", "", item)).strip())
         if len(parts) < 2 or not all(parts):
             continue
         for i, (left, right) in enumerate(itertools.pairwise(parts)):
