@@ -53,7 +53,9 @@ class MathConfig(VerifierConfig):
         "use the last number in the response.",
     )
     max_response_chars: int = Field(
-        default=100_000, ge=1, description="Responses longer than this are scored on their last N characters."
+        default=100_000,
+        ge=1,
+        description="A response whose final part (after its reasoning block) is longer than this is no_answer.",
     )
     max_answer_chars: int = Field(
         default=2_000, ge=1, description="An extracted answer longer than this is not parsed symbolically."

@@ -41,7 +41,8 @@ from rlvr.verifiers.math.words import (
 )
 
 __all__ = [
-    "ALTERNATIVE_SEP", "Extraction", "extract_answer", "extract_reference", "find_boxed", "match_brace", "refine_span",
+    "ALTERNATIVE_SEP", "Extraction", "extract_answer", "extract_reference", "final_part", "find_boxed", "match_brace",
+    "refine_span",
 ]
 
 # Joins the alternative forms of one gold answer ("\boxed{15\frac{39}{40}}, or \boxed{\frac{639}{40}}")
@@ -701,6 +702,15 @@ _THINK_OPEN_RE = re.compile(
 
 
 _FENCE_RE = re.compile(r"^[ \t]*```[^\n]*\n.*?^[ \t]*```", re.DOTALL | re.MULTILINE)
+
+
+def final_part(text: str) -> str:
+    r"""The part of a response an answer is read from: after the last closing reasoning marker.
+
+    The whole text is searched (linear time), so a length limit applied afterwards can never cut
+    a response's opening `<think>` away and turn its reasoning into its answer.
+    """
+    return _after_reasoning(text)
 
 
 def _after_reasoning(text: str) -> str:

@@ -14,7 +14,7 @@ import time
 from rlvr.core.types import Verdict
 from rlvr.verifiers.math.compare import compare_answers
 from rlvr.verifiers.math.config import MathConfig
-from rlvr.verifiers.math.extract import extract_answer, extract_reference
+from rlvr.verifiers.math.extract import extract_answer, extract_reference, final_part
 
 __all__ = ["score_math"]
 
@@ -47,7 +47,9 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
 
     Args:
         config: the verifier configuration (rewards, extraction and comparison rules).
-        response: free-form model output; only its last `config.max_response_chars` characters are read.
+        response: free-form model output. Its final part (after the last closing reasoning marker,
+            found in the whole text) is read; a final part longer than `config.max_response_chars`
+            is `no_answer`: cutting it could drop a competing answer or the start of a hidden block.
         reference: the gold answer (LaTeX or plain) or a full reference solution ending in
             `\boxed{...}` or `#### N`.
 
@@ -59,7 +61,14 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
     problem = _input_problem(response, reference)
     if problem:
         return Verdict.error(f"math verifier: {problem}", elapsed_s=time.perf_counter() - start)
-    response = _clip(response or "", config.max_response_chars)
+    response = final_part(response or "")
+    if len(response) > config.max_response_chars:
+        return Verdict(
+            status="no_answer", reward=config.no_answer_reward, components={"correct": 0.0}, extracted=None,
+            detail=f"the response's final part (after any reasoning block) has {len(response)} characters, over "
+            f"max_response_chars={config.max_response_chars}: not read (a cut could drop a competing answer)",
+            elapsed_s=time.perf_counter() - start,
+        )
     reference = _clip(str(reference), config.max_response_chars)
     gold = extract_reference(reference)
     if not gold.text.strip():
