@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from rlvr.sandbox import LocalSandbox
 from rlvr.verifiers.code import UnitTestVerifier
+from rlvr.verifiers.code._pytest import run_pytest
+from rlvr.verifiers.code.spec import as_test_spec
+from rlvr.verifiers.code.verifier import CodeConfig, _Clock, _SandboxFailure
 from rlvr.verifiers.registry import get_verifier
 
 ADD_TESTS = {"format": "assert", "tests": "assert add(2, 3) == 5\nassert add(-1, 1) == 0\nassert add(0, 0) == 0"}
@@ -134,3 +138,15 @@ def test_deterministic(verifier):
     first = verifier.verify("def add(a, b):\n    return a * b", ADD_TESTS)
     second = verifier.verify("def add(a, b):\n    return a * b", ADD_TESTS)
     assert (first.status, first.reward, first.detail) == (second.status, second.reward, second.detail)
+
+
+def test_pytest_missing_in_the_sandbox_is_an_error_verdict():
+    """`No module named pytest` is the grader's fault: error (reward None), never a 0 for the candidate."""
+    box = LocalSandbox(pool_size=0)  # no python_path: the sandbox's Python alone
+    if box.run([box.python, "-c", "import pytest"], timeout_s=30).ok:
+        pytest.skip(f"{box.python} has pytest itself")
+    config = CodeConfig()
+    spec = as_test_spec({"format": "pytest", "files": {"test_sq.py": "from solution import square\n\n"
+                                                                   "def test_sq():\n    assert square(3) == 9\n"}})
+    with pytest.raises(_SandboxFailure, match="pytest cannot be imported in the sandbox"):
+        run_pytest(spec, "def square(x):\n    return x * x\n", config, box, _Clock(30))
