@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
+import time
+
 import pytest
 
+from rlvr.core.errors import MissingExtraError
 from rlvr.sandbox import LocalSandbox
 from rlvr.verifiers.code import UnitTestVerifier
 from rlvr.verifiers.code._pytest import run_pytest
@@ -150,3 +155,23 @@ def test_pytest_missing_in_the_sandbox_is_an_error_verdict():
                                                                    "def test_sq():\n    assert square(3) == 9\n"}})
     with pytest.raises(_SandboxFailure, match="pytest cannot be imported in the sandbox"):
         run_pytest(spec, "def square(x):\n    return x * x\n", config, box, _Clock(30))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("e2b") is not None, reason="e2b installed")
+def test_e2b_backend_without_the_extra_fails_at_start_up():
+    from rlvr.verifiers.code import UnitTestVerifier
+
+    with pytest.raises(MissingExtraError, match=r"rlvr\[e2b\]"):
+        UnitTestVerifier(backend="e2b")
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_assert_program_has_the_per_test_limit_not_the_overall_one():
+    from rlvr.verifiers.code import UnitTestVerifier
+
+    with UnitTestVerifier(test_timeout_s=1.0, timeout_s=30.0) as verifier:
+        verifier.verify("def f():\n    return 1\n", {"format": "assert", "tests": "assert f() == 1"})  # warm-up
+        start = time.monotonic()
+        verdict = verifier.verify("while True:\n    pass\n", {"format": "assert", "tests": "assert f() == 1"})
+    assert verdict.status == "timeout"
+    assert time.monotonic() - start < 15  # would be ~30 s with the overall limit
