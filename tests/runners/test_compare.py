@@ -1,7 +1,8 @@
 """`rlvr compare` without a trainer: backend parsing, curve readers, the HTML report, unavailable backends,
 the output folder guard, interrupted comparisons.
 
-Core venv (the `verl`-marked test: the veRL venv). The report needs matplotlib (the trl/demo extras): those tests skip without it.
+Core venv (the `verl`-marked test: the veRL venv). The report needs matplotlib (the trl/demo extras): those
+tests skip without it.
 """
 
 from __future__ import annotations
