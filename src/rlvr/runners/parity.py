@@ -369,7 +369,8 @@ def _episode_scripts(env: Environment, task: Task) -> dict[str, tuple[list[str],
     if "tool_error" not in scripts:
         raise ConfigError(f"environment {env.spec.id!r} needs tools and reference actions for cross-trainer episodes")
     oracle = scripts["oracle"]
-    out = {kind: (scripts[kind], {}) for kind in ("oracle", "tool_error", "wrong_final")}
+    out: dict[str, tuple[list[str], dict[str, Any]]] = {
+        kind: (scripts[kind], {}) for kind in ("oracle", "tool_error", "wrong_final")}
     out["max_turns"] = ([oracle[0]] * env.spec.max_turns, {})
     out["error_reference"] = (oracle, {"reference": json.dumps("")})
     out["rewrite_template"] = ([_THINK + oracle[0], *oracle[1:]], {"chat_template": THINK_STRIPPING_TEMPLATE})
@@ -416,7 +417,7 @@ async def _stopping_episode(record: dict[str, Any],
 
 
 def episode_expected(record: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
-    """rlvr's result for a cross-trainer episode record (with its `chat_template`): `expected` as recorded.
+    """The result rlvr gives for a cross-trainer episode record (with its `chat_template`): its `expected`.
 
     Token fields are those of the episode as played (`EpisodeTokens.prompt_ids`, `completion_ids`,
     `loss_mask`): the episode layout when the tokens line up, else the tokens up to where the
