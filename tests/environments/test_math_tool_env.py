@@ -99,3 +99,34 @@ def test_gsm8k_tool_from_local_path(gsm8k_path: Path) -> None:
     assert report.passed, report.failures
 
 
+
+
+@pytest.mark.parametrize("form", ["native", "hermes-text", "native-with-boxed-content", "text-with-boxed-content"])
+def test_an_episode_cut_on_a_tool_call_has_no_final_answer(form: str) -> None:
+    """Turns that run out on a call score '' (no answer): the call's markup is never read as the answer.
+
+    Found by the cross-trainer episodes: a last-turn call whose expression is the gold value
+    (`{"expression": "-4"}`) scored correct on every path that ran it.
+    """
+    env = make_reasoning_gym_tool(size=2, max_turns=2, **INLINE)
+    task = env.tasks[0]
+    gold = str(task.reference)
+    env.reset_sync(task)
+    env.step_sync(tool_call_message("calculator", {"expression": task.metadata["entry"]["expression"]}))
+    boxed = f"The answer is \\boxed{{{gold}}}." if form.endswith("boxed-content") else ""
+    if form.startswith("native"):
+        last = tool_call_message("calculator", {"expression": gold}, content=boxed)
+    else:
+        last = boxed + f'<tool_call>{{"name": "calculator", "arguments": {{"expression": "{gold}"}}}}</tool_call>'
+    result = env.step_sync(last)
+    assert result.truncated and not result.terminated
+    assert result.verdict is not None and result.verdict.status == "no_answer" and result.verdict.reward == 0.0
+
+
+def test_the_last_turn_without_a_call_is_still_the_answer() -> None:
+    env = make_reasoning_gym_tool(size=2, max_turns=2, **INLINE)
+    task = env.tasks[0]
+    env.reset_sync(task)
+    env.step_sync(tool_call_message("calculator", {"expression": task.metadata["entry"]["expression"]}))
+    result = env.step_sync(f"\\boxed{{{task.reference}}}")
+    assert result.terminated and result.verdict is not None and result.verdict.status == "correct"

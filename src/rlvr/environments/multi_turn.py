@@ -326,6 +326,15 @@ class ToolEnv(MultiTurnEnv):
             messages.append(Message(role="user", content=render_text_results(text_answers)))
         return messages, False
 
+    def final_response(self) -> str:
+        """The final answer: the last assistant message when it made no tool call; '' when the turns ran out.
+
+        An episode cut at `max_turns` on a message with calls has no final answer (the prompt asks for
+        one without a call), so its call markup is never scored: a calculator call whose expression
+        is the answer (`{"expression": "-4"}`) would otherwise read as the answer -4.
+        """
+        return "" if self._last_calls else super().final_response()
+
     def step_reward(self, action: Message, observation: Sequence[Message]) -> dict[str, float]:
         """`tool_calls` and `tool_errors` of this step (0 for the final answer)."""
         return {"tool_calls": float(self._last_calls), "tool_errors": float(self._last_errors)}

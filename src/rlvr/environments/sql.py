@@ -214,13 +214,6 @@ class SQLToolEnv(ToolEnv):
             return [], True
         return await super().env_response(action)
 
-    def final_response(self) -> str:
-        """The final answer: the last assistant message without tool calls; '' when the turns ran out."""
-        last = self.messages[-1] if self.messages else None
-        if last is None or last.role != "assistant" or self._last_calls:
-            return ""
-        return last.content
-
     def step_reward(self, action: Message, observation: Sequence[Message]) -> dict[str, float]:
         """`tool_calls`, `tool_errors` and `format` (1.0 for a well-formed turn) of this step.
 
