@@ -29,8 +29,8 @@ def test_check_without_reference_solutions_says_what_to_add(tmp_path):
 def test_bad_model_engine_names_the_option(tmp_path):
     from rlvr.runners.eval import build_policy
 
-    with pytest.raises(ConfigError, match="--model-engine"):
-        build_policy(policy=None, model=str(tmp_path), base_url=None, engine="foo")
+    with pytest.raises(ConfigError, match="--generator"):
+        build_policy(policy=None, model=str(tmp_path), base_url=None, generator="foo")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("e2b") is not None, reason="e2b installed")

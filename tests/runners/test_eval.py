@@ -118,9 +118,9 @@ def test_eval_config_records_what_earlier_runs_recorded(tmp_path: Path) -> None:
                               base_url="http://127.0.0.1:8000/v1", temperature=0.5, seed=3, layout="turn")
     assert served.record() == {
         "env": "math/gsm8k-v1", "env_args": {"size": 2}, "policy": None, "model": "m",
-        "base_url": "http://127.0.0.1:8000/v1", "model_engine": None, "token_in": False,
+        "base_url": "http://127.0.0.1:8000/v1", "generator": None, "token_in": False,
         "sampling": {"max_tokens": 512, "temperature": 0.5, "top_p": 1.0, "seed": 3}, "layout": "turn", "seed": 3}
     scripted = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", policy="oracle")
-    assert scripted.record()["sampling"] is None and scripted.record()["model_engine"] is None
-    local = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model="smollm2", model_engine="vllm")
-    assert local.record()["model_engine"] == "vllm"
+    assert scripted.record()["sampling"] is None and scripted.record()["generator"] is None
+    local = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model="smollm2", generator="vllm")
+    assert local.record()["generator"] == "vllm"

@@ -314,7 +314,7 @@ def test_synth_config_records_what_earlier_runs_recorded(tmp_path: Path) -> None
                                band=(0.2, 0.8), keep="all", dedup=True, temperature=0.7)
     assert config.record() == {
         "command": "synth", "env": "math/gsm8k-v1", "env_args": {"size": 2}, "policy": None, "model": "smollm2",
-        "base_url": None, "model_engine": "transformers",
+        "base_url": None, "generator": "transformers",
         "sampling": {"max_tokens": 512, "temperature": 0.7, "top_p": 1.0, "seed": 0}, "seed": 0}
     with pytest.raises(ConfigError, match="--keep must be one of correct, all"):
         SynthConfig.build(env="math/gsm8k-v1", output=tmp_path, n=1, keep="best")

@@ -38,7 +38,7 @@ def test_smollm2_samples_kept_rows_reverify_correct(tmp_path: Path) -> None:
     out = tmp_path / "synth"
     args = ["-a", "size=3", "-a", f"config={json.dumps(EASY_ARITHMETIC)}", "-a", "isolation=inline"]
     result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-v1", *args, "--model", "smollm2",
-                                 "--model-engine", "transformers", "-n", "3", "--max-tokens", "32", "-o", str(out),
+                                 "--generator", "transformers", "-n", "3", "--max-tokens", "32", "-o", str(out),
                                  "--band", "0.01,0.99"])
     assert result.exit_code == 0, result.output
     env = make("math/reasoning-gym-v1", size=3, config=dict(EASY_ARITHMETIC), isolation="inline")

@@ -1,0 +1,58 @@
+"""Renamed names that keep working: a keyword argument, a config field or a run-record key under its old name.
+
+One word, one meaning: when a word was renamed, code written with the old name still runs (a
+`DeprecationWarning` names the new one) and files written with it still load. Used by the
+functions and pydantic models whose parameters were renamed (`renamed_kwargs`,
+`renamed_fields`) and by the run record, which compares a recorded configuration on resume
+(`RENAMED_KEYS`, `renamed_keys`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["RENAMED_KEYS", "renamed_fields", "renamed_keys", "renamed_kwargs"]
+
+RENAMED_KEYS: dict[str, str] = {
+    "model_engine": "generator",
+}
+"""Run-record keys under their old names (top level and in nested configurations), old → new."""
+
+
+def _moved(values: dict[str, Any], renames: Mapping[str, str], where: str, *, warn: bool) -> dict[str, Any]:
+    for old, new in renames.items():
+        if old not in values:
+            continue
+        if warn:
+            warnings.warn(f"{where}: {old!r} was renamed {new!r}; use {new}=...", DeprecationWarning, stacklevel=4)
+        value = values.pop(old)
+        values.setdefault(new, value)
+    return values
+
+
+def renamed_kwargs(kwargs: dict[str, Any], renames: Mapping[str, str], where: str) -> dict[str, Any]:
+    """Move keyword arguments given under an old name (`renames`: old → new) to the new one, warning.
+
+    Args:
+        kwargs: the keyword arguments, changed in place (also returned).
+        renames: old name → new name.
+        where: the callable, named in the warning.
+
+    The new name wins when both are given. Warns `DeprecationWarning` once per old name used.
+    """
+    return _moved(kwargs, renames, where, warn=True)
+
+
+def renamed_fields(data: Any, renames: Mapping[str, str], where: str) -> Any:
+    """`renamed_kwargs` for a pydantic `model_validator(mode="before")`: `data` when it is not a dict."""
+    if isinstance(data, dict) and any(old in data for old in renames):
+        return _moved(dict(data), renames, where, warn=True)
+    return data
+
+
+def renamed_keys(record: Mapping[str, Any], renames: Mapping[str, str] = RENAMED_KEYS) -> dict[str, Any]:
+    """A recorded configuration with old key names replaced (nested dicts too), silently: files stay readable."""
+    out = _moved(dict(record), renames, "", warn=False)
+    return {key: renamed_keys(value, renames) if isinstance(value, dict) else value for key, value in out.items()}
