@@ -41,3 +41,29 @@ def test_model_engine_field_warns_and_still_counts(tmp_path: Path) -> None:
     with pytest.warns(DeprecationWarning, match="'model_engine' was renamed 'generator'"):
         config = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model_engine="vllm")
     assert config.generator == "vllm"
+
+
+# -- container engine -> container runtime (podman/docker); podman's --runtime -> OCI runtime -----------
+def test_container_config_engine_and_runtime_fields_warn_and_still_count() -> None:
+    from rlvr.sandbox.runtimes import ContainerConfig
+
+    with pytest.warns(DeprecationWarning, match="'engine' was renamed 'container_runtime'"):
+        assert ContainerConfig(engine="docker").container_runtime == "docker"  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match="'runtime' was renamed 'oci_runtime'"):
+        assert ContainerConfig(runtime="runc").oci_runtime == "runc"  # type: ignore[call-arg]
+
+
+def test_image_functions_take_engine_with_a_warning() -> None:
+    from rlvr.sandbox.runtimes import image_exists
+
+    with pytest.warns(DeprecationWarning, match="'engine' was renamed 'runtime'"):
+        assert image_exists("rlvr-none", engine="/nonexistent/podman") is False  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(("old", "new"), [("container_engine", "container_runtime"), ("engine_info", "runtime_info"),
+                                          ("EngineInfo", "RuntimeInfo")])
+def test_old_container_names_warn_and_still_resolve(old: str, new: str) -> None:
+    from rlvr.sandbox import container
+
+    with pytest.warns(DeprecationWarning, match=f"{old} was renamed {new}"):
+        assert getattr(container, old) is getattr(container, new)

@@ -9,11 +9,15 @@ functions and pydantic models whose parameters were renamed (`renamed_kwargs`,
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
-__all__ = ["RENAMED_KEYS", "renamed_fields", "renamed_keys", "renamed_kwargs"]
+__all__ = ["RENAMED_KEYS", "renamed_attribute", "renamed_fields", "renamed_keys", "renamed_kwargs",
+           "renamed_parameters"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 RENAMED_KEYS: dict[str, str] = {
     "model_engine": "generator",
@@ -43,6 +47,27 @@ def renamed_kwargs(kwargs: dict[str, Any], renames: Mapping[str, str], where: st
     The new name wins when both are given. Warns `DeprecationWarning` once per old name used.
     """
     return _moved(kwargs, renames, where, warn=True)
+
+
+def renamed_parameters(renames: Mapping[str, str]) -> Callable[[F], F]:
+    """Decorator: the function also takes its keyword arguments under their old names (`renamed_kwargs`)."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **renamed_kwargs(kwargs, renames, fn.__qualname__))
+
+        return cast(F, inner)
+
+    return wrap
+
+
+def renamed_attribute(namespace: Mapping[str, Any], renames: Mapping[str, str], module: str, name: str) -> Any:
+    """A module `__getattr__` body: the object renamed from `name` (warning), else AttributeError."""
+    if name not in renames:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(f"{module}.{name} was renamed {renames[name]}", DeprecationWarning, stacklevel=3)
+    return namespace[renames[name]]
 
 
 def renamed_fields(data: Any, renames: Mapping[str, str], where: str) -> Any:

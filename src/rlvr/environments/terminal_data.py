@@ -81,7 +81,7 @@ Backend = Literal["auto", "local", "container"]
 
 
 def _containers(backend: str) -> bool:
-    """Whether tasks that need a container are included: 'container' demands an engine, 'auto' uses one if any."""
+    """Whether tasks that need a container are included ('container' demands a container runtime)."""
     from rlvr.verifiers.terminal.workspace import container_available
 
     if backend not in ("auto", "local", "container"):
@@ -160,7 +160,7 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,
         show_tests: give the agent a writable copy of the task's tests at /tests (grading uses a fresh one).
         backend: 'auto' (local tasks in bubblewrap; tasks that need an image in podman/docker when one
             works here and has their base image, else left out), 'local' (leave those out),
-            'container' (require an engine; images are built, base images must be pullable).
+            'container' (require a container runtime; images are built, base images must be pullable).
         verifier: a `TerminalVerifier` to use as is.
         **verifier_overrides: `TerminalConfig` options (e.g. `reward="fraction"`).
 

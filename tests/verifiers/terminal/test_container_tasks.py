@@ -2,7 +2,7 @@
 
 The task image is built from a Terminal-Bench Dockerfile `FROM` the registry-free base image
 (tests/conftest.py) with a tool installed outside the working directory, which the local
-bubblewrap backend cannot provide. Skips cleanly without a working container engine.
+bubblewrap backend cannot provide. Skips cleanly without a working container runtime.
 """
 
 from __future__ import annotations
