@@ -19,9 +19,10 @@ ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "s
 
 def test_a_run_record_with_old_key_names_resumes(tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
-    meta_path(out).write_text(json.dumps({"model_engine": "vllm", "env_args": {"model_engine": "vllm"}}))
-    RunRecord(out, {"generator": "vllm", "env_args": {"generator": "vllm"}}).check()  # no ConfigError
-    assert renamed_keys({"model_engine": "x", "generator": "y"}) == {"generator": "y"}
+    meta_path(out).write_text(json.dumps({"model_engine": "vllm", "verifier_config": {"backend": "local"}}))
+    RunRecord(out, {"generator": "vllm", "verifier_config": {"provider": "local"}}).check()  # no ConfigError
+    RunRecord(out, {"generator": "vllm", "verifier_config": {"backend": "local"}}).check()  # old name given again
+    assert renamed_keys({"model_engine": "x", "generator": "y"}) == {"generator": "x"}
 
 
 # -- model engine -> generator ----------------------------------------------------------------------
@@ -67,3 +68,21 @@ def test_old_container_names_warn_and_still_resolve(old: str, new: str) -> None:
 
     with pytest.warns(DeprecationWarning, match=f"{old} was renamed {new}"):
         assert getattr(container, old) is getattr(container, new)
+
+
+# -- sandbox backend -> sandbox provider ----------------------------------------------------------------
+def test_code_verifier_backend_warns_and_still_counts() -> None:
+    from rlvr.verifiers.code.verifier import CodeConfig, UnitTestVerifier
+
+    with pytest.warns(DeprecationWarning, match="'backend' was renamed 'provider'"):
+        assert CodeConfig(backend="local").provider == "local"  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match="'backend' was renamed 'provider'"):
+        assert UnitTestVerifier(backend="local").config.provider == "local"
+
+
+def test_terminal_env_backend_warns_and_still_counts() -> None:
+    from rlvr.environments.terminal_data import make_tbench
+
+    with pytest.warns(DeprecationWarning, match="'backend' was renamed 'provider'"):
+        env = make_tbench(limit=1, backend="local")  # type: ignore[call-arg]
+    assert len(env.tasks) == 1

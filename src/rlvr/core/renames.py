@@ -21,6 +21,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 RENAMED_KEYS: dict[str, str] = {
     "model_engine": "generator",
+    "backend": "provider",
 }
 """Run-record keys under their old names (top level and in nested configurations), old → new."""
 
@@ -31,8 +32,7 @@ def _moved(values: dict[str, Any], renames: Mapping[str, str], where: str, *, wa
             continue
         if warn:
             warnings.warn(f"{where}: {old!r} was renamed {new!r}; use {new}=...", DeprecationWarning, stacklevel=4)
-        value = values.pop(old)
-        values.setdefault(new, value)
+        values[new] = values.pop(old)
     return values
 
 
@@ -44,7 +44,8 @@ def renamed_kwargs(kwargs: dict[str, Any], renames: Mapping[str, str], where: st
         renames: old name → new name.
         where: the callable, named in the warning.
 
-    The new name wins when both are given. Warns `DeprecationWarning` once per old name used.
+    The old name wins when both are given: only a merge (`{**config.model_dump(), **overrides}`)
+    gives both, and there the old name is the override. Warns `DeprecationWarning` per old name used.
     """
     return _moved(kwargs, renames, where, warn=True)
 

@@ -74,7 +74,8 @@ class RunRecord:
 
     Args:
         output: the output file.
-        config: the configuration (JSON-serialisable); nested dicts are compared field by field.
+        config: the configuration (JSON-serialisable); nested dicts are compared field by field. Keys
+            under a name since renamed are recorded under the new one (`rlvr.core.renames`).
         labels: how a nested dict's fields are named in messages, e.g. `{"verifier_config":
             "verifier option"}` (default `KEY.FIELD`).
     """
@@ -82,7 +83,7 @@ class RunRecord:
     def __init__(self, output: Path, config: Mapping[str, Any], *, labels: Mapping[str, str] | None = None) -> None:
         self.output = output
         self.path = meta_path(output)
-        self.config = dict(config)
+        self.config = renamed_keys(config)
         self.labels = dict(labels or {})
 
     def read(self) -> dict[str, Any] | None:

@@ -68,9 +68,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from rlvr.core.errors import MissingExtraError, SandboxError
+from rlvr.core.renames import renamed_fields
 from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
 from rlvr.sandbox.pool import SUPERVISOR_DIED
@@ -108,12 +109,18 @@ class CodeConfig(VerifierConfig):
     abs_tol: float = Field(default=1e-6, ge=0, description="Absolute float tolerance of call-based comparisons.")
     type_strict: bool = Field(default=True, description="Call-based: types must match (True != 1, [1] != (1,)).")
     language: str = Field(default="python", description="Fence language to extract (only Python runs today).")
-    backend: Literal["local", "e2b"] = Field(
-        default="local", description="'local' (LocalSandbox) or 'e2b' (E2BSandbox, extra `e2b`; only when asked).")
+    provider: Literal["local", "e2b"] = Field(
+        default="local", description="Sandbox provider: 'local' (LocalSandbox) or 'e2b' (E2BSandbox, extra `e2b`; "
+        "only when asked).")
     e2b: dict[str, Any] = Field(default_factory=dict, description="E2BSandbox options (template, api_key, domain, "
                                 "api_url, sandbox_url, ...).")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Isolation and limits.")
     require_full_isolation: bool = Field(default=False, description="Refuse to score without bubblewrap.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_code_fields(cls, data: Any) -> Any:
+        return renamed_fields(data, {"backend": "provider"}, cls.__name__)
 
 
 @dataclass(frozen=True)
@@ -131,7 +138,7 @@ _SANDBOX_LOCK = threading.Lock()
 
 def _sandbox(config: CodeConfig, python_path: tuple[str, ...] = ()) -> Any:
     """The process-wide sandbox for this configuration (its pre-started workers are shared)."""
-    key = (config.sandbox, config.require_full_isolation, python_path, config.backend,
+    key = (config.sandbox, config.require_full_isolation, python_path, config.provider,
            json.dumps(config.e2b, sort_keys=True, default=str))
     with _SANDBOX_LOCK:
         box = _SANDBOXES.get(key)
@@ -140,7 +147,7 @@ def _sandbox(config: CodeConfig, python_path: tuple[str, ...] = ()) -> Any:
                 "require_full_isolation": config.sandbox.require_full_isolation or config.require_full_isolation,
                 "python_path": (*config.sandbox.python_path, *python_path),
             })
-            if config.backend == "e2b":
+            if config.provider == "e2b":
                 from rlvr.sandbox.e2b import E2BSandbox
 
                 box = E2BSandbox(sandbox_cfg, **config.e2b)
@@ -420,7 +427,7 @@ class UnitTestVerifier(Verifier):
         base = config or CodeConfig()
         if overrides:
             base = CodeConfig.model_validate({**base.model_dump(), **overrides})
-        if base.backend == "e2b" and importlib.util.find_spec("e2b") is None:
+        if base.provider == "e2b" and importlib.util.find_spec("e2b") is None:
             raise MissingExtraError("e2b", "e2b")  # fail at start-up, not as an error verdict per row
         super().__init__(base)
 

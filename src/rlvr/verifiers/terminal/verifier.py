@@ -162,7 +162,7 @@ def score_terminal(config: TerminalConfig, response: str, reference: Any) -> Ver
         from rlvr.verifiers.terminal.workspace import container_available
 
         if not container_available():
-            return Verdict.error(f"task {task.task_id} needs a container backend (podman or docker): "
+            return Verdict.error(f"task {task.task_id} needs a container runtime (podman or docker): "
                                  f"{task.placement_reason}")
     commands, answer = parse_response(response, task)
     with _gate(config.max_parallel):
