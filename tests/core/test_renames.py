@@ -86,3 +86,19 @@ def test_terminal_env_backend_warns_and_still_counts() -> None:
     with pytest.warns(DeprecationWarning, match="'backend' was renamed 'provider'"):
         env = make_tbench(limit=1, backend="local")  # type: ignore[call-arg]
     assert len(env.tasks) == 1
+
+
+# -- SQL backend -> SQL dialect -------------------------------------------------------------------------
+def test_sql_backend_warns_and_still_counts(tmp_path: Path) -> None:
+    import sqlite3
+
+    from rlvr.verifiers.sql.config import SQLReference
+    from rlvr.verifiers.sql.execute import execute, execute_bounded
+
+    db = tmp_path / "d.sqlite"
+    sqlite3.connect(db).close()
+    with pytest.warns(DeprecationWarning, match="SQLReference.backend was renamed dialect"):
+        assert SQLReference(gold="SELECT 1", db=str(db)).backend == "sqlite"
+    for run in (execute, execute_bounded):
+        with pytest.warns(DeprecationWarning, match="'backend' was renamed 'dialect'"):
+            assert run(str(db), "SELECT 1", backend="sqlite").rows == [(1,)]  # type: ignore[call-arg]

@@ -148,8 +148,8 @@ def test_config_and_reference_validation(tmp_path):
         SQLReference(gold="SELECT 1", db="x.sqlite", compare={"ordr": "always"})
     with pytest.raises(ValueError):
         SQLReference(gold="SELECT 1", db="x.sqlite", compare={"order": "sometimes"})
-    assert SQLReference(gold="SELECT 1", db="postgresql://u@localhost/db").backend == "postgres"
-    assert SQLReference(gold="SELECT 1", db="duckdb:///x.duckdb").backend == "duckdb"
+    assert SQLReference(gold="SELECT 1", db="postgresql://u@localhost/db").dialect == "postgres"
+    assert SQLReference(gold="SELECT 1", db="duckdb:///x.duckdb").dialect == "duckdb"
     verdict = SQLVerifier(isolation="inline").verify("SELECT 1", {"gold": "SELECT 1"})
     assert verdict.status == "error" and "db" in verdict.detail
     with pytest.raises(ConfigError, match="unknown option"):

@@ -283,7 +283,7 @@ class _Judge:
         self._total_order: bool | None = None
 
     def run(self, sql: str) -> Any:
-        return self._execute(self.ref.db, sql, self.ref.backend)
+        return self._execute(self.ref.db, sql, self.ref.dialect)
 
     def columns_of(self, table: str) -> list[str]:
         outcome = self.run(f'SELECT * FROM "{table}" LIMIT 0')

@@ -21,6 +21,7 @@ In both, values are compared with Python equality, which is what `coerce="numeri
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -96,7 +97,7 @@ class SQLConfig(CompareRules, VerifierConfig):
     query_timeout_s: float = Field(
         default=5.0,
         gt=0,
-        description="Limit of each query (gold and prediction separately), seconds. Enforced inside the engine: "
+        description="Limit of each query (gold and prediction separately), seconds. Enforced inside the database: "
         "SQLite progress handler, PostgreSQL statement_timeout, DuckDB interrupt().",
     )
     max_rows: int = Field(default=100_000, ge=1, description="A result with more rows than this is not compared.")
@@ -104,7 +105,7 @@ class SQLConfig(CompareRules, VerifierConfig):
         default=64 * 1024 * 1024,
         ge=1024,
         description="A result larger than this (sum of value sizes, bytes) is not compared. For SQLite it is also "
-        "the engine's SQLITE_LIMIT_LENGTH, so a huge string fails inside SQLite instead of being built.",
+        "SQLite's SQLITE_LIMIT_LENGTH, so a huge string fails inside SQLite instead of being built.",
     )
     # -- empty gold -------------------------------------------------------------------
     empty_gold: Literal["compare", "incorrect", "error"] = Field(
@@ -144,7 +145,7 @@ class SQLReference(BaseModel):
     A task's `reference` is this model's JSON form (`model_dump()`); `SQLVerifier` accepts either.
 
     Example:
-        >>> SQLReference(gold="SELECT 1", db="data/chinook.sqlite").backend
+        >>> SQLReference(gold="SELECT 1", db="data/chinook.sqlite").dialect
         'sqlite'
     """
 
@@ -188,8 +189,8 @@ class SQLReference(BaseModel):
         return value
 
     @property
-    def backend(self) -> Literal["sqlite", "postgres", "duckdb"]:
-        """Which engine runs the queries, read from the form of `db`."""
+    def dialect(self) -> Literal["sqlite", "postgres", "duckdb"]:
+        """The SQL dialect (and database) that runs the queries, read from the form of `db`; also sqlglot's name."""
         lowered = self.db.lower()
         if lowered.startswith(("postgresql://", "postgres://")):
             return "postgres"
@@ -198,6 +199,7 @@ class SQLReference(BaseModel):
         return "sqlite"
 
     @property
-    def dialect(self) -> str:
-        """The sqlglot dialect name of the backend."""
-        return self.backend
+    def backend(self) -> Literal["sqlite", "postgres", "duckdb"]:
+        """Renamed `dialect` (a DeprecationWarning)."""
+        warnings.warn("SQLReference.backend was renamed dialect", DeprecationWarning, stacklevel=2)
+        return self.dialect

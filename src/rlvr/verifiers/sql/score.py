@@ -66,14 +66,14 @@ def as_reference(reference: Any) -> SQLReference:
 
 def _file_key(ref: SQLReference) -> tuple[Any, ...] | None:
     """Identity of a file database (path, size, mtime), or None for a server (never cached)."""
-    if ref.backend == "postgres":
+    if ref.dialect == "postgres":
         return None
-    path = str(sqlite_path(ref.db)) if ref.backend == "sqlite" else duckdb_path(ref.db)
+    path = str(sqlite_path(ref.db)) if ref.dialect == "sqlite" else duckdb_path(ref.db)
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (ref.backend, os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    return (ref.dialect, os.path.abspath(path), st.st_size, st.st_mtime_ns)
 
 
 def _runner(config: SQLConfig) -> Any:
@@ -90,7 +90,7 @@ def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits, run: An
             if cached is not None:
                 _GOLD_CACHE.move_to_end(key)
                 return cached
-    outcome: Execution = run(ref.db, ref.gold, ref.backend, limits)
+    outcome: Execution = run(ref.db, ref.gold, ref.dialect, limits)
     if key is not None and outcome.ok and len(outcome.rows) <= _CACHE_MAX_ROWS:
         with _CACHE_LOCK:
             _GOLD_CACHE[key] = outcome
@@ -113,7 +113,7 @@ def _gold_outcome(config: SQLConfig, ref: SQLReference, rules: CompareRules) -> 
     """Run the gold: (its rows or None, whether row order is significant, the reason when None)."""
     gold_class = classify(ref.gold, ref.dialect, normalize=True)
     # A gold sqlglot cannot parse still runs on SQLite when the order rule does not need the parse.
-    if not gold_class.ok and (gold_class.parsed or ref.backend != "sqlite" or rules.order == "gold"):
+    if not gold_class.ok and (gold_class.parsed or ref.dialect != "sqlite" or rules.order == "gold"):
         hint = "" if gold_class.parsed else "; to score it anyway on SQLite, set the order rule to 'always' or 'never'"
         return None, False, f"the gold SQL is not usable: {gold_class.reason}{hint}"
     limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
@@ -159,11 +159,11 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
                                              "or SELECT/WITH statement)", start, None)
     pred_class = classify(found.sql, ref.dialect)
     # An SQL text sqlglot cannot parse still goes to SQLite, whose own parser, single-statement
-    # rule and authorizer decide; other engines get only what sqlglot accepted.
-    if not pred_class.ok and (pred_class.parsed or ref.backend != "sqlite"):
+    # rule and authorizer decide; other dialects get only what sqlglot accepted.
+    if not pred_class.ok and (pred_class.parsed or ref.dialect != "sqlite"):
         return _verdict(config, "incorrect", f"{flag}prediction rejected: {pred_class.reason}", start, found.sql)
     limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
-    pred: Execution = _runner(config)(ref.db, found.sql, ref.backend, limits)
+    pred: Execution = _runner(config)(ref.db, found.sql, ref.dialect, limits)
     if pred.kind == "timeout":
         return _verdict(config, "timeout", f"{flag}prediction timed out: {pred.message}", start, found.sql)
     if pred.kind == "unavailable":  # the database went away (a killed connection): says nothing of the query
