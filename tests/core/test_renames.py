@@ -14,7 +14,7 @@ from rlvr.runners.cli import app
 from rlvr.runners.resumable import RunRecord, meta_path
 
 runner = CliRunner()
-ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "isolation=inline"]
+ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "scoring=inline"]
 
 
 def test_a_run_record_with_old_key_names_resumes(tmp_path: Path) -> None:
@@ -102,3 +102,22 @@ def test_sql_backend_warns_and_still_counts(tmp_path: Path) -> None:
     for run in (execute, execute_bounded):
         with pytest.warns(DeprecationWarning, match="'backend' was renamed 'dialect'"):
             assert run(str(db), "SELECT 1", backend="sqlite").rows == [(1,)]  # type: ignore[call-arg]
+
+
+# -- scoring isolation -> scoring (sandbox isolation levels keep the word) --------------------------------
+def test_verifier_isolation_warns_and_still_counts() -> None:
+    from rlvr.verifiers.base import VerifierConfig
+    from rlvr.verifiers.registry import get_verifier
+
+    with pytest.warns(DeprecationWarning, match="'isolation' was renamed 'scoring'"):
+        assert VerifierConfig(isolation="inline").scoring == "inline"  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match="'isolation' was renamed 'scoring'"):
+        assert get_verifier("math", isolation="inline").config.scoring == "inline"
+
+
+def test_make_isolation_warns_and_still_counts() -> None:
+    import rlvr
+
+    with pytest.warns(DeprecationWarning, match="'isolation' was renamed 'scoring'"):
+        env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=2, isolation="inline")
+    assert env.verifier.config.scoring == "inline"

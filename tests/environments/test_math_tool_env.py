@@ -21,7 +21,7 @@ from rlvr.environments.math_tool import CalculatorEnv, make_reasoning_gym_tool
 from rlvr.environments.multi_turn import tool_call_message
 from rlvr.environments.tools import ToolError
 
-INLINE = {"isolation": "inline"}
+INLINE = {"scoring": "inline"}
 
 
 @pytest.mark.parametrize(

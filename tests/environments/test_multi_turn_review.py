@@ -178,7 +178,7 @@ class WhoAmIEnv(ToolEnv):
 
     def __init__(self) -> None:
         tasks = [Task(id=f"t{i}", prompt=(Message(role="user", content="q"),), reference=str(i)) for i in range(4)]
-        super().__init__(tasks, get_verifier("math", isolation="inline"), EnvSpec(id="test/whoami-v1", max_turns=3),
+        super().__init__(tasks, get_verifier("math", scoring="inline"), EnvSpec(id="test/whoami-v1", max_turns=3),
                          [self.whoami])
 
     def whoami(self) -> str:

@@ -18,7 +18,7 @@ from rlvr.runners.cli import app
 from rlvr.runners.eval import EvalConfig, pass_at_k, read_trajectories, score_file
 
 runner = CliRunner()
-ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "isolation=inline"]
+ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "scoring=inline"]
 
 
 def _brute_force(n: int, c: int, k: int) -> float:

@@ -12,7 +12,7 @@ from rlvr.runners.cli import app
 from rlvr.runners.eval import read_trajectories, score_file
 
 runner = CliRunner()
-ARGS = {"task": "basic_arithmetic", "size": 4, "isolation": "inline"}
+ARGS = {"task": "basic_arithmetic", "size": 4, "scoring": "inline"}
 ENV = ["--env", "math/reasoning-gym-v1", *[x for k, v in ARGS.items() for x in ("-a", f"{k}={v}")]]
 
 

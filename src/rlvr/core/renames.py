@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
-__all__ = ["RENAMED_KEYS", "renamed_attribute", "renamed_fields", "renamed_keys", "renamed_kwargs",
+__all__ = ["RENAMED_KEYS", "old_names", "renamed_attribute", "renamed_fields", "renamed_keys", "renamed_kwargs",
            "renamed_parameters"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -22,8 +22,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 RENAMED_KEYS: dict[str, str] = {
     "model_engine": "generator",
     "backend": "provider",
+    "isolation": "scoring",
 }
 """Run-record keys under their old names (top level and in nested configurations), old → new."""
+
+
+def old_names(names: set[str]) -> set[str]:
+    """The old names (`RENAMED_KEYS`) of `names`: options still accepted, e.g. by an unknown-option check."""
+    return {old for old, new in RENAMED_KEYS.items() if new in names}
 
 
 def _moved(values: dict[str, Any], renames: Mapping[str, str], where: str, *, warn: bool) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.core.renames import renamed_parameters
+from rlvr.core.renames import old_names, renamed_parameters
 from rlvr.core.types import EnvSpec, Message, Task
 from rlvr.environments.terminal import MAX_OUTPUT_CHARS, TerminalEnv
 from rlvr.verifiers.terminal import TerminalReference, TerminalTask, TerminalVerifier, load_task
@@ -48,7 +48,7 @@ def _verifier(verifier: TerminalVerifier | None, overrides: dict[str, Any], env_
         return verifier
     from rlvr.verifiers.terminal import TerminalConfig
 
-    unknown = sorted(set(overrides) - set(TerminalConfig.model_fields))
+    unknown = sorted(set(overrides) - set(TerminalConfig.model_fields) - old_names(set(TerminalConfig.model_fields)))
     if unknown:
         raise ConfigError(f"{env_id}: unknown argument(s) {', '.join(unknown)}; the factory takes tasks_dir, limit, "
                           "task_ids, max_turns, command_timeout_s, max_output_chars, system_prompt, show_tests, "

@@ -113,7 +113,7 @@ def test_a_gold_that_does_not_run_is_refused(db: str) -> None:
 
 def test_the_sql_verifier_rejects_every_wrong_probe_and_accepts_every_control(db: str) -> None:
     before = Path(db).read_bytes()
-    with SQLVerifier(isolation="inline") as verifier:
+    with SQLVerifier(scoring="inline") as verifier:
         for gold in ("SELECT DISTINCT country FROM customer WHERE age > 30 ORDER BY country LIMIT 2",
                      "SELECT name, score FROM customer WHERE age BETWEEN 20 AND 50", "SELECT COUNT(*) FROM tag"):
             ref = {"gold": gold, "db": db}

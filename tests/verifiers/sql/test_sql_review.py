@@ -24,7 +24,7 @@ FENCE = "`" * 3
 
 @pytest.fixture
 def verifier() -> SQLVerifier:
-    return SQLVerifier(isolation="inline", query_timeout_s=1.0, timeout_s=5.0)
+    return SQLVerifier(scoring="inline", query_timeout_s=1.0, timeout_s=5.0)
 
 
 def _ref(db: Path, gold: str = "SELECT id, name FROM t") -> dict:
@@ -137,7 +137,7 @@ def shop_env(tmp_path):
     db = make_shop_db(tmp_path / "shop.sqlite", rows=20)
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"question": "Ids and names?", "query": "SELECT id, name FROM t"}) + "\n")
-    return make_text2sql_interactive(str(questions), db=str(db), isolation="inline", max_turns=2, format_weight=0.1)
+    return make_text2sql_interactive(str(questions), db=str(db), scoring="inline", max_turns=2, format_weight=0.1)
 
 
 def test_query_on_the_last_turn_earns_no_format_bonus(shop_env):

@@ -57,7 +57,7 @@ def test_compare_rules(gold, pred, ordered, rules, equal):
 
 
 def test_order_follows_the_gold_top_level_order_by(shop_db):
-    v = SQLVerifier(isolation="inline")
+    v = SQLVerifier(scoring="inline")
     ref = {"gold": "SELECT id FROM t WHERE id < 5 ORDER BY id DESC", "db": str(shop_db)}
     assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id", ref).status == "incorrect"
     unordered = {"gold": "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY id DESC LIMIT 4)", "db": str(shop_db)}
@@ -108,7 +108,7 @@ def test_extraction(response, sql, source):
 @pytest.mark.parametrize("response", ["", "I don't know.", "The table has 3 rows.", "<solution></solution>"])
 def test_no_query_is_no_answer(response, shop_db):
     assert extract_sql(response) is None
-    verdict = SQLVerifier(isolation="inline").verify(response, {"gold": "SELECT 1", "db": str(shop_db)})
+    verdict = SQLVerifier(scoring="inline").verify(response, {"gold": "SELECT 1", "db": str(shop_db)})
     assert verdict.status == "no_answer" and verdict.reward == 0.0
 
 
@@ -150,7 +150,7 @@ def test_config_and_reference_validation(tmp_path):
         SQLReference(gold="SELECT 1", db="x.sqlite", compare={"order": "sometimes"})
     assert SQLReference(gold="SELECT 1", db="postgresql://u@localhost/db").dialect == "postgres"
     assert SQLReference(gold="SELECT 1", db="duckdb:///x.duckdb").dialect == "duckdb"
-    verdict = SQLVerifier(isolation="inline").verify("SELECT 1", {"gold": "SELECT 1"})
+    verdict = SQLVerifier(scoring="inline").verify("SELECT 1", {"gold": "SELECT 1"})
     assert verdict.status == "error" and "db" in verdict.detail
     with pytest.raises(ConfigError, match="unknown option"):
         get_verifier("sql", ordr="always")
@@ -159,7 +159,7 @@ def test_config_and_reference_validation(tmp_path):
 
 def test_reference_as_json_string(shop_db):
     ref = json.dumps({"gold": "SELECT count(*) FROM t", "db": str(shop_db)})
-    assert SQLVerifier(isolation="inline").verify("SELECT count(id) FROM t", ref).status == "correct"
+    assert SQLVerifier(scoring="inline").verify("SELECT count(id) FROM t", ref).status == "correct"
 
 
 def test_cli_verify_jsonl(shop_db, tmp_path):
@@ -200,13 +200,13 @@ ODD = ["SELECT", "```sql\n```", "<solution>;</solution>", "WITH x AS", "SELECT *
 @given(text=st.text(max_size=300) | st.sampled_from(ODD))
 @settings(max_examples=80, deadline=None)
 def test_property_arbitrary_text_never_raises(small_ref, text):
-    verdict = SQLVerifier(isolation="inline", query_timeout_s=1.0, timeout_s=5.0).verify(text, small_ref)
+    verdict = SQLVerifier(scoring="inline", query_timeout_s=1.0, timeout_s=5.0).verify(text, small_ref)
     assert verdict.status in ("incorrect", "no_answer", "timeout")
     assert verdict.reward == 0.0
 
 
 def test_unparsable_gold_is_an_error_unless_order_is_given(shop_db):
-    v = SQLVerifier(isolation="inline")
+    v = SQLVerifier(scoring="inline")
     gold = "SELECT id FROM t WHERE id < 3 GLOB"  # sqlglot cannot parse it, SQLite cannot run it either
     assert v.verify("SELECT 1", {"gold": gold, "db": str(shop_db)}).status == "error"
     odd = "SELECT id FROM t WHERE id < 3 AND name REGEXP_LIKE_NOT_SQL"

@@ -22,7 +22,7 @@ instructions), so one call into a single slow function (`instr`, `replace`, `pri
 megabyte strings) runs past it. Hence two rules: a query whose rows arrive after the limit is a
 `timeout`, never `ok`; and `execute_bounded` runs `execute` in a killable worker process, so it
 returns at the limit (plus `BOUND_GRACE_S`) whatever the database is doing. The `execute_sql` tool
-and inline verification use `execute_bounded`; the verifier's worker pool (`isolation="process"`)
+and inline verification use `execute_bounded`; the verifier's worker pool (`scoring="process"`)
 has its own hard per-item timeout and calls `execute` directly.
 
 Outcomes are data (`Execution`), never exceptions, except a missing driver (`MissingExtraError`).

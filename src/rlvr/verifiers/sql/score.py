@@ -78,7 +78,7 @@ def _file_key(ref: SQLReference) -> tuple[Any, ...] | None:
 
 def _runner(config: SQLConfig) -> Any:
     """`execute` inside the verifier's worker pool (its own hard timeout); a killable worker when inline."""
-    return execute_bounded if config.isolation == "inline" else execute
+    return execute_bounded if config.scoring == "inline" else execute
 
 
 def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits, run: Any = execute) -> Execution:

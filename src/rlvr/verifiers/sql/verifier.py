@@ -25,7 +25,7 @@ class SQLVerifier(Verifier):
         >>> path = os.path.join(tempfile.mkdtemp(), "t.sqlite")
         >>> with sqlite3.connect(path) as c:
         ...     _ = c.execute("CREATE TABLE t(x INTEGER)"); _ = c.execute("INSERT INTO t VALUES (1), (2)")
-        >>> v = SQLVerifier(isolation="inline")
+        >>> v = SQLVerifier(scoring="inline")
         >>> v.verify("```sql\nSELECT x FROM t ORDER BY x\n```", {"gold": "SELECT x FROM t", "db": path}).status
         'correct'
     """
