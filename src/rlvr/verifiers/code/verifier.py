@@ -77,7 +77,7 @@ from rlvr.sandbox.config import ExecResult, SandboxConfig
 from rlvr.sandbox.pool import SUPERVISOR_DIED
 from rlvr.verifiers.base import Verifier, VerifierConfig
 from rlvr.verifiers.code import _ast, _child
-from rlvr.verifiers.code.compare import normalize_output, values_equal
+from rlvr.verifiers.code.equivalence import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import (
     Site,

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rlvr.verifiers.code import _child
-from rlvr.verifiers.code.compare import normalize_output, values_equal
+from rlvr.verifiers.code.equivalence import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import evaluate_site, instrument
 
