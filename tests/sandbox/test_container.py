@@ -125,7 +125,7 @@ def test_shell_state_persists_and_the_image_is_the_machine(session):
 def test_root_without_privileges_or_network(session):
     r = session.run("id -u; grep CapEff /proc/self/status; cat /proc/1/cmdline | tr '\\0' ' '")
     lines = r.stdout.splitlines()
-    assert lines[0] == "0" and int(lines[1].split()[1], 16) == 0 and "_session.py" in lines[2]
+    assert lines[0] == "0" and int(lines[1].split()[1], 16) == 0 and "rlvr_session.py" in lines[2]
     r = session.run("python3 -I -c \"import socket; socket.create_connection(('1.1.1.1', 53), 2)\"")
     assert r.exit_code != 0 and "unreachable" in r.stderr.lower()
 

@@ -5,7 +5,7 @@ stock distribution, packages the host lacks, files outside the working directory
 multi-stage builds) cannot be reproduced by `SandboxSession`'s host-`/usr` bubblewrap sandbox.
 For them, `build_image` builds the task's Dockerfile with a container runtime (the `podman` or
 `docker` CLI) and `ContainerSession` runs the image with the same stdlib-only supervisor
-(`rlvr/sandbox/_session.py`) as the container's pid 1, spoken to over the container runtime client's
+(`rlvr/sandbox/guest/rlvr_session.py`) as the container's pid 1, spoken to over the container runtime client's
 stdin/stdout. Everything above the protocol (the shell on a pty, `exec`, the `pytest` op, `finish`'s
 export) is inherited from `SandboxSession` unchanged.
 
@@ -17,7 +17,7 @@ Differences from the bubblewrap session:
   `ContainerConfig.extra_args`); `SessionConfig.workdir_mb` and `tmp_mb` do not apply;
 - the image's ENV is the base of the shell's environment (below `env`), its `USER` is kept
   unless `ContainerConfig.user` says otherwise, its ENTRYPOINT is replaced by the supervisor;
-- the supervisor needs `python3` (3.10 or newer: `_session.py` evaluates `X | None`
+- the supervisor needs `python3` (3.10 or newer: `rlvr_session.py` evaluates `X | None`
   annotations) in the image; `SessionConfig.python` names another interpreter in the image;
 - limits: the supervisor's rlimits and nice value as in `SandboxSession`, plus the container runtime's
   cgroup limits (`--memory`, `--pids-limit`, `--cpus`) where the container runtime can apply them here;
@@ -197,7 +197,7 @@ class ContainerSession(SandboxSession):
         if os.path.normpath(cfg.workdir) == self.image_workdir or self._workdir_tmpfs:
             argv += ["-w", cfg.workdir]  # podman refuses a `-w` the image lacks (unless it is the image's own)
         argv += ["--entrypoint", self.python, *ccfg.extra_args, self.image,
-                 "-I", "-S", f"{_SUP_DIR}/_session.py"]
+                 "-I", "-S", f"{_SUP_DIR}/rlvr_session.py"]
         return argv
 
     def start(self) -> ContainerSession:
@@ -220,7 +220,7 @@ class ContainerSession(SandboxSession):
         self._dirs.append(sup_dir)
         with tarfile.open(os.path.join(sup_dir, "empty.tar"), "w"):
             pass
-        for name in ("_session.py", "empty.tar"):
+        for name in ("rlvr_session.py", "empty.tar"):
             os.chmod(os.path.join(sup_dir, name), 0o644)
         try:
             self._launch(sup_dir)

@@ -1,7 +1,7 @@
 """Pre-started sandboxed Python workers (`LocalSandbox.run_python` uses them).
 
 Each worker is one sandbox (same isolation as a one-shot run) whose command is the supervisor
-(`rlvr/sandbox/_supervisor.py`): a warm interpreter that forks a fresh child per job, so a job
+(`rlvr/sandbox/guest/rlvr_supervisor.py`): a warm interpreter that forks a fresh child per job, so a job
 pays a `fork` instead of a sandbox launch plus an interpreter start. Between jobs the supervisor
 kills everything the job left behind and wipes the job directory and /tmp; after
 `jobs_per_worker` jobs the worker is replaced by a fresh sandbox (started in the background).

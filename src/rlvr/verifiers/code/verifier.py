@@ -26,7 +26,7 @@ proves the harness reached the end; it is not secret from code that searches mem
 (4) the test code is compiled before the candidate runs and test files are read-only, so editing
 or deleting them changes nothing; (5) stdout is never parsed for verdicts; (6) builtins, imported
 modules' attributes and `sys.modules` are restored after the candidate's top level and again
-after every call the test code makes (`_child._Guard`; calls are rewritten by
+after every call the test code makes (`rlvr_code_child._Guard`; calls are rewritten by
 `rewrite.wrap_calls`), so `builtins.abs = ...` or `sys.getsizeof = ...` done inside the tested
 function (MBPP 596) cannot change what the expected side computes; a change made between calls
 (a finalizer, a property of a returned object) fails the next probe; (7) the candidate's top
@@ -74,9 +74,10 @@ from rlvr.core.errors import MissingExtraError, SandboxError
 from rlvr.core.renames import renamed_fields
 from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
+from rlvr.sandbox.guest import rlvr_code_child
 from rlvr.sandbox.pool import SUPERVISOR_DIED
 from rlvr.verifiers.base import Verifier, VerifierConfig
-from rlvr.verifiers.code import _ast, _child
+from rlvr.verifiers.code import _ast
 from rlvr.verifiers.code.equivalence import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import (
@@ -94,7 +95,7 @@ from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioT
 
 __all__ = ["CodeConfig", "TestResult", "UnitTestVerifier", "score_code"]
 
-CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
+CHILD_SOURCE = Path(rlvr_code_child.__file__).read_text(encoding="utf-8")
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
@@ -273,7 +274,7 @@ def _site_failure(site: Site, record: dict[str, Any]) -> str | None:
     if not isinstance(values, list) or len(values) != site.n_slots:
         return "malformed probe record"
     try:
-        operands = site_operands(site, [_child.decode(v) for v in values])
+        operands = site_operands(site, [rlvr_code_child.decode(v) for v in values])
         ok = judge_operands(site, operands)
     except Exception as exc:  # a malformed record is the candidate's doing: a failure, not a crash
         return f"could not evaluate ({type(exc).__name__}: {str(exc)[:100]})"
@@ -296,8 +297,8 @@ def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: _
             out.append(TestResult(name, "timeout", "overall time limit reached"))
             continue
         nonce = secrets.token_hex(16)
-        args = [_child.encode(_literal(a, spec.literal)) for a in case.args]
-        kwargs = {k: _child.encode(_literal(v, spec.literal)) for k, v in case.kwargs.items()}
+        args = [rlvr_code_child.encode(_literal(a, spec.literal)) for a in case.args]
+        kwargs = {k: rlvr_code_child.encode(_literal(v, spec.literal)) for k, v in case.kwargs.items()}
         job = {"kind": "call", "code": code, "fn": spec.fn, "args": args, "kwargs": kwargs, "nonce": nonce}
         result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
         out.append(_judge_call(name, _literal(case.expected, spec.literal), _records(result), nonce, result, config))
@@ -316,7 +317,7 @@ def _judge_call(name: str, expected: Any, records: list[dict[str, Any]], nonce: 
             return TestResult(name, "fail", "returned a value that is not a plain built-in value")
         return TestResult(name, "fail", f"no result ({_why(result)})")
     try:
-        got = _child.decode(values[0]["value"])
+        got = rlvr_code_child.decode(values[0]["value"])
     except Exception:  # malformed by the candidate
         return TestResult(name, "fail", "malformed result")
     if values_equal(got, expected, rel_tol=config.rel_tol, abs_tol=config.abs_tol, type_strict=config.type_strict):
