@@ -47,8 +47,8 @@ def test_the_guest_folder_holds_the_scripts_the_host_copies() -> None:
 
     copied = {SUPERVISOR, *SUPERVISOR_FILES}
     assert all(p.parent == GUEST_DIR and p.is_file() for p in copied)
-    assert CHILD_SOURCE == (GUEST_DIR / "rlvr_code_child.py").read_text(encoding="utf-8")
-    assert SIBLINGS == {p.stem for p in copied} | {"rlvr_code_child"}
+    assert (GUEST_DIR / "rlvr_code_child.py").read_text(encoding="utf-8") == CHILD_SOURCE
+    assert {p.stem for p in copied} | {"rlvr_code_child"} == SIBLINGS
 
 
 @pytest.mark.parametrize("path", GUEST_FILES, ids=lambda p: p.name)
