@@ -62,7 +62,7 @@ from typing import IO, Any
 
 from rlvr.core.errors import SandboxError
 from rlvr.core.renames import renamed_attribute
-from rlvr.sandbox._process import closed_at_exit, kill_group
+from rlvr.sandbox.host_process import closed_at_exit, kill_group
 from rlvr.sandbox.local import remove_tree
 from rlvr.sandbox.runtimes import (
     ContainerConfig,

@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import run_captured
 from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
 from rlvr.sandbox.guest import GUEST_DIR
+from rlvr.sandbox.host_process import run_captured
 
 __all__ = ["LocalSandbox", "capped_dev", "find_bwrap", "sandbox_python", "system_binds"]
 

@@ -26,8 +26,8 @@ import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from rlvr.sandbox._process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.config import ExecResult
+from rlvr.sandbox.host_process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 
 if TYPE_CHECKING:
     from rlvr.sandbox.local import LocalSandbox

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlvr.core.errors import SandboxError
 from rlvr.core.renames import renamed_fields, renamed_parameters
-from rlvr.sandbox._process import kill_group
+from rlvr.sandbox.host_process import kill_group
 
 __all__ = [
     "ContainerConfig",

@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.guest import GUEST_DIR
+from rlvr.sandbox.host_process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.local import _is_root, _prefix, capped_dev, find_bwrap, remove_tree, sandbox_python, system_binds
 from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, PytestRun, SessionConfig, UnpackError
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlvr.verifiers.code import _ast
+from rlvr.verifiers import _ast
 from rlvr.verifiers.code.arith import evaluate_template, split_operand
 
 __all__ = [

@@ -76,8 +76,8 @@ from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
 from rlvr.sandbox.guest import rlvr_code_child
 from rlvr.sandbox.pool import SUPERVISOR_DIED
+from rlvr.verifiers import _ast
 from rlvr.verifiers.base import Verifier, VerifierConfig
-from rlvr.verifiers.code import _ast
 from rlvr.verifiers.code.equivalence import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import (

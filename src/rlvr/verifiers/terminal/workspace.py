@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.core.errors import DataError, SandboxError
-from rlvr.sandbox._process import closed_at_exit
+from rlvr.sandbox.host_process import closed_at_exit
 from rlvr.sandbox.local import remove_tree
 from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig, stage_dir
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
