@@ -121,3 +121,37 @@ def test_make_isolation_warns_and_still_counts() -> None:
     with pytest.warns(DeprecationWarning, match="'isolation' was renamed 'scoring'"):
         env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=2, isolation="inline")
     assert env.verifier.config.scoring == "inline"
+
+
+# -- SQL result comparison -> equivalence ----------------------------------------------------------------
+def test_sql_compare_names_warn_and_still_count(tmp_path: Path) -> None:
+    from rlvr.verifiers import sql
+    from rlvr.verifiers.sql.config import EquivalenceRules, SQLConfig, SQLReference
+
+    with pytest.warns(DeprecationWarning, match="CompareRules was renamed EquivalenceRules"):
+        assert sql.CompareRules is EquivalenceRules
+    with pytest.warns(DeprecationWarning, match="'compare' was renamed 'rules'"):
+        assert SQLReference(gold="SELECT 1", db="x.sqlite", compare={"order": "never"}).rules == {"order": "never"}
+    with pytest.warns(DeprecationWarning, match="empty_gold='compare' was renamed empty_gold='score'"):
+        assert SQLConfig(empty_gold="compare").empty_gold == "score"  # type: ignore[arg-type]
+
+
+def test_load_sql_tasks_compare_warns_and_still_counts(tmp_path: Path) -> None:
+    import sqlite3
+
+    from rlvr.environments.sql_data import load_sql_tasks
+
+    db = tmp_path / "d.sqlite"
+    sqlite3.connect(db).close()
+    with pytest.warns(DeprecationWarning, match="'compare' was renamed 'rules'"):
+        tasks = load_sql_tasks([{"question": "one?", "SQL": "SELECT 1"}], db=db,  # type: ignore[call-arg]
+                               compare={"order": "never"})
+    assert tasks[0].reference["rules"] == {"order": "never"}
+
+
+def test_a_run_record_with_old_sql_names_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "o.jsonl"
+    meta_path(out).write_text(json.dumps({"verifier_config": {"empty_gold": "compare", "isolation": "inline"},
+                                          "env_args": {"compare": {"order": "never"}}}))
+    RunRecord(out, {"verifier_config": {"empty_gold": "score", "scoring": "inline"},
+                    "env_args": {"rules": {"order": "never"}}}).check()

@@ -14,8 +14,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
-__all__ = ["RENAMED_KEYS", "old_names", "renamed_attribute", "renamed_fields", "renamed_keys", "renamed_kwargs",
-           "renamed_parameters"]
+__all__ = ["RENAMED_KEYS", "RENAMED_VALUES", "old_names", "renamed_attribute", "renamed_fields", "renamed_keys",
+           "renamed_kwargs", "renamed_parameters"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,8 +23,14 @@ RENAMED_KEYS: dict[str, str] = {
     "model_engine": "generator",
     "backend": "provider",
     "isolation": "scoring",
+    "compare": "rules",
 }
 """Run-record keys under their old names (top level and in nested configurations), old → new."""
+
+RENAMED_VALUES: dict[tuple[str, str], str] = {
+    ("empty_gold", "compare"): "score",
+}
+"""Run-record values under their old names: (key, old value) → new value."""
 
 
 def old_names(names: set[str]) -> set[str]:
@@ -85,6 +91,8 @@ def renamed_fields(data: Any, renames: Mapping[str, str], where: str) -> Any:
 
 
 def renamed_keys(record: Mapping[str, Any], renames: Mapping[str, str] = RENAMED_KEYS) -> dict[str, Any]:
-    """A recorded configuration with old key names replaced (nested dicts too), silently: files stay readable."""
+    """A recorded configuration with old key names and values replaced (nested dicts too), silently."""
     out = _moved(dict(record), renames, "", warn=False)
-    return {key: renamed_keys(value, renames) if isinstance(value, dict) else value for key, value in out.items()}
+    return {key: renamed_keys(value, renames) if isinstance(value, dict)
+            else RENAMED_VALUES.get((key, value), value) if isinstance(value, str) else value
+            for key, value in out.items()}

@@ -78,7 +78,7 @@ def test_reversed_order_over_tied_keys_is_left_out(db: str) -> None:
     assert "flip-order-by" not in tied and "same-result-flip-order-by" not in tied
     distinct = _by_name(sql_probes({"gold": "SELECT name FROM customer ORDER BY name", "db": db}))
     assert "flip-order-by" in distinct  # names are distinct: the reversed order is wrong
-    unordered = _by_name(sql_probes({"gold": "SELECT name FROM customer", "db": db, "compare": {"order": "never"}}))
+    unordered = _by_name(sql_probes({"gold": "SELECT name FROM customer", "db": db, "rules": {"order": "never"}}))
     assert "flip-order-by" not in unordered
 
 
@@ -96,7 +96,7 @@ def test_controls_have_exactly_the_gold_result(db: str) -> None:
         if name == "columns-permuted":
             rows = [tuple(reversed(r)) for r in rows]
         assert rows == _rows(db, gold), name
-    strict = {p.name for p in sql_probes({"gold": gold, "db": db, "compare": {"columns": "strict"}}) if p.control}
+    strict = {p.name for p in sql_probes({"gold": gold, "db": db, "rules": {"columns": "strict"}}) if p.control}
     assert "columns-permuted" not in strict
 
 

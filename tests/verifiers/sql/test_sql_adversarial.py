@@ -21,7 +21,7 @@ def verifier() -> SQLVerifier:
 
 
 def _ref(db: Path, gold: str = "SELECT id, name FROM t", **compare: str) -> dict:
-    return {"gold": gold, "db": str(db), "compare": compare}
+    return {"gold": gold, "db": str(db), "rules": compare}
 
 
 def _count(db: Path) -> int:
@@ -163,7 +163,7 @@ def test_prediction_error_carries_the_db_message(verifier, shop_db):
     assert "no such column: nope" in verdict.detail
 
 
-@pytest.mark.parametrize(("policy", "status"), [("compare", "correct"), ("incorrect", "incorrect"),
+@pytest.mark.parametrize(("policy", "status"), [("score", "correct"), ("incorrect", "incorrect"),
                                                 ("error", "error")])
 def test_both_empty_is_reported_and_configurable(shop_db, policy, status):
     verifier = SQLVerifier(scoring="inline", empty_gold=policy)

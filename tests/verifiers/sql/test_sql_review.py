@@ -15,8 +15,8 @@ from sqlhelp import make_shop_db, sha256
 
 from rlvr.environments.sql import make_text2sql_interactive
 from rlvr.environments.sql_data import format_cell
-from rlvr.verifiers.sql import CompareRules, SQLVerifier
-from rlvr.verifiers.sql.compare import canonical, compare_results
+from rlvr.verifiers.sql import EquivalenceRules, SQLVerifier
+from rlvr.verifiers.sql.equivalence import canonical, check_equivalence
 from rlvr.verifiers.sql.extract import classify, extract_sql
 
 FENCE = "`" * 3
@@ -58,7 +58,7 @@ def test_comment_only_statement_is_not_a_second_statement(verifier, shop_db):
 
 # -- comparison: integral floats, wide results, look-alike columns ---------------------------------
 def test_integral_float_equals_its_int_at_any_magnitude():
-    rules = CompareRules()
+    rules = EquivalenceRules()
     for n in (1, 10**8, 123456789012, 10**15):
         assert canonical(float(n), rules) == canonical(n, rules), n
     assert canonical(123456789011.99998, rules) == canonical(123456789012, rules)  # float sum noise
@@ -69,26 +69,26 @@ def test_integral_float_equals_its_int_at_any_magnitude():
 def test_very_wide_permuted_result():
     gold = [tuple(range(2000))]
     pred = [tuple(reversed(range(2000)))]
-    assert compare_results(gold, pred, CompareRules(), ordered=False).equal
+    assert check_equivalence(gold, pred, EquivalenceRules(), ordered=False).equal
 
 
 def test_look_alike_columns_neither_hang_nor_miss_the_permutation():
-    rules = CompareRules()
+    rules = EquivalenceRules()
     # 12 identical columns and one that matches nothing: a 12! search before the fix
     gold = [("abc"[i % 3],) * 12 + (i,) for i in range(300)]
     pred = [(*row[:-1], row[-1] + 1) for row in gold]
-    assert not compare_results(gold, pred, rules, ordered=False).equal
+    assert not check_equivalence(gold, pred, rules, ordered=False).equal
     # one row, many equal values, one differing column
-    assert not compare_results([(0,) * 15 + (1,)], [(0,) * 15 + (2,)], rules, ordered=False).equal
+    assert not check_equivalence([(0,) * 15 + (1,)], [(0,) * 15 + (2,)], rules, ordered=False).equal
     # 12 distinct columns holding the same multiset of values, shuffled: found by the pair checks
     gold = [(*tuple(r * k % 13 for k in range(1, 13)), r) for r in range(26)]
     perm = list(range(13))
     random.Random(0).shuffle(perm)
     shuffled = [tuple(row[j] for j in perm) for row in gold]
-    assert compare_results(gold, shuffled, rules, ordered=False).equal
-    assert compare_results(gold, shuffled, rules, ordered=True).equal
+    assert check_equivalence(gold, shuffled, rules, ordered=False).equal
+    assert check_equivalence(gold, shuffled, rules, ordered=True).equal
     broken = [(*row[:-1], row[-1] + 100) for row in gold]
-    assert not compare_results(gold, broken, rules, ordered=False).equal
+    assert not check_equivalence(gold, broken, rules, ordered=False).equal
 
 
 # -- references: database URLs ------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Comparison rules, extraction and classification, on results and queries with known answers."""
+"""Equivalence rules, extraction and classification, on results and queries with known answers."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from sqlhelp import make_shop_db
 
 from rlvr.core.errors import ConfigError
 from rlvr.verifiers.registry import get_verifier
-from rlvr.verifiers.sql import CompareRules, SQLConfig, SQLReference, SQLVerifier
-from rlvr.verifiers.sql.compare import canonical, compare_results
+from rlvr.verifiers.sql import EquivalenceRules, SQLConfig, SQLReference, SQLVerifier
+from rlvr.verifiers.sql.equivalence import canonical, check_equivalence
 from rlvr.verifiers.sql.extract import classify, extract_sql, normalize_sql
 
-DEFAULT = CompareRules()
+DEFAULT = EquivalenceRules()
 
 
 def _eq(gold, pred, ordered=False, **rules):
-    return compare_results(gold, pred, CompareRules(**rules), ordered).equal
+    return check_equivalence(gold, pred, EquivalenceRules(**rules), ordered).equal
 
 
 @pytest.mark.parametrize(("gold", "pred", "ordered", "rules", "equal"), [
@@ -62,7 +62,7 @@ def test_order_follows_the_gold_top_level_order_by(shop_db):
     assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id", ref).status == "incorrect"
     unordered = {"gold": "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY id DESC LIMIT 4)", "db": str(shop_db)}
     assert v.verify("SELECT id FROM t WHERE id > 996 ORDER BY id DESC", unordered).status == "correct"
-    always = {**ref, "compare": {"order": "always"}, "gold": "SELECT id FROM t WHERE id < 5"}
+    always = {**ref, "rules": {"order": "always"}, "gold": "SELECT id FROM t WHERE id < 5"}
     assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id DESC", always).status == "incorrect"
 
 
@@ -72,13 +72,13 @@ def test_order_follows_the_gold_top_level_order_by(shop_db):
 def test_property_result_equals_itself_and_its_shuffle(rows, rng):
     shuffled = list(rows)
     rng.shuffle(shuffled)
-    assert compare_results(rows, rows, DEFAULT, ordered=True).equal
-    assert compare_results(rows, shuffled, DEFAULT, ordered=False).equal
+    assert check_equivalence(rows, rows, DEFAULT, ordered=True).equal
+    assert check_equivalence(rows, shuffled, DEFAULT, ordered=False).equal
 
 
 @given(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(), st.binary(), st.decimals()))
 def test_property_canonical_is_hashable_and_stable(value):
-    for rules in (DEFAULT, CompareRules(coerce="strict"), CompareRules(coerce="loose", float_digits=None)):
+    for rules in (DEFAULT, EquivalenceRules(coerce="strict"), EquivalenceRules(coerce="loose", float_digits=None)):
         first = canonical(value, rules)
         hash(first)
         if value is not None:
@@ -144,10 +144,10 @@ def test_postgres_into_and_for_update_are_writes():
 def test_config_and_reference_validation(tmp_path):
     with pytest.raises(ValueError, match="query_timeout_s"):
         SQLConfig(timeout_s=5, query_timeout_s=5)
-    with pytest.raises(ValueError, match="unknown comparison rule"):
-        SQLReference(gold="SELECT 1", db="x.sqlite", compare={"ordr": "always"})
+    with pytest.raises(ValueError, match="unknown equivalence rule"):
+        SQLReference(gold="SELECT 1", db="x.sqlite", rules={"ordr": "always"})
     with pytest.raises(ValueError):
-        SQLReference(gold="SELECT 1", db="x.sqlite", compare={"order": "sometimes"})
+        SQLReference(gold="SELECT 1", db="x.sqlite", rules={"order": "sometimes"})
     assert SQLReference(gold="SELECT 1", db="postgresql://u@localhost/db").dialect == "postgres"
     assert SQLReference(gold="SELECT 1", db="duckdb:///x.duckdb").dialect == "duckdb"
     verdict = SQLVerifier(scoring="inline").verify("SELECT 1", {"gold": "SELECT 1"})
@@ -210,5 +210,5 @@ def test_unparsable_gold_is_an_error_unless_order_is_given(shop_db):
     gold = "SELECT id FROM t WHERE id < 3 GLOB"  # sqlglot cannot parse it, SQLite cannot run it either
     assert v.verify("SELECT 1", {"gold": gold, "db": str(shop_db)}).status == "error"
     odd = "SELECT id FROM t WHERE id < 3 AND name REGEXP_LIKE_NOT_SQL"
-    verdict = v.verify("SELECT 1", {"gold": odd, "db": str(shop_db), "compare": {"order": "never"}})
+    verdict = v.verify("SELECT 1", {"gold": odd, "db": str(shop_db), "rules": {"order": "never"}})
     assert verdict.status == "error" and "gold query failed" in verdict.detail

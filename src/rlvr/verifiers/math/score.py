@@ -47,7 +47,7 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
     r"""Score one response against one math reference.
 
     Args:
-        config: the verifier configuration (rewards, extraction and comparison rules).
+        config: the verifier configuration (rewards, extraction and equivalence rules).
         response: free-form model output. Its final part (after the last closing reasoning marker,
             found in the whole text) is read; a final part longer than `config.max_response_chars`
             is `no_answer`: cutting it could drop a competing answer or the start of a hidden block.

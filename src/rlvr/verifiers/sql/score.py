@@ -2,7 +2,7 @@
 
 Pipeline: read the reference -> extract the predicted query -> classify and run the gold ->
 classify and run the prediction (each query on its own read-only connection) -> compare the rows
-under the comparison rules.
+under the equivalence rules.
 
 Outcomes:
 
@@ -34,8 +34,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from rlvr.core.types import Verdict
-from rlvr.verifiers.sql.compare import compare_results
-from rlvr.verifiers.sql.config import CompareRules, SQLConfig, SQLReference
+from rlvr.verifiers.sql.config import EquivalenceRules, SQLConfig, SQLReference
+from rlvr.verifiers.sql.equivalence import check_equivalence
 from rlvr.verifiers.sql.execute import Execution, Limits, duckdb_path, execute, execute_bounded, sqlite_path
 from rlvr.verifiers.sql.extract import classify, extract_sql
 
@@ -109,7 +109,7 @@ def _verdict(config: SQLConfig, status: str, detail: str, start: float, extracte
                    extracted=extracted, detail=detail, elapsed_s=time.perf_counter() - start)
 
 
-def _gold_outcome(config: SQLConfig, ref: SQLReference, rules: CompareRules) -> tuple[Execution | None, bool, str]:
+def _gold_outcome(config: SQLConfig, ref: SQLReference, rules: EquivalenceRules) -> tuple[Execution | None, bool, str]:
     """Run the gold: (its rows or None, whether row order is significant, the reason when None)."""
     gold_class = classify(ref.gold, ref.dialect, normalize=True)
     # A gold sqlglot cannot parse still runs on SQLite when the order rule does not need the parse.
@@ -142,7 +142,7 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
     start = time.perf_counter()
     try:
         ref = as_reference(reference)
-        rules = config.rules(ref.compare)
+        rules = config.rules(ref.rules)
     except (ValidationError, ValueError) as exc:
         return _verdict(config, "error", f"bad reference ({exc}); give {{'gold': SQL, 'db': PATH_OR_URL}}",
                         start, None)
@@ -173,6 +173,6 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
                         found.sql)
     if flag and config.empty_gold == "incorrect":
         return _verdict(config, "incorrect", f"{flag}no prediction counts (empty_gold='incorrect')", start, found.sql)
-    result = compare_results(gold.rows, pred.rows, rules, ordered)
+    result = check_equivalence(gold.rows, pred.rows, rules, ordered)
     status = "correct" if result.equal else "incorrect"
     return _verdict(config, status, f"{flag}{found.source} query: {result.how}", start, found.sql)

@@ -17,7 +17,7 @@ class SQLVerifier(Verifier):
     r"""Execute the predicted and the gold query and compare their results.
 
     The reference is an `SQLReference` (or its dict/JSON form): gold SQL, the database (SQLite
-    path, PostgreSQL URL or DuckDB file) and optional per-task comparison rules. See
+    path, PostgreSQL URL or DuckDB file) and optional per-task equivalence rules. See
     `rlvr.verifiers.sql.score` for every outcome and `SQLConfig` for the rules and limits.
 
     Example:
