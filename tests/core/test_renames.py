@@ -54,11 +54,19 @@ def test_container_config_engine_and_runtime_fields_warn_and_still_count() -> No
         assert ContainerConfig(runtime="runc").oci_runtime == "runc"  # type: ignore[call-arg]
 
 
-def test_image_functions_take_engine_with_a_warning() -> None:
-    from rlvr.sandbox.runtimes import image_exists
+def test_image_functions_take_engine_with_a_warning(tmp_path: Path) -> None:
+    from rlvr.core.errors import SandboxError
+    from rlvr.sandbox.runtimes import build_image, image_env, image_exists
 
     with pytest.warns(DeprecationWarning, match="'engine' was renamed 'runtime'"):
         assert image_exists("rlvr-none", engine="/nonexistent/podman") is False  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match="'engine' was renamed 'runtime'"), \
+            pytest.raises(SandboxError, match="/nonexistent/podman"):
+        image_env("rlvr-none", engine="/nonexistent/podman")  # type: ignore[call-arg]
+    (tmp_path / "Dockerfile").write_text("FROM scratch\n")
+    with pytest.warns(DeprecationWarning, match="'engine' was renamed 'runtime'"), \
+            pytest.raises(SandboxError, match="container runtime"):
+        build_image(tmp_path / "Dockerfile", tmp_path, engine="/nonexistent/podman")  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(("old", "new"), [("container_engine", "container_runtime"), ("engine_info", "runtime_info"),
@@ -86,6 +94,14 @@ def test_terminal_env_backend_warns_and_still_counts() -> None:
     with pytest.warns(DeprecationWarning, match="'backend' was renamed 'provider'"):
         env = make_tbench(limit=1, backend="local")  # type: ignore[call-arg]
     assert len(env.tasks) == 1
+
+
+def test_harbor_env_backend_warns_and_still_counts(tmp_path: Path) -> None:
+    from rlvr.core.errors import DataError
+    from rlvr.environments.terminal_data import make_harbor
+
+    with pytest.warns(DeprecationWarning, match="'backend' was renamed 'provider'"), pytest.raises(DataError):
+        make_harbor(tmp_path, backend="local")  # type: ignore[call-arg]  # an empty folder: no Harbor task
 
 
 # -- SQL backend -> SQL dialect -------------------------------------------------------------------------
@@ -126,10 +142,12 @@ def test_make_isolation_warns_and_still_counts() -> None:
 # -- SQL result comparison -> equivalence ----------------------------------------------------------------
 def test_sql_compare_names_warn_and_still_count(tmp_path: Path) -> None:
     from rlvr.verifiers import sql
+    from rlvr.verifiers.sql import config
     from rlvr.verifiers.sql.config import EquivalenceRules, SQLConfig, SQLReference
 
-    with pytest.warns(DeprecationWarning, match="CompareRules was renamed EquivalenceRules"):
-        assert sql.CompareRules is EquivalenceRules
+    for module in (sql, config):
+        with pytest.warns(DeprecationWarning, match="CompareRules was renamed EquivalenceRules"):
+            assert module.CompareRules is EquivalenceRules
     with pytest.warns(DeprecationWarning, match="'compare' was renamed 'rules'"):
         assert SQLReference(gold="SELECT 1", db="x.sqlite", compare={"order": "never"}).rules == {"order": "never"}
     with pytest.warns(DeprecationWarning, match="empty_gold='compare' was renamed empty_gold='score'"):
