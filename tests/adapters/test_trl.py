@@ -50,7 +50,7 @@ class EchoVerifier(Verifier):
     name: ClassVar[str] = "echo"
 
     def __init__(self) -> None:
-        super().__init__(VerifierConfig(isolation="inline"))
+        super().__init__(VerifierConfig(scoring="inline"))
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
         return _echo_score

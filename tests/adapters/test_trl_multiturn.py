@@ -454,7 +454,7 @@ def test_tool_types_trl_cannot_show_fail_at_factory_time() -> None:
         """
         return str(p.x)
 
-    env = ToolEnv(TASKS, get_verifier("math", isolation="inline"), EnvSpec(id="test/point-v1", max_turns=3), [place])
+    env = ToolEnv(TASKS, get_verifier("math", scoring="inline"), EnvSpec(id="test/point-v1", max_turns=3), [place])
     with pytest.raises(ConfigError, match=r"'place'.*get_json_schema.*rollout_func"):
         environment_factory(env)  # before: accepted here, then GRPOTrainer failed rendering the prompt
     with pytest.raises(ConfigError, match="not an rlvr Environment"):

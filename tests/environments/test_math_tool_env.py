@@ -15,7 +15,7 @@ from rlvr.environments.check import check
 from rlvr.environments.math_tool import CalculatorEnv, make_reasoning_gym_tool
 from rlvr.environments.multi_turn import tool_call_message
 
-INLINE = {"isolation": "inline"}
+INLINE = {"scoring": "inline"}
 
 
 def test_registered_ids_resolve() -> None:

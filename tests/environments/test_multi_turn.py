@@ -51,7 +51,7 @@ def release() -> Iterator[threading.Event]:
 
 def _env(**kwargs: object) -> ToolEnv:
     tools = kwargs.pop("tools", [multiply, fail])
-    return ToolEnv(TASKS, get_verifier("math", isolation="inline"), SPEC, tools, **kwargs)  # type: ignore[arg-type]
+    return ToolEnv(TASKS, get_verifier("math", scoring="inline"), SPEC, tools, **kwargs)  # type: ignore[arg-type]
 
 
 def test_native_tool_episode_scores_final_answer() -> None:
@@ -204,7 +204,7 @@ class Countdown(MultiTurnEnv):
 
 
 def test_custom_multi_turn_env_and_final_response() -> None:
-    env = Countdown(TASKS, get_verifier("math", isolation="inline"), SPEC, reward_weights={"length": 0.01})
+    env = Countdown(TASKS, get_verifier("math", scoring="inline"), SPEC, reward_weights={"length": 0.01})
     env.reset_sync(seed=3)
     results = [env.step_sync(text) for text in ("\\boxed{1}", "\\boxed{2}", "\\boxed{4}")]
     assert results[0].messages[0].content == "again (2 left)"
@@ -240,7 +240,7 @@ def test_verifier_per_call_timeout(release: threading.Event) -> None:
 def test_scoring_has_one_deadline() -> None:
     """A stock process-isolated verifier's pool deadline is the only one; inline verifiers get the backstop."""
     pooled = get_verifier("math")
-    inline = get_verifier("math", isolation="inline")
+    inline = get_verifier("math", scoring="inline")
     try:
         assert MultiTurnEnv(TASKS, pooled, SPEC).scoring_deadline() is None
         assert MultiTurnEnv(TASKS, inline, SPEC).scoring_deadline() == inline.config.timeout_s + 5.0
@@ -284,7 +284,7 @@ class WhoAmIEnv(ToolEnv):
 
     def __init__(self) -> None:
         tasks = [Task(id=f"t{i}", prompt=(Message(role="user", content="q"),), reference=str(i)) for i in range(4)]
-        super().__init__(tasks, get_verifier("math", isolation="inline"), EnvSpec(id="test/whoami-v1", max_turns=3),
+        super().__init__(tasks, get_verifier("math", scoring="inline"), EnvSpec(id="test/whoami-v1", max_turns=3),
                          [self.whoami])
 
     def whoami(self) -> str:

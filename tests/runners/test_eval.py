@@ -19,7 +19,7 @@ from rlvr.runners.cli import app
 from rlvr.runners.eval import EvalConfig, pass_at_k, read_trajectories, score_file
 
 runner = CliRunner()
-ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "isolation=inline"]
+ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "scoring=inline"]
 
 
 def _brute_force(n: int, c: int, k: int) -> float:
@@ -119,15 +119,15 @@ def test_eval_config_records_what_earlier_runs_recorded(tmp_path: Path) -> None:
                               base_url="http://127.0.0.1:8000/v1", temperature=0.5, seed=3, layout="turn")
     assert served.record() == {
         "env": "math/gsm8k-v1", "env_args": {"size": 2}, "policy": None, "model": "m",
-        "base_url": "http://127.0.0.1:8000/v1", "model_engine": None, "token_in": False,
+        "base_url": "http://127.0.0.1:8000/v1", "generator": None, "token_in": False,
         "sampling": {"max_tokens": 512, "temperature": 0.5, "top_p": 1.0, "seed": 3}, "layout": "turn", "seed": 3}
     scripted = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", policy="oracle")
-    assert scripted.record()["sampling"] is None and scripted.record()["model_engine"] is None
-    local = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model="smollm2", model_engine="vllm")
-    assert local.record()["model_engine"] == "vllm"
+    assert scripted.record()["sampling"] is None and scripted.record()["generator"] is None
+    local = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model="smollm2", generator="vllm")
+    assert local.record()["generator"] == "vllm"
 
 
-ARGS = {"task": "basic_arithmetic", "size": 4, "isolation": "inline"}
+ARGS = {"task": "basic_arithmetic", "size": 4, "scoring": "inline"}
 
 
 def _script(path: Path, count: int) -> None:
@@ -161,8 +161,8 @@ def test_error_rows_are_readable_and_broken_episodes_rerun(tmp_path: Path) -> No
     assert score_file(out).pass_at(2) == (1.0, 4)
 
 
-def test_bad_model_engine_names_the_option(tmp_path):
+def test_bad_generator_names_the_option(tmp_path):
     from rlvr.runners.eval import build_policy
 
-    with pytest.raises(ConfigError, match="--model-engine"):
-        build_policy(policy=None, model=str(tmp_path), base_url=None, engine="foo")
+    with pytest.raises(ConfigError, match="--generator"):
+        build_policy(policy=None, model=str(tmp_path), base_url=None, generator="foo")

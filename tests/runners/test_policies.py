@@ -165,7 +165,7 @@ def test_seeded_transformers_policy_does_not_depend_on_request_order(tmp_path: A
     from rlvr.runners.policies import Episode, Sampling, TransformersPolicy
 
     policy = TransformersPolicy(str(tiny_model(tmp_path / "tiny")), sampling=Sampling(max_tokens=8, seed=3))
-    env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=2, isolation="inline")
+    env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=2, scoring="inline")
     try:
         episodes = [Episode(env=env, task=task, sample=k) for task in env.tasks for k in range(2)]
 

@@ -26,7 +26,7 @@ from rlvr.runners.rollout import clone_factory, rollout, rollout_sync, token_bat
 
 @pytest.fixture(scope="module")
 def arithmetic() -> Any:
-    env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=6, isolation="inline")
+    env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=6, scoring="inline")
     yield env
     env.close()
 
@@ -138,7 +138,7 @@ def test_oracle_and_noop_on_the_tool_environment() -> None:
 
     if "math/reasoning-gym-tool-v1" not in registry.ids():
         pytest.skip("math/reasoning-gym-tool-v1 is not registered")
-    env = make("math/reasoning-gym-tool-v1", size=3, isolation="inline")
+    env = make("math/reasoning-gym-tool-v1", size=3, scoring="inline")
     try:
         oracle = rollout_sync(clone_factory(env), OraclePolicy(), env.tasks, n=2)
         assert all(t.verdict is not None and t.verdict.status == "correct" for t in oracle), oracle[0]

@@ -128,7 +128,7 @@ class MultiTurnEnv(Environment):
         if self.verifier_timeout_s is not None:
             return self.verifier_timeout_s
         stock = type(self.verifier).verify is Verifier.verify
-        if stock and self.verifier.config.isolation == "process":
+        if stock and self.verifier.config.scoring == "process":
             return None
         return float(self.verifier.config.timeout_s) + VERIFIER_TIMEOUT_MARGIN_S
 

@@ -180,7 +180,7 @@ class SQLToolEnv(ToolEnv):
         tags = [TextTag.xml("sql", tool="execute_sql", argument="query",
                             response_template="<observation>\n{output}\n</observation>")] if text_tags else []
         weights = {"format": format_weight} if format_weight else None
-        # the engine's own time limit fires first; the tool's is the backstop
+        # the database's own time limit fires first; the tool's is the backstop
         sql_tool = Tool(self.execute_sql, timeout_s=tool_timeout_s + 5.0)
         super().__init__(tasks, verifier, spec, [sql_tool], text_tags=tags, max_turns=max_turns,
                          reward_weights=weights)
@@ -202,7 +202,7 @@ class SQLToolEnv(ToolEnv):
         if not checked.ok and checked.parsed:
             raise ToolError(f"query rejected: {checked.reason}")
         limit = Limits(timeout_s=self.tool_timeout_s, max_rows=10_000, max_bytes=4 * 1024 * 1024)
-        outcome = execute_bounded(ref.db, query, ref.backend, limit)
+        outcome = execute_bounded(ref.db, query, ref.dialect, limit)
         if not outcome.ok:
             raise ToolError(f"{outcome.kind}: {outcome.message}")
         return _render(outcome.columns, outcome.rows, self.max_rows_shown)

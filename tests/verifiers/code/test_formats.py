@@ -162,7 +162,7 @@ def test_e2b_backend_without_the_extra_fails_at_start_up():
     from rlvr.verifiers.code import UnitTestVerifier
 
     with pytest.raises(MissingExtraError, match=r"rlvr\[e2b\]"):
-        UnitTestVerifier(backend="e2b")
+        UnitTestVerifier(provider="e2b")
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")

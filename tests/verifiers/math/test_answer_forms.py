@@ -9,7 +9,7 @@ import pytest
 from rlvr.verifiers.math import MathConfig, MathVerifier
 from rlvr.verifiers.math.extract import ALTERNATIVE_SEP, extract_answer, extract_reference
 
-INLINE = MathConfig(isolation="inline")
+INLINE = MathConfig(scoring="inline")
 
 
 def status(response: str, reference: str, config: MathConfig = INLINE) -> str:
@@ -133,6 +133,6 @@ def test_reference_alternatives_are_marked() -> None:
 
 
 def test_units_strict_still_sees_text_units() -> None:
-    strict = MathConfig(isolation="inline", units="strict")
+    strict = MathConfig(scoring="inline", units="strict")
     assert status("\\boxed{4\\pi \\text{ cm}^2}", "4\\pi", strict) == "incorrect"
     assert status("\\boxed{4\\pi \\text{ cm}^2}", "4\\pi \\text{ cm}^2", strict) == "correct"

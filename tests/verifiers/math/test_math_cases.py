@@ -13,7 +13,7 @@ from rlvr.verifiers.math import MathConfig, MathVerifier
 from rlvr.verifiers.math.extract import extract_answer, extract_reference
 from rlvr.verifiers.math.score import score_math
 
-INLINE = MathConfig(isolation="inline")
+INLINE = MathConfig(scoring="inline")
 
 
 def check(response: str, reference: str, config: MathConfig = INLINE) -> Verdict:
@@ -156,8 +156,8 @@ def test_no_last_number_fallback() -> None:
 
 
 def test_percent_modes() -> None:
-    fraction = MathConfig(isolation="inline", percent="fraction")
-    strict = MathConfig(isolation="inline", percent="strict")
+    fraction = MathConfig(scoring="inline", percent="fraction")
+    strict = MathConfig(scoring="inline", percent="strict")
     assert check("\\boxed{0.5}", "50\\%", fraction).status == "correct"
     assert check("\\boxed{50}", "50\\%", fraction).status == "incorrect"
     assert check("\\boxed{50}", "50\\%", strict).status == "incorrect"
@@ -165,26 +165,26 @@ def test_percent_modes() -> None:
 
 
 def test_units_strict() -> None:
-    strict = MathConfig(isolation="inline", units="strict")
+    strict = MathConfig(scoring="inline", units="strict")
     assert check("\\boxed{10 \\text{ cm}}", "10", strict).status == "incorrect"
     assert check("\\boxed{10 \\text{ cm}}", "10 \\text{ cm}", strict).status == "correct"
 
 
 def test_float_rounding() -> None:
-    config = MathConfig(isolation="inline", float_rounding=2)
+    config = MathConfig(scoring="inline", float_rounding=2)
     assert check("\\boxed{0.33}", "\\frac{1}{3}", config).status == "correct"
     assert check("\\boxed{0.33}", "\\frac{1}{3}").status == "incorrect"
 
 
 def test_custom_rewards() -> None:
-    config = MathConfig(isolation="inline", correct_reward=2.0, incorrect_reward=-1.0, no_answer_reward=-2.0)
+    config = MathConfig(scoring="inline", correct_reward=2.0, incorrect_reward=-1.0, no_answer_reward=-2.0)
     assert check("\\boxed{1}", "1", config).reward == 2.0
     assert check("\\boxed{2}", "1", config).reward == -1.0
     assert check("I have nothing.", "1", config).reward == -2.0
 
 
 def test_size_caps() -> None:
-    config = MathConfig(isolation="inline", max_response_chars=1000, max_answer_chars=50)
+    config = MathConfig(scoring="inline", max_response_chars=1000, max_answer_chars=50)
     v = check("blah " * 100_000 + "\\boxed{7}", "7", config)  # never cut and read: a cut could drop a rival
     assert v.status == "no_answer" and "max_response_chars" in v.detail
     assert check("<think>" + "blah " * 100_000 + "</think> \\boxed{7}", "7", config).status == "correct"
@@ -193,7 +193,7 @@ def test_size_caps() -> None:
     assert check(f"\\boxed{{{long_answer}+1}}", long_answer, config).status == "incorrect"
 
 
-def test_process_isolation_batch_and_async() -> None:
+def test_process_scoring_batch_and_async() -> None:
     with MathVerifier(MathConfig(timeout_s=30)) as verifier:
         verdicts = verifier.verify_batch([("\\boxed{1}", "1"), ("\\boxed{2}", "1"), ("#### 3", "3")], workers=2)
         assert [v.status for v in verdicts] == ["correct", "incorrect", "correct"]

@@ -23,7 +23,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def verifier():
-    return MathVerifier(isolation="inline")
+    return MathVerifier(scoring="inline")
 
 
 @pytest.mark.parametrize(("gold", "response", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rlvr.core.types import Verdict
 from rlvr.verifiers.math import MathConfig, MathVerifier
 
-VERIFIER = MathVerifier(MathConfig(isolation="inline"))
+VERIFIER = MathVerifier(MathConfig(scoring="inline"))
 BOUNDED = settings(max_examples=100, deadline=None)
 
 integers = st.integers(min_value=-10**12, max_value=10**12).map(str)

@@ -20,11 +20,11 @@ FENCE = "`" * 3
 
 @pytest.fixture
 def verifier() -> SQLVerifier:
-    return SQLVerifier(isolation="inline", query_timeout_s=1.0, timeout_s=5.0)
+    return SQLVerifier(scoring="inline", query_timeout_s=1.0, timeout_s=5.0)
 
 
 def _ref(db: Path, gold: str = "SELECT id, name FROM t", **compare: str) -> dict:
-    return {"gold": gold, "db": str(db), "compare": compare}
+    return {"gold": gold, "db": str(db), "rules": compare}
 
 
 def _count(db: Path) -> int:
@@ -135,7 +135,7 @@ def test_hundred_megabyte_string_is_capped(shop_db):
 
 
 def test_many_rows_of_big_strings_hit_the_byte_cap(shop_db):
-    verifier = SQLVerifier(isolation="inline", max_bytes=1_000_000)
+    verifier = SQLVerifier(scoring="inline", max_bytes=1_000_000)
     verdict = verifier.verify("SELECT printf('%.*c', 100000, 'x') FROM t", _ref(shop_db))
     assert verdict.status == "incorrect"
     assert "max_bytes" in verdict.detail
@@ -166,10 +166,10 @@ def test_prediction_error_carries_the_db_message(verifier, shop_db):
     assert "no such column: nope" in verdict.detail
 
 
-@pytest.mark.parametrize(("policy", "status"), [("compare", "correct"), ("incorrect", "incorrect"),
+@pytest.mark.parametrize(("policy", "status"), [("score", "correct"), ("incorrect", "incorrect"),
                                                 ("error", "error")])
 def test_both_empty_is_reported_and_configurable(shop_db, policy, status):
-    verifier = SQLVerifier(isolation="inline", empty_gold=policy)
+    verifier = SQLVerifier(scoring="inline", empty_gold=policy)
     verdict = verifier.verify("SELECT id FROM t WHERE id < 0", _ref(shop_db, "SELECT id FROM empty"))
     assert verdict.status == status
     assert "gold result is empty" in verdict.detail

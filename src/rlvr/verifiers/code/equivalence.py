@@ -1,4 +1,4 @@
-"""Parent-side comparison of values reported by the child (call-based and stdio outputs)."""
+"""Parent-side equivalence of values reported by the child (call-based and stdio outputs)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_to
 from rlvr.verifiers.math.parse import parse_number, to_sympy
 from rlvr.verifiers.math.symbolic import exact_zero, sympy_equal
 
-__all__ = ["Comparison", "compare_answers"]
+__all__ = ["Equivalence", "check_equivalence"]
 
 _MAX_DEPTH = 4
 _MAX_ITEMS = 40
@@ -46,8 +46,8 @@ _LABEL_RE = re.compile(r"^(?![\d.])[A-Za-z\\{}_^0-9|(),:'\s]{1,40}$")
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """Outcome of comparing one prediction with one gold answer."""
+class Equivalence:
+    """Whether one prediction is equivalent to one gold answer, and by which rule (`how`)."""
 
     equal: bool
     how: str
@@ -60,8 +60,8 @@ def _canon(s: str) -> str:
 
 
 # -- entry point ----------------------------------------------------------------------------
-def compare_answers(gold_raw: str, pred_raw: str, config: MathConfig) -> Comparison:
-    """Compare an extracted prediction with an extracted gold answer under `config`.
+def check_equivalence(gold_raw: str, pred_raw: str, config: MathConfig) -> Equivalence:
+    """Whether an extracted prediction is equivalent to an extracted gold answer under `config`.
 
     Percent signs follow `config.percent` ("strip": 50% == 50; "fraction": 50% == 0.5;
     "strict": a percent only equals a percent); units follow `config.units`.
@@ -72,20 +72,20 @@ def compare_answers(gold_raw: str, pred_raw: str, config: MathConfig) -> Compari
     g = normalize_answer(gold_raw, strip_units=strip_units)
     p = normalize_answer(pred_raw, strip_units=strip_units)
     if not strip_units and g.unit != p.unit:
-        return Comparison(False, f"units differ ({g.unit!r} vs {p.unit!r})", g.text, p.text)
+        return Equivalence(False, f"units differ ({g.unit!r} vs {p.unit!r})", g.text, p.text)
     g_text, p_text = _apply_percent(g, p, config)
     if g_text is None or p_text is None:
-        return Comparison(False, "percent sign differs (percent='strict')", g.text, p.text)
+        return Equivalence(False, "percent sign differs (percent='strict')", g.text, p.text)
     if not g_text or not p_text:
-        return Comparison(False, "empty answer", g_text or "", p_text or "")
+        return Equivalence(False, "empty answer", g_text or "", p_text or "")
     if len(p_text) > config.max_answer_chars or len(g_text) > config.max_answer_chars:
         same = _canon(g_text) == _canon(p_text)
-        return Comparison(same, "string (answer too long to parse)", g_text, p_text)
+        return Equivalence(same, "string (answer too long to parse)", g_text, p_text)
     false_chain = None if _canon(g_text) == _canon(p_text) else _false_chain(p_text, config)
     if false_chain is not None:
-        return Comparison(False, f"the prediction states a false equation ({false_chain})", g_text, p_text)
+        return Equivalence(False, f"the prediction states a false equation ({false_chain})", g_text, p_text)
     how = _equal(g_text, p_text, config, 0)
-    return Comparison(how is not None, how or "not equivalent", g_text, p_text)
+    return Equivalence(how is not None, how or "not equivalent", g_text, p_text)
 
 
 _LETTER_RE = re.compile(r"[A-Za-z]")
@@ -122,15 +122,15 @@ def _false_chain(p: str, cfg: MathConfig) -> str | None:
     return None
 
 
-def _compare_alternatives(golds: list[str], pred_raw: str, config: MathConfig) -> Comparison:
+def _compare_alternatives(golds: list[str], pred_raw: str, config: MathConfig) -> Equivalence:
     """A gold given in several alternative forms: the prediction may equal any one (or list them all)."""
-    last: Comparison | None = None
+    last: Equivalence | None = None
     for gold in [*golds, ",".join(golds)]:
-        last = compare_answers(gold, pred_raw, config)
+        last = check_equivalence(gold, pred_raw, config)
         if last.equal:
-            return Comparison(True, f"{last.how}; one of {len(golds)} alternative gold forms", last.gold, last.pred)
+            return Equivalence(True, f"{last.how}; one of {len(golds)} alternative gold forms", last.gold, last.pred)
     pred = last.pred if last is not None else pred_raw
-    return Comparison(False, "not equal to any alternative gold form", " or ".join(golds), pred)
+    return Equivalence(False, "not equal to any alternative gold form", " or ".join(golds), pred)
 
 
 def _apply_percent(g: Normalized, p: Normalized, config: MathConfig) -> tuple[str | None, str | None]:

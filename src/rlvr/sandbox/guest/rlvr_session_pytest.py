@@ -1,7 +1,7 @@
 """The grader's pytest in the grading sandbox: each test in a forked child, judged by a parent running no agent code.
 
 Standard library only (plus the grader's pytest), like the supervisor: it runs inside the sandbox.
-`_session.op_pytest` forks the *runner* (`main`), which:
+`rlvr_session.op_pytest` forks the *runner* (`main`), which:
 
 1. imports the grader's pytest with a clean path: the standard library first, then the grader's
    site and the system's packages; the task's `PYTHONPATH` is appended only afterwards, after
@@ -575,9 +575,9 @@ def _suite_name(args: list[str]) -> str:
 
 def _subreaper() -> None:
     try:
-        from rlvr.sandbox._supervisor import _libc
+        from rlvr.sandbox.guest.rlvr_supervisor import _libc
     except ImportError:  # pragma: no cover - inside the sandbox
-        from _supervisor import _libc  # type: ignore[import-not-found,no-redef]
+        from rlvr_supervisor import _libc  # type: ignore[import-not-found,no-redef]
     with contextlib.suppress(Exception):
         _libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 

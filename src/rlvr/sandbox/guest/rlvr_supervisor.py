@@ -20,7 +20,7 @@ the same uid can neither ptrace it nor read its memory. With a private pid names
 process left behind by a job (daemons, fork bombs) is killed with `kill(-1, SIGKILL)` after it.
 
 Standard-library modules named in `$RLVR_PRELOAD` (comma-separated) are imported once at start.
-Run `python _supervisor.py --once` to run a single job read from stdin (one-shot mode).
+Run `python rlvr_supervisor.py --once` to run a single job read from stdin (one-shot mode).
 """
 
 import base64

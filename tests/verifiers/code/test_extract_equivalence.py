@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rlvr.verifiers.code import _child
-from rlvr.verifiers.code.compare import normalize_output, values_equal
+from rlvr.sandbox.guest import rlvr_code_child
+from rlvr.verifiers.code.equivalence import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import evaluate_site, instrument
 
@@ -54,7 +54,7 @@ plain = st.recursive(
 
 @given(plain)
 def test_encode_roundtrip_is_type_exact(value):
-    back = _child.decode(_child.encode(value))
+    back = rlvr_code_child.decode(rlvr_code_child.encode(value))
     assert type(back) is type(value) and values_equal(back, value)
 
 
@@ -66,9 +66,9 @@ def test_encode_rejects_foreign_objects():
         __hash__ = object.__hash__
 
     for value in (AlwaysEqual(), [AlwaysEqual()], type("S", (str,), {})("x"), type("I", (int,), {})(1)):
-        with pytest.raises(_child.Unencodable):
-            _child.encode(value)
-    assert math.isinf(_child.decode(_child.encode(float("inf"))))
+        with pytest.raises(rlvr_code_child.Unencodable):
+            rlvr_code_child.encode(value)
+    assert math.isinf(rlvr_code_child.decode(rlvr_code_child.encode(float("inf"))))
 
 
 def test_instrument_keeps_literals_in_parent():

@@ -20,9 +20,9 @@ one JSON object per line (replies to `finish` with `export` are followed by fram
   - `finish` `{export, path, max_bytes}`: kill every other process of the sandbox, then send
     `path` as a tar stream (frames `{"chunk": n}` + n bytes, then `{"done": true, ...}`).
 
-The persistent shell is `_session_shell.Shell`; process plumbing (reaping, rlimits, capped
-output, killing every other process) is `_session_proc`, which takes its rlimits from the code
-sandbox's `_supervisor`. The four files are copied side by side into the sandbox
+The persistent shell is `rlvr_session_shell.Shell`; process plumbing (reaping, rlimits, capped
+output, killing every other process) is `rlvr_session_proc`, which takes its rlimits from the code
+sandbox's `rlvr_supervisor`. The four files are copied side by side into the sandbox
 (`rlvr.sandbox.session.SUPERVISOR_FILES`).
 """
 
@@ -40,8 +40,8 @@ import time
 from typing import Any
 
 try:  # the host (type checking, tests) imports the package; the sandbox runs the files side by side
-    from rlvr.sandbox import _session_pytest
-    from rlvr.sandbox._session_proc import (
+    from rlvr.sandbox.guest import rlvr_session_pytest
+    from rlvr.sandbox.guest.rlvr_session_proc import (
         _collect,
         _finish_process,
         _pids,
@@ -53,12 +53,12 @@ try:  # the host (type checking, tests) imports the package; the sandbox runs th
         memory_guard,
         orphans,
     )
-    from rlvr.sandbox._session_shell import Shell
-    from rlvr.sandbox._supervisor import _nondumpable
+    from rlvr.sandbox.guest.rlvr_session_shell import Shell
+    from rlvr.sandbox.guest.rlvr_supervisor import _nondumpable
 except ImportError:  # pragma: no cover - inside the sandbox
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import _session_pytest  # type: ignore[import-not-found,no-redef]
-    from _session_proc import (  # type: ignore[import-not-found,no-redef]
+    import rlvr_session_pytest  # type: ignore[import-not-found,no-redef]
+    from rlvr_session_proc import (  # type: ignore[import-not-found,no-redef]
         _collect,
         _finish_process,
         _pids,
@@ -70,8 +70,8 @@ except ImportError:  # pragma: no cover - inside the sandbox
         memory_guard,
         orphans,
     )
-    from _session_shell import Shell  # type: ignore[import-not-found,no-redef]
-    from _supervisor import _nondumpable  # type: ignore[import-not-found,no-redef]
+    from rlvr_session_shell import Shell  # type: ignore[import-not-found,no-redef]
+    from rlvr_supervisor import _nondumpable  # type: ignore[import-not-found,no-redef]
 
 
 class _Channels:
@@ -209,6 +209,7 @@ class _PytestServer:
 
 
 def op_exec(req: dict[str, Any], nice: int) -> dict[str, Any]:
+    """Run one command of the request in a fresh process (rlimits, `nice`, capped output); the reply."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     start = time.monotonic()
@@ -255,7 +256,7 @@ def op_exec(req: dict[str, Any], nice: int) -> dict[str, Any]:
 
 
 def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
-    """The grader's pytest runner (`_session_pytest.main`) in a forked child (non-dumpable, like this process).
+    """The grader's pytest runner (`rlvr_session_pytest.main`) in a forked child (non-dumpable, like this process).
 
     The runner runs each test in a child of its own and writes its JUnit report over a
     close-on-exec pipe to this process.
@@ -279,7 +280,7 @@ def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
             sys.stdout = os.fdopen(1, "w", encoding="utf-8", closefd=False)
             sys.stderr = os.fdopen(2, "w", encoding="utf-8", closefd=False)
             sys.argv = ["pytest"]
-            os._exit(_session_pytest.main(req, res_w))
+            os._exit(rlvr_session_pytest.main(req, res_w))
         finally:
             os._exit(125)
     for fd in (out_w, err_w, res_w):
@@ -354,6 +355,7 @@ def _drop_escaping_links(dest: str, roots: list[str]) -> list[str]:
 
 
 def op_read(req: dict[str, Any]) -> dict[str, Any]:
+    """Read up to `max_bytes` of the file at `path` (symlinks not followed); the reply."""
     path = req["path"]
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -425,6 +427,7 @@ _ORIGINAL_MODES: dict[str, int] = {}
 
 
 def op_finish(req: dict[str, Any], out: Any) -> None:
+    """End the agent phase: kill every other process, then stream the tree at `path` as tar frames if asked."""
     killed = kill_others()
     if not req.get("export"):
         _reply(out, {"killed": killed})

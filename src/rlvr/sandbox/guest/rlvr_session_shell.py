@@ -1,4 +1,4 @@
-"""The persistent interactive shell of the in-sandbox session supervisor (`_session.py`).
+"""The persistent interactive shell of the in-sandbox session supervisor (`rlvr_session.py`).
 
 `bash --noprofile --norc --noediting -i` on a pty (stdout and stdin the terminal, stderr a pipe).
 Each command is written to a file under /run/rlvr/cmd and sourced, so its text never passes
@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 try:  # the host (type checking, tests) imports the package; the sandbox runs the files side by side
-    from rlvr.sandbox._session_proc import (
+    from rlvr.sandbox.guest.rlvr_session_proc import (
         BACKLOG_CAP,
         CMD_DIR,
         _Capped,
@@ -35,7 +35,7 @@ try:  # the host (type checking, tests) imports the package; the sandbox runs th
         memory_guard,
     )
 except ImportError:  # pragma: no cover - inside the sandbox
-    from _session_proc import (  # type: ignore[import-not-found,no-redef]
+    from rlvr_session_proc import (  # type: ignore[import-not-found,no-redef]
         BACKLOG_CAP,
         CMD_DIR,
         _Capped,
@@ -65,6 +65,7 @@ class Shell:
         self.start()
 
     def start(self) -> None:
+        """Start bash on a new pty."""
         master, slave = os.openpty()
         attrs = termios.tcgetattr(slave)
         attrs[1] &= ~termios.ONLCR  # no \n -> \r\n on output

@@ -1,4 +1,4 @@
-"""Compare two query results under named `CompareRules`.
+"""Equivalence of two query results under named `EquivalenceRules`.
 
 Values are first made canonical (`canonical`), so that equality and hashing follow the
 `coerce`, `float_digits` and `nulls` rules; rows are then compared as an ordered list, a
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from rlvr.verifiers.sql.config import CompareRules
+from rlvr.verifiers.sql.config import EquivalenceRules
 
-__all__ = ["Comparison", "canonical", "compare_results"]
+__all__ = ["Equivalence", "canonical", "check_equivalence"]
 
 MAX_PERMUTATIONS = 5_000
 """Column permutations tried at most (only permutations whose columns hold the same values are tried)."""
@@ -31,7 +31,7 @@ Row = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Equivalence:
     """Result of comparing a prediction's rows with the gold's.
 
     Attributes:
@@ -52,7 +52,7 @@ class _Unique:
         return "NULL"
 
 
-def _number(value: float | int | Decimal, rules: CompareRules) -> Any:
+def _number(value: float | int | Decimal, rules: EquivalenceRules) -> Any:
     if isinstance(value, Decimal):
         if value.is_nan():
             return "NaN"
@@ -81,8 +81,8 @@ def _text_number(text: str) -> float | None:
         return None
 
 
-def canonical(value: Any, rules: CompareRules) -> Any:
-    """The hashable form of one value under `rules` (see `CompareRules` for each rule).
+def canonical(value: Any, rules: EquivalenceRules) -> Any:
+    """The hashable form of one value under `rules` (see `EquivalenceRules` for each rule).
 
     Returns:
         A value whose `==` and `hash` implement the rules: under 'numeric', 1, 1.0 and
@@ -221,46 +221,46 @@ def _permutations(gold_cols: list[list[Any]], pred_cols: list[list[Any]],
         level += 1
 
 
-def compare_results(gold: Sequence[Row], pred: Sequence[Row], rules: CompareRules, ordered: bool) -> Comparison:
+def check_equivalence(gold: Sequence[Row], pred: Sequence[Row], rules: EquivalenceRules, ordered: bool) -> Equivalence:
     """Compare prediction rows with gold rows.
 
     Args:
         gold: the gold query's rows (tuples of equal length).
         pred: the prediction's rows.
-        rules: the comparison rules.
+        rules: the equivalence rules.
         ordered: whether row order is significant (decided by the caller from `rules.order`
             and the gold query).
 
     Returns:
-        A `Comparison`. Two empty results are equal whatever their columns (as in
+        A `Equivalence`. Two empty results are equal whatever their columns (as in
         test-suite-sql-eval); the caller applies the `empty_gold` policy.
     """
     if not gold and not pred:
-        return Comparison(True, "both results are empty")
+        return Equivalence(True, "both results are empty")
     gold_width = len(gold[0]) if gold else 0
     pred_width = len(pred[0]) if pred else 0
     if gold and pred and gold_width != pred_width:
-        return Comparison(False, f"the gold has {gold_width} column(s), the prediction {pred_width}")
+        return Equivalence(False, f"the gold has {gold_width} column(s), the prediction {pred_width}")
     if rules.duplicates == "multiset" and len(gold) != len(pred):
-        return Comparison(False, f"the gold has {len(gold)} row(s), the prediction {len(pred)}")
+        return Equivalence(False, f"the gold has {len(gold)} row(s), the prediction {len(pred)}")
     g = [tuple(canonical(v, rules) for v in row) for row in gold]
     p = [tuple(canonical(v, rules) for v in row) for row in pred]
     order_word = "ordered" if ordered else "unordered"
     kind = f"{order_word} {rules.duplicates}"
     if not g or not p:
-        return Comparison(False, f"one result is empty ({len(gold)} gold row(s), {len(pred)} predicted)")
+        return Equivalence(False, f"one result is empty ({len(gold)} gold row(s), {len(pred)} predicted)")
     if _rows_equal(g, p, ordered, rules.duplicates):
-        return Comparison(True, f"same rows ({kind})")
+        return Equivalence(True, f"same rows ({kind})")
     if rules.columns == "strict" or gold_width == 1:
-        return Comparison(False, f"rows differ ({kind}, columns {rules.columns})")
+        return Equivalence(False, f"rows differ ({kind}, columns {rules.columns})")
     gold_cols = [list(c) for c in zip(*g, strict=True)]
     pred_cols = [list(c) for c in zip(*p, strict=True)]
     matching = "aligned" if ordered and rules.duplicates == "multiset" else rules.duplicates
     for tried, perm in enumerate(_permutations(gold_cols, pred_cols, matching)):
         if perm is None or tried >= MAX_PERMUTATIONS:
-            return Comparison(False, f"rows differ ({kind}; column permutation search stopped after "
+            return Equivalence(False, f"rows differ ({kind}; column permutation search stopped after "
                                      f"{min(tried, MAX_PERMUTATIONS)} permutations)")
         if perm != list(range(gold_width)) and _rows_equal(g, [tuple(r[j] for j in perm) for r in p], ordered,
                                                           rules.duplicates):
-            return Comparison(True, f"same rows with columns permuted {perm} ({kind})")
-    return Comparison(False, f"rows differ ({kind}, under any column permutation)")
+            return Equivalence(True, f"same rows with columns permuted {perm} ({kind})")
+    return Equivalence(False, f"rows differ ({kind}, under any column permutation)")

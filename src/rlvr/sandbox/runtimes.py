@@ -1,10 +1,11 @@
-"""Container engines for `rlvr.sandbox.container`: finding a working podman/docker, building task images.
+"""Container runtimes for `rlvr.sandbox.container`: finding a working podman/docker, building task images.
 
-`container_engine()` finds an engine CLI that can really run a container here (probed once per
+`container_runtime()` finds a container runtime CLI that can really run a container here (probed once per
 process), `build_image` builds a task's Dockerfile into an image tagged by a hash of its content,
-`ContainerConfig` says how the engine is called.
+`ContainerConfig` says how the container runtime is called. podman and docker are container runtimes;
+crun and runc, which podman drives, are OCI runtimes (`oci_runtime`).
 
-Host quirks handled by `container_engine()`'s probe (one trial run per variant, cached per
+Host quirks handled by `container_runtime()`'s probe (one trial run per variant, cached per
 process): podman's default OCI runtime crun refuses hosts whose cgroup controllers are split
 between v1 and v2 ("cgroups in hybrid mode not supported, drop all controllers from cgroupv2",
 raised in crun's src/libcrun/cgroup.c; see buildbuddy-io/buildbuddy#6857), so the probe falls
@@ -12,8 +13,8 @@ back to `--runtime runc` where runc is installed (runc drives v1 controllers); p
 nofile and nproc to 1048576 unless told otherwise (podman-run(1), `--ulimit`), and raising them
 above the hard limits of podman's own process needs CAP_SYS_RESOURCE (setrlimit(2)), so
 explicit ulimits no higher than this process's hard limits are always passed (`auto_ulimits`);
-cgroup limits the engine cannot apply are left out (`EngineInfo.cgroup_limits`, with the reason
-in `EngineInfo.notes`).
+cgroup limits the container runtime cannot apply are left out (`RuntimeInfo.cgroup_limits`, with the reason
+in `RuntimeInfo.notes`).
 """
 
 from __future__ import annotations
@@ -29,22 +30,34 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import kill_group
+from rlvr.core.renames import renamed_fields, renamed_parameters
+from rlvr.sandbox.host_process import kill_group
 
-__all__ = ["ContainerConfig", "EngineInfo", "EngineKind", "auto_ulimits", "build_image", "container_engine",
-           "engine_info", "image_env", "image_exists", "image_tag", "probe_engine"]
+__all__ = [
+    "ContainerConfig",
+    "RuntimeInfo",
+    "RuntimeKind",
+    "auto_ulimits",
+    "build_image",
+    "container_runtime",
+    "image_env",
+    "image_exists",
+    "image_tag",
+    "probe_runtime",
+    "runtime_info",
+]
 
-EngineKind = Literal["podman", "docker"]
+RuntimeKind = Literal["podman", "docker"]
 _PROBE_TIMEOUT_S = 60.0
 
 
 class ContainerConfig(BaseModel):
-    """How `ContainerSession` and `build_image` call the container engine.
+    """How `ContainerSession` and `build_image` call the container runtime.
 
     Frozen. The defaults work with podman (rootful, also on hosts with hybrid cgroups) and with
     docker on a usual daemon host.
@@ -52,17 +65,18 @@ class ContainerConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    engine: str | None = Field(default=None, description="'podman', 'docker' or a path to either CLI; None: "
-                               "`container_engine()` (podman first).")
-    runtime: str | None = Field(default=None, description="podman's OCI runtime (`podman --runtime`); None: as the "
+    container_runtime: str | None = Field(default=None, description="'podman', 'docker' or a path to either "
+                                          "CLI; None: `container_runtime()` (podman first).")
+    oci_runtime: str | None = Field(default=None, description="podman's OCI runtime (`podman --runtime`); None: as "
+                                    "the "
                                 "probe found working (runc where crun fails on hybrid cgroups). Ignored for docker.")
     ulimits: dict[str, str] | None = Field(default=None, description="`--ulimit name=soft:hard` of the container; "
                                            "None: nofile and nproc no higher than this process's hard limits "
                                            "(podman sets them from its own process) and core=0:0; {}: none.")
     memory_mb: int | None = Field(default=4096, ge=16, description="cgroup memory limit of the whole container "
-                                  "(`--memory`), MiB; None: none. Left out where the engine cannot apply it.")
+                                  "(`--memory`), MiB; None: none. Left out where the runtime cannot apply it.")
     pids_limit: int | None = Field(default=1024, ge=16, description="cgroup process limit of the whole container "
-                                   "(`--pids-limit`); None: none. Left out where the engine cannot apply it.")
+                                   "(`--pids-limit`); None: none. Left out where the runtime cannot apply it.")
     cpus: float | None = Field(default=None, gt=0, description="CPU quota (`--cpus`), cores; None: none.")
     network: str = Field(default="none", description="`--network` of the session container.")
     uidmap: str | None = Field(default="0:100000:65536", pattern=r"^\d+:\d+:\d+$", description="podman "
@@ -78,42 +92,47 @@ class ContainerConfig(BaseModel):
     start_timeout_s: float = Field(default=120.0, gt=0, description="Wait for the supervisor's ready "
                                    "line, seconds (the first run of an image with a uid map copies its layers).")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_fields(cls, data: Any) -> Any:
+        return renamed_fields(data, {"engine": "container_runtime", "runtime": "oci_runtime"}, cls.__name__)
+
 
 @dataclass(frozen=True)
-class EngineInfo:
-    """What the probe found about one container engine CLI.
+class RuntimeInfo:
+    """What the probe found about one container runtime CLI.
 
     Attributes:
         path: the CLI.
         kind: 'podman' or 'docker' (a `docker` that is podman's wrapper counts as podman).
-        runtime: OCI runtime to pass as `--runtime` (podman), None for the engine's default.
+        oci_runtime: OCI runtime to pass as `--runtime` (podman), None for the container runtime's default.
         cgroup_limits: `--memory` and `--pids-limit` work here.
         userns: `--uidmap`/`--gidmap` work here (podman).
         notes: what the probe had to work around.
     """
 
     path: str
-    kind: EngineKind
-    runtime: str | None = None
+    kind: RuntimeKind
+    oci_runtime: str | None = None
     cgroup_limits: bool = True
     userns: bool = False
     notes: tuple[str, ...] = ()
 
-    def global_args(self, runtime: str | None = None) -> list[str]:
-        """Options before the subcommand: `--runtime` for podman."""
-        chosen = runtime or self.runtime
+    def global_args(self, oci_runtime: str | None = None) -> list[str]:
+        """Options before the subcommand: `--runtime` (the OCI runtime) for podman."""
+        chosen = oci_runtime or self.oci_runtime
         return ["--runtime", chosen] if self.kind == "podman" and chosen else []
 
 
-_ENGINES: dict[str, EngineInfo | None] = {}
+_RUNTIMES: dict[str, RuntimeInfo | None] = {}
 _REASONS: dict[str, str] = {}
-_ENGINE_LOCK = threading.Lock()
+_RUNTIME_LOCK = threading.Lock()
 _BUILD_LOCKS: dict[str, threading.Lock] = {}
 _BUILD_GUARD = threading.Lock()
 
 
 def _cli(argv: Sequence[str], timeout_s: float, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run an engine command; a missing binary or a timeout is an `rc` of 127 / 124 with the reason on stderr."""
+    """Run a container runtime command; a missing binary or a timeout is an `rc` of 127 / 124, the reason on stderr."""
     try:
         return subprocess.run(list(argv), input=stdin, capture_output=True, timeout=timeout_s, check=False,
                               stdin=None if stdin is not None else subprocess.DEVNULL)
@@ -133,7 +152,7 @@ def _resolve(name: str) -> str | None:
     return shutil.which(name)
 
 
-def auto_ulimits(open_files: int = 1024, kind: EngineKind = "podman") -> dict[str, str]:
+def auto_ulimits(open_files: int = 1024, kind: RuntimeKind = "podman") -> dict[str, str]:
     """The default `--ulimit`s: nofile `open_files` (at least 1024), nproc 4096, core 0.
 
     podman applies a container's rlimits from its own process, so above this process's hard
@@ -170,14 +189,14 @@ def _probe_rootfs(root: str) -> list[str]:
     return mounts
 
 
-def _engine_kind(path: str) -> EngineKind:
+def _runtime_kind(path: str) -> RuntimeKind:
     if "podman" in os.path.basename(path):
         return "podman"
     version = _cli([path, "--version"], 15.0)
     return "podman" if b"podman" in version.stdout.lower() else "docker"
 
 
-def _probe_podman(path: str) -> EngineInfo | str:
+def _probe_podman(path: str) -> RuntimeInfo | str:
     """One trial `podman run` of the host's `true` in a scratch rootfs per variant; the first that works."""
     info = _cli([path, "info", "--format", "{{.Host.OCIRuntime.Name}}"], _PROBE_TIMEOUT_S)
     if info.returncode != 0:
@@ -214,67 +233,67 @@ def _probe_podman(path: str) -> EngineInfo | str:
                 userns_why = trial(runtime, uid + (limits if with_limits else []))
                 if userns_why is not None:
                     notes.append(f"no user namespace (--uidmap failed: {userns_why})")
-                return EngineInfo(path=path, kind="podman", runtime=runtime, cgroup_limits=with_limits,
+                return RuntimeInfo(path=path, kind="podman", oci_runtime=runtime, cgroup_limits=with_limits,
                                   userns=userns_why is None, notes=tuple(notes))
     return "no podman run worked: " + " | ".join(failures)
 
 
-def _probe_docker(path: str) -> EngineInfo | str:
+def _probe_docker(path: str) -> RuntimeInfo | str:
     """`docker info` (the daemon answers); docker has no image-less trial run, so `run` is trusted then."""
     info = _cli([path, "info", "--format", "{{.ServerVersion}}"], 30.0)
     if info.returncode != 0 or not info.stdout.strip():
         return f"`docker info` failed (no daemon?): {_text(info.stderr, 500)}"
-    return EngineInfo(path=path, kind="docker")
+    return RuntimeInfo(path=path, kind="docker")
 
 
-def probe_engine(path: str) -> EngineInfo | None:
-    """Probe the engine CLI at `path` once per process (cached); None when it cannot run containers here.
+def probe_runtime(path: str) -> RuntimeInfo | None:
+    """Probe the container runtime CLI at `path` once per process (cached); None when it cannot run containers here.
 
-    The reason for None is kept for `engine_info`'s error message.
+    The reason for None is kept for `runtime_info`'s error message.
     """
-    with _ENGINE_LOCK:
-        if path in _ENGINES:
-            return _ENGINES[path]
-        found = _probe_podman(path) if _engine_kind(path) == "podman" else _probe_docker(path)
+    with _RUNTIME_LOCK:
+        if path in _RUNTIMES:
+            return _RUNTIMES[path]
+        found = _probe_podman(path) if _runtime_kind(path) == "podman" else _probe_docker(path)
         if isinstance(found, str):
             _REASONS[path] = found
-            _ENGINES[path] = None
+            _RUNTIMES[path] = None
         else:
-            _ENGINES[path] = found
-        return _ENGINES[path]
+            _RUNTIMES[path] = found
+        return _RUNTIMES[path]
 
 
-def container_engine(preferred: str | None = None) -> str | None:
-    """The path of a container engine CLI that can run containers here, or None.
+def container_runtime(preferred: str | None = None) -> str | None:
+    """The path of a container runtime CLI that can run containers here, or None.
 
     Args:
         preferred: 'podman', 'docker' or a path: only that one is tried. None: podman, then docker.
 
     Returns:
         The CLI's path; None when none works (a docker CLI without a reachable daemon, podman
-        whose every runtime fails). The probe runs once per CLI and process.
+        whose every OCI runtime fails). The probe runs once per CLI and process.
     """
     for name in [preferred] if preferred else ["podman", "docker"]:
         path = _resolve(name)
-        if path is not None and probe_engine(path) is not None:
+        if path is not None and probe_runtime(path) is not None:
             return path
     return None
 
 
-def engine_info(engine: str | None = None) -> EngineInfo:
-    """The probe result of `engine` ('podman', 'docker', a path; None: `container_engine()`).
+def runtime_info(runtime: str | None = None) -> RuntimeInfo:
+    """The probe result of `runtime` ('podman', 'docker', a path; None: `container_runtime()`).
 
     Raises:
-        SandboxError: no such engine, or it cannot run containers here (the message says why).
+        SandboxError: no such container runtime, or it cannot run containers here (the message says why).
     """
-    path = container_engine() if engine is None else _resolve(engine)
+    path = container_runtime() if runtime is None else _resolve(runtime)
     if path is None:
         why = "; ".join(f"{p}: {r}" for p, r in _REASONS.items()) or "neither `podman` nor `docker` is on PATH"
-        raise SandboxError(f"no working container engine ({engine or 'podman or docker'}): {why}. Install podman "
+        raise SandboxError(f"no working container runtime ({runtime or 'podman or docker'}): {why}. Install podman "
                            "(Debian: `apt-get install podman runc`) or start the docker daemon")
-    info = probe_engine(path)
+    info = probe_runtime(path)
     if info is None:
-        raise SandboxError(f"the container engine {path} cannot run containers here: {_REASONS.get(path, '')}")
+        raise SandboxError(f"the container runtime {path} cannot run containers here: {_REASONS.get(path, '')}")
     return info
 
 
@@ -307,7 +326,7 @@ def image_tag(dockerfile: str | Path, context: str | Path) -> str:
     return f"rlvr-task-{digest.hexdigest()[:12]}"
 
 
-def _qualified(tag: str, kind: EngineKind) -> str:
+def _qualified(tag: str, kind: RuntimeKind) -> str:
     """Podman names local images `localhost/NAME`; say so, so that no registry is searched for a short name."""
     first = tag.split("/", 1)[0]
     if kind == "podman" and ("/" not in tag or ("." not in first and ":" not in first and first != "localhost")):
@@ -315,33 +334,35 @@ def _qualified(tag: str, kind: EngineKind) -> str:
     return tag
 
 
-def image_exists(image: str, *, engine: str) -> bool:
-    """True when `image` is in the engine's local store (never pulls)."""
-    return _cli([engine, "image", "inspect", image], 60.0).returncode == 0
+@renamed_parameters({"engine": "runtime"})
+def image_exists(image: str, *, runtime: str) -> bool:
+    """True when `image` is in the container runtime's local store (never pulls)."""
+    return _cli([runtime, "image", "inspect", image], 60.0).returncode == 0
 
 
-def _image_config(image: str, engine: str) -> dict[str, object]:
+def _image_config(image: str, runtime: str) -> dict[str, object]:
     """The image's `Config` (Env, WorkingDir, User, ...) from the local store.
 
     Raises:
         SandboxError: the image is not in the local store.
     """
-    done = _cli([engine, "image", "inspect", "--format", "{{json .Config}}", image], 60.0)
+    done = _cli([runtime, "image", "inspect", "--format", "{{json .Config}}", image], 60.0)
     if done.returncode != 0:
-        raise SandboxError(f"the image {image} is not in {engine}'s local store (build it with `build_image`): "
+        raise SandboxError(f"the image {image} is not in {runtime}'s local store (build it with `build_image`): "
                            f"{_text(done.stderr, 300)}")
     config = json.loads(done.stdout or b"null")
     return config if isinstance(config, dict) else {}
 
 
-def image_env(image: str, *, engine: str) -> dict[str, str]:
+@renamed_parameters({"engine": "runtime"})
+def image_env(image: str, *, runtime: str) -> dict[str, str]:
     """The image's ENV (its `Config.Env`), from the local store.
 
     Raises:
         SandboxError: the image is not in the local store.
     """
     out: dict[str, str] = {}
-    items = _image_config(image, engine).get("Env") or []
+    items = _image_config(image, runtime).get("Env") or []
     for item in items if isinstance(items, list) else []:
         name, _, value = str(item).partition("=")
         if name:
@@ -349,36 +370,37 @@ def image_env(image: str, *, engine: str) -> dict[str, str]:
     return out
 
 
-def build_image(dockerfile: str | Path, context: str | Path, *, engine: str, tag: str | None = None,
+@renamed_parameters({"engine": "runtime"})
+def build_image(dockerfile: str | Path, context: str | Path, *, runtime: str, tag: str | None = None,
                 timeout_s: float = 1800, config: ContainerConfig | None = None) -> str:
     """Build `dockerfile` with build context `context` unless an image of that tag already exists.
 
     Args:
         dockerfile: the Dockerfile (it may lie outside `context`).
         context: the build context directory.
-        engine: engine CLI ('podman', 'docker' or a path).
+        runtime: container runtime CLI ('podman', 'docker' or a path).
         tag: image name; None: `image_tag(dockerfile, context)` (a content hash, so an unchanged
             task is built once and a changed one gets a new image).
         timeout_s: limit of the build, seconds (the build is killed at it).
-        config: `runtime` and `build_args` are used (podman RUN steps need the same runtime
+        config: `oci_runtime` and `build_args` are used (podman RUN steps need the same OCI runtime
             workaround as `run`).
 
     Returns:
         The image reference to run (podman: `localhost/<tag>`).
 
     Raises:
-        SandboxError: the engine does not work, the inputs are missing, or the build failed or
+        SandboxError: the container runtime does not work, the inputs are missing, or the build failed or
             timed out (the message ends with the build log's tail).
     """
     cfg = config or ContainerConfig()
-    info = engine_info(engine)
+    info = runtime_info(runtime)
     ref = _qualified(tag or image_tag(dockerfile, context), info.kind)
     with _BUILD_GUARD:
         lock = _BUILD_LOCKS.setdefault(ref, threading.Lock())
     with lock:
-        if image_exists(ref, engine=info.path):
+        if image_exists(ref, runtime=info.path):
             return ref
-        argv = [info.path, *info.global_args(cfg.runtime), "build", "-f", str(dockerfile), "-t", ref,
+        argv = [info.path, *info.global_args(cfg.oci_runtime), "build", "-f", str(dockerfile), "-t", ref,
                 *cfg.build_args, str(context)]
         with tempfile.TemporaryFile() as log:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

@@ -1,4 +1,4 @@
-"""Process plumbing of the in-sandbox session supervisor (`_session.py`): reaping, limits, output.
+"""Process plumbing of the in-sandbox session supervisor (`rlvr_session.py`): reaping, limits, output.
 
 Standard library only, like the supervisor: it runs inside the sandbox, where rlvr is not importable.
 """
@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 try:  # the host (type checking, tests) imports the package; the sandbox runs the files side by side
-    from rlvr.sandbox._supervisor import _set_limits as _set_rlimits
+    from rlvr.sandbox.guest.rlvr_supervisor import _set_limits as _set_rlimits
 except ImportError:  # pragma: no cover - inside the sandbox
-    from _supervisor import _set_limits as _set_rlimits  # type: ignore[import-not-found,no-redef]
+    from rlvr_supervisor import _set_limits as _set_rlimits  # type: ignore[import-not-found,no-redef]
 
 CMD_DIR = "/run/rlvr/cmd"
 BACKLOG_CAP = 1 << 16
@@ -50,7 +50,7 @@ def _wait(pid: int, timeout_s: float) -> int | None:
 
 
 def _set_limits(limits: dict[str, Any], nice: int) -> None:
-    """The code sandbox's rlimits (`_supervisor._set_limits`, the same names), then `nice`."""
+    """The code sandbox's rlimits (`rlvr_supervisor._set_limits`, the same names), then `nice`."""
     _set_rlimits(limits)
     if nice:
         with contextlib.suppress(OSError):
