@@ -36,7 +36,7 @@ transformers = pytest.importorskip("transformers")
 import rlvr  # noqa: E402
 from rlvr.adapters.export import read_manifest  # noqa: E402
 from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, export_openrlhf, openrlhf_args, openrlhf_replay  # noqa: E402
-from rlvr.adapters.openrlhf_agent import (  # noqa: E402
+from rlvr.adapters.openrlhf.agent import (  # noqa: E402
     CompletionOutput,
     Logprob,
     ReplayEngine,

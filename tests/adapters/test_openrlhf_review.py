@@ -26,9 +26,8 @@ from typing import Any
 import pytest
 
 import rlvr
-from rlvr.adapters.export import read_manifest
+from rlvr.adapters.export import absolute_paths, read_manifest
 from rlvr.adapters.openrlhf import (
-    absolute_paths,
     export_openrlhf,
     openrlhf_args,
     response_text,
@@ -232,7 +231,7 @@ def _prompt(tokenizer: Any, row: dict[str, Any]) -> str:
 
 @pytest.mark.openrlhf
 def test_openrlhf_left_cut_inside_a_multibyte_character(tokenizer: Any, single_env, tmp_path: Path) -> None:
-    from rlvr.adapters.openrlhf_agent import ReplayEngine, SamplingParams
+    from rlvr.adapters.openrlhf.agent import ReplayEngine, SamplingParams
 
     _, _, agent, _ = _openrlhf()
     manifest = export_openrlhf(single_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, limit=1)
@@ -282,7 +281,7 @@ def test_error_verdict_group_is_dropped_by_openrlhf_dynamic_filtering(tokenizer:
 
     from tqdm import tqdm
 
-    from rlvr.adapters.openrlhf_agent import ReplayEngine, SamplingParams
+    from rlvr.adapters.openrlhf.agent import ReplayEngine, SamplingParams
 
     torch, _, agent, _ = _openrlhf()
     from openrlhf.trainer.ppo_utils.experience import Experience
@@ -341,7 +340,7 @@ def test_error_verdict_group_is_dropped_by_openrlhf_dynamic_filtering(tokenizer:
 def test_multi_turn_prompt_longer_than_max_length_is_an_error(tokenizer: Any, tmp_path: Path) -> None:
     # Bug: an episode prompt that left no room to generate became a 0-reward `no_answer` (no action
     # tokens, counted in the group baseline); it is an error verdict now, so its group is dropped.
-    from rlvr.adapters.openrlhf_agent import ReplayEngine, SamplingParams
+    from rlvr.adapters.openrlhf.agent import ReplayEngine, SamplingParams
 
     env = rlvr.make(MT_ID, **MT_ARGS)
     manifest = export_openrlhf(env, tmp_path, env_id=MT_ID, env_args=MT_ARGS, limit=1)
@@ -358,7 +357,7 @@ def test_multi_turn_prompt_longer_than_max_length_is_an_error(tokenizer: Any, tm
 def test_multi_turn_engine_failure_propagates(tokenizer: Any, tmp_path: Path) -> None:
     # Bug: an exception of llm_engine.generate (vLLM, not the environment) became an error verdict, so
     # a dead engine silently filtered every group instead of failing the rollout as OpenRLHF does.
-    from rlvr.adapters.openrlhf_agent import SamplingParams
+    from rlvr.adapters.openrlhf.agent import SamplingParams
 
     class DeadEngine:
         async def generate(self, prompt_token_ids: list[int], sampling_params: Any, multi_modal_data: Any = None
@@ -406,7 +405,7 @@ def test_sql_rewards_equal_verdicts_when_loaded_from_another_folder(tokenizer: A
     """
     from openrlhf.datasets.prompts_dataset import preprocess_data
 
-    from rlvr.adapters.openrlhf_agent import ReplayEngine, SamplingParams
+    from rlvr.adapters.openrlhf.agent import ReplayEngine, SamplingParams
 
     _, _, agent, _ = _openrlhf()
     if not SHARED_SQL.is_dir():

@@ -12,7 +12,7 @@ pytest.importorskip("trl")
 psutil = pytest.importorskip("psutil")  # an accelerate dependency, so present wherever TRL is
 
 from rlvr.adapters.trl import to_dataset  # noqa: E402
-from rlvr.adapters.trl_multiturn import EpisodeReward, environment_factory  # noqa: E402
+from rlvr.adapters.trl.agent import EpisodeReward, environment_factory  # noqa: E402
 from rlvr.core.errors import ConfigError  # noqa: E402
 from rlvr.core.types import EnvSpec, Message, Task  # noqa: E402
 from rlvr.environments.multi_turn import ToolEnv  # noqa: E402

@@ -40,7 +40,7 @@ with warnings.catch_warnings():  # ray (imported by verl) warns about its own de
     from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
     from verl.workers.rollout.replica import TokenOutput
 
-    from rlvr.adapters.verl_agent import (
+    from rlvr.adapters.verl.agent import (
         ReplayServerManager,
         _instantiate_loop,
         _record_row,

@@ -99,7 +99,7 @@ def _verl(*modules: str) -> None:
     """Skip without veRL; import veRL's modules once with ray's import-time DeprecationWarning silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        for name in ("verl", "torch", "verl.experimental.agent_loop.agent_loop", "rlvr.adapters.verl_agent",
+        for name in ("verl", "torch", "verl.experimental.agent_loop.agent_loop", "rlvr.adapters.verl.agent",
                      *modules):
             pytest.importorskip(name)
 
@@ -133,7 +133,7 @@ def test_legacy_overrides_compose_and_reach_the_agent_loop(tmp_path: Path, token
     `agent_loop.yaml` still says `raise`): an error verdict then scores NaN instead of raising."""
     _verl()
     from rlvr.adapters.verl import verl_config
-    from rlvr.adapters.verl_agent import ReplayServerManager, _instantiate_loop, _record_row
+    from rlvr.adapters.verl.agent import ReplayServerManager, _instantiate_loop, _record_row
 
     env = rlvr.make(MT_ID, **MT_ARGS)
     export_verl(env, tmp_path, env_id=MT_ID, env_args=MT_ARGS, limit=2)

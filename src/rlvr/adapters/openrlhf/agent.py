@@ -30,7 +30,7 @@ its `EpisodeRun`.
 
 Reward: the episode's final Verdict (`env.step` on the last turn, or `EpisodeRun.cut` -- the env's
 `final_verdict`, else its last assistant message -- when the token budget runs out first); `error`
-gives NaN reward/score (see `rlvr.adapters.openrlhf`).
+gives NaN reward/score (see `rlvr.adapters.openrlhf.reward`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.adapters.export import cached_env
-from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, decode_label, extra_logs, task_label
+from rlvr.adapters.openrlhf.data import decode_label, task_label
+from rlvr.adapters.openrlhf.reward import EXTRA_LOG_KEYS, extra_logs
 from rlvr.core.errors import AdapterError, ConfigError, MissingExtraError
 from rlvr.core.types import Message, Task, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
@@ -311,13 +312,13 @@ def agent_classes(env_id: str, env_args: Mapping[str, Any] | None = None) -> tup
     require_openrlhf()
     from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 
-    from rlvr.adapters.openrlhf import check_reward_setup
+    from rlvr.adapters.openrlhf.reward import check_reward_setup
 
     args = dict(env_args or {})
     check_reward_setup(env_id, args, None)  # build the env now: a broken setup fails when OpenRLHF loads the file
     instance_cls = type("AgentInstance", (_InstanceMixin, AgentInstanceBase), {
         "_rlvr_env_id": env_id, "_rlvr_env_args": args, "__init__": _InstanceMixin.__init__,
-        "__doc__": f"OpenRLHF agent instance for rlvr's {env_id} (rlvr.adapters.openrlhf_agent.agent_classes).",
+        "__doc__": f"OpenRLHF agent instance for rlvr's {env_id} (rlvr.adapters.openrlhf.agent.agent_classes).",
         "__module__": __name__})
 
     def executor_init(self: Any) -> None:
@@ -325,7 +326,7 @@ def agent_classes(env_id: str, env_args: Mapping[str, Any] | None = None) -> tup
 
     executor_cls = type("AgentExecutor", (MultiTurnAgentExecutor,), {
         "__init__": executor_init, "execute": _execute, "__module__": __name__,
-        "__doc__": f"OpenRLHF agent executor for rlvr's {env_id} (rlvr.adapters.openrlhf_agent.agent_classes)."})
+        "__doc__": f"OpenRLHF agent executor for rlvr's {env_id} (rlvr.adapters.openrlhf.agent.agent_classes)."})
     return instance_cls, executor_cls
 
 
@@ -368,7 +369,7 @@ def replay(record: Mapping[str, Any], tokenizer: Any) -> dict[str, Any]:
     require_openrlhf()
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
-    from rlvr.adapters.openrlhf import write_reward_file
+    from rlvr.adapters.openrlhf.data import write_reward_file
 
     task = _record_task(record)
     turns = [list(t["ids"]) for t in record["turns"] if t.get("role") == "assistant"]

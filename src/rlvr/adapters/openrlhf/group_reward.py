@@ -11,7 +11,7 @@ label directly. Limits: the members wait in threads of the event loop's default 
 landed on different engines, is judged with the members that arrived within `wait_s` (the detail's
 `group_size` says how many).
 
-An error verdict is reward and score NaN, as in `rlvr.adapters.openrlhf` (dynamic filtering drops the
+An error verdict is reward and score NaN, as in `rlvr.adapters.openrlhf.reward` (dynamic filtering drops the
 group; never a 0). `write_group_reward_file(dir, judge=..., group_size=...)` writes the file OpenRLHF loads.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.adapters.group_reward import GroupBatcher, group_verifier
-from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, extra_logs, read_sample, special_tokens
+from rlvr.adapters.openrlhf.reward import EXTRA_LOG_KEYS, extra_logs, read_sample, special_tokens
 from rlvr.core.errors import AdapterError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.judge.config import judge_reference
@@ -101,9 +101,9 @@ def group_reward_func(
             "extra_logs": {k: torch.tensor([log[k] for log in logs], dtype=torch.float32) for k in EXTRA_LOG_KEYS}}
 
 
-_FILE = '''"""OpenRLHF reward file written by rlvr: group-judged rewards (rlvr.adapters.openrlhf_group_reward)."""
+_FILE = '''"""OpenRLHF reward file written by rlvr: group-judged rewards (rlvr.adapters.openrlhf.group_reward)."""
 
-from rlvr.adapters.openrlhf_group_reward import group_reward_func
+from rlvr.adapters.openrlhf.group_reward import group_reward_func
 
 JUDGE = {judge!r}
 GROUP_SIZE = {group_size!r}

@@ -1,7 +1,7 @@
 """veRL agent loop for multi-turn rlvr environments, a replay generation backend, and `verl_replay` for parity.
 
 This module imports verl at import time: veRL's `AgentLoopWorker` imports it through the `_target_`
-of the `agent_loop.yaml` that `rlvr.adapters.verl.export_verl` writes (upstream:
+of the `agent_loop.yaml` that `rlvr.adapters.verl.data.export_verl` writes (upstream:
 `verl/experimental/agent_loop/agent_loop.py`, `AgentLoopWorker.__init__` loads
 `rollout.agent.agent_loop_config_path` into `_agent_loop_registry`; `_run_agent_loop` picks the entry
 named by the row's `agent_name` and calls `hydra.utils.instantiate(entry, trainer_config=...,
@@ -19,7 +19,7 @@ with a policy over veRL's server manager:
 3. each env turn: the observation is appended as chat-template suffix ids, `response_mask` 0 on them;
 4. the episode's final `Verdict` gives `reward_score` (veRL then skips its reward loop for the
    sample) and `extra_fields["reward_extra_info"]`; an error verdict raises `ErrorVerdict`
-   (`on_error: raise`, veRL drops the rollout) or scores NaN (`on_error: nan`), see `rlvr.adapters.verl`.
+   (`on_error: raise`, veRL drops the rollout) or scores NaN (`on_error: nan`), see `rlvr.adapters.verl.reward`.
 
 Prompts and environment turns are rendered with the tokenizer's chat template (veRL's
 `actor_rollout_ref.model.custom_chat_template` applies: the worker sets it on the tokenizer) and the
@@ -52,16 +52,10 @@ from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
 from verl.workers.rollout.replica import TokenOutput
 
-from rlvr.adapters.export import cached_env, decode_reference
-from rlvr.adapters.verl import (
-    _check_on_error,
-    _env_of,
-    export_verl,
-    score_result,
-    task_row,
-    verl_config,
-    verl_overrides,
-)
+from rlvr.adapters.export import cached_env
+from rlvr.adapters.verl.data import export_verl, task_row
+from rlvr.adapters.verl.launch import verl_config, verl_overrides
+from rlvr.adapters.verl.reward import check_on_error, env_of, row_reference, score_result
 from rlvr.core.errors import AdapterError
 from rlvr.core.types import Message, Task, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
@@ -75,14 +69,15 @@ def row_task(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], Task, Verdict
     """(env id, env args, task, error verdict or None) of one veRL dataset row (as the agent loop gets it).
 
     The prompt is the row's `raw_prompt` (veRL's `RLHFDataset` copies `prompt` there), the task id
-    and env come from `extra_info`, the reference from `reward_model.ground_truth`. A reference that
-    is not valid JSON gives an error verdict (the raw value is kept as reference).
+    and env come from `extra_info`, the reference from `reward_model.ground_truth` (plain text or JSON,
+    `extra_info["reference_format"]`). A JSON reference that does not decode gives an error verdict
+    (the raw value is kept as reference).
 
     Raises:
         AdapterError: the row lacks `raw_prompt`/`prompt`, or does not name its environment.
     """
     extra_info = row.get("extra_info")
-    env_id, env_args, task_id = _env_of(row.get("data_source"), extra_info)
+    env_id, env_args, task_id = env_of(row.get("data_source"), extra_info)
     messages = row.get("raw_prompt", row.get("prompt"))
     if messages is None:
         raise AdapterError(f"row of task {task_id!r} has no 'raw_prompt'/'prompt'; write it with rlvr export")
@@ -90,7 +85,7 @@ def row_task(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], Task, Verdict
     raw = reward_model.get("ground_truth") if isinstance(reward_model, Mapping) else None
     error: Verdict | None = None
     try:
-        reference = decode_reference(raw)
+        reference = row_reference(raw, extra_info)
     except AdapterError as exc:
         reference, error = raw, Verdict.error(str(exc))
     prompt = tuple(Message(role=m["role"], content=m.get("content") or "") for m in list(messages))
@@ -111,7 +106,7 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
         super().__init__(*args, **kwargs)
         reward_kwargs = OmegaConf.select(self.config, "reward.custom_reward_function.reward_kwargs") or {}
         # the per-run setting (`verl_overrides` sets it for the legacy trainer) wins over the YAML's
-        self.on_error = _check_on_error(reward_kwargs.get("on_error", on_error))
+        self.on_error = check_on_error(reward_kwargs.get("on_error", on_error))
         self.prompt_length = int(self.rollout_config.prompt_length)
         self.response_length = int(self.rollout_config.response_length)
 

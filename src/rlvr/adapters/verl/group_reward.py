@@ -7,7 +7,7 @@ Two entry points, for veRL's two reward paths (verl 0.9.1, read in its wheel):
   batch (`reward_model.reward_manager=batch`, `custom_reward_function.name=compute_score_batch`).
   Rows of one prompt (same `data_source` and `extra_info` task id / index, as `rlvr export --backend
   verl` writes them) are judged together in one call. Returns one dict per row: `score` plus the
-  `rlvr_*` keys of `rlvr.adapters.verl.reward_extra_info`. An error verdict scores NaN here
+  `rlvr_*` keys of `rlvr.adapters.verl.reward.reward_extra_info`. An error verdict scores NaN here
   (`on_error="nan"`, default: raising would fail the whole batch), so veRL's GRPO gives that
   group NaN advantages and skips the step rather than learning a 0.
 - `RlvrGroupRewardManager` (built lazily from `verl.experimental.reward_loop.reward_manager.base
@@ -17,7 +17,7 @@ Two entry points, for veRL's two reward paths (verl 0.9.1, read in its wheel):
   all samples of a worker's chunk as concurrent asyncio tasks (`RewardLoopWorker.compute_score_batch`);
   members of one prompt (non-tensor `uid`, else the task id) meet in a `GroupBatcher` of
   `actor_rollout_ref.rollout.n` and are judged in one call. An error verdict raises by default
-  (`on_error="raise"`: veRL's v1 trainer drops that rollout, see `rlvr.adapters.verl`).
+  (`on_error="raise"`: veRL's v1 trainer drops that rollout, see `rlvr.adapters.verl.reward`).
 
 Both read the judge from the reward kwargs: `judge` = `{"verifier": "ruler", "base_url": ...,
 "model": ..., ...}` (a mapping or its JSON; `+reward.custom_reward_function.reward_kwargs.judge.model=...`),
@@ -34,7 +34,7 @@ from typing import Any
 
 from rlvr.adapters.export import cached_env, decode_reference
 from rlvr.adapters.group_reward import GroupBatcher, group_verifier
-from rlvr.adapters.verl import score_result
+from rlvr.adapters.verl.reward import row_reference, score_result
 from rlvr.core.errors import AdapterError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.judge.config import judge_reference
@@ -94,7 +94,8 @@ def compute_score_batch(
     Args:
         data_sources: N data sources (env ids).
         solution_strs: N decoded responses.
-        ground_truths: N JSON references (`reward_model.ground_truth`).
+        ground_truths: N references (`reward_model.ground_truth`: plain text or JSON, as each row's
+            `extra_info["reference_format"]` says).
         extra_infos: N `extra_info` dicts (task id, env id and args, optional prompt).
         judge: the group verifier's options, `{"verifier": "ruler", "base_url", "model", ...}`.
         on_error: 'nan' (default) or 'raise', what an error verdict becomes (module docstring).
@@ -119,7 +120,7 @@ def compute_score_batch(
     groups = []
     for rows in members.values():
         first = rows[0]
-        reference = judge_reference(question_of(infos[first]), decode_reference(ground_truths[first]))
+        reference = judge_reference(question_of(infos[first]), row_reference(ground_truths[first], infos[first]))
         groups.append(([solution_strs[i] for i in rows], reference))
     results = verifier.verify_groups(groups)  # type: ignore[attr-defined]
     out: list[dict[str, Any]] = [{} for _ in solution_strs]
@@ -157,7 +158,7 @@ def _manager_class() -> type:
             extras = item.non_tensor_batch
             info = extras.get("extra_info", {})
             reference = judge_reference(question_of(info, extras.get("raw_prompt")),
-                                        decode_reference(extras["reward_model"]["ground_truth"]))
+                                        row_reference(extras["reward_model"]["ground_truth"], info))
             key = group_key(extras.get("data_source"), info, extras.get("uid"))
             verdict: Verdict = await self.batcher.asubmit(key, text, reference)
             score, extra = score_result(verdict, on_error=self.on_error, where=f"group {key}")
