@@ -182,3 +182,43 @@ def test_openrlhf_args_multi_turn_and_refusals(multi_env, tmp_path: Path) -> Non
         openrlhf_args(tmp_path, model="m", steps=0)
     with pytest.raises(ConfigError, match="rlvr export"):
         openrlhf_args(tmp_path / "missing", model="m", steps=1)
+
+
+# -- verifier spec and reward files written before it ---------------------------------------------------
+OLD_EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports" / "before_verifier_spec.json"
+"""Files written by `rlvr export` before the verifier spec, recorded from main's code (see test_verl_export)."""
+
+
+def _import_file(path: Path):  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"rlvr_test_{path.parent.name}_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reward_file_builds_the_verifier_not_the_env(single_env, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import rlvr.environments.registry
+    from rlvr.adapters.export import close_cached_envs
+
+    manifest = export_openrlhf(single_env, tmp_path / "new", env_id=ST_ID, env_args=ST_ARGS)
+    assert manifest.verifier is not None and manifest.verifier["class"].endswith(":MathVerifier")
+    assert read_manifest(tmp_path / "new").verifier == manifest.verifier
+    old = json.loads(OLD_EXPORTS.read_text())["single_turn"]["openrlhf"]
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "reward_func.py").write_text(old["files"]["reward_func.py"])
+    close_cached_envs()
+    builds: list[str] = []
+
+    def unreadable_dataset(env_id: str, **kwargs):  # type: ignore[no-untyped-def]
+        builds.append(env_id)
+        raise ConfigError(f"{env_id}: the dataset cannot be read here")
+
+    monkeypatch.setattr(rlvr.environments.registry, "make", unreadable_dataset)
+    module = _import_file(tmp_path / "new" / "reward_func.py")  # checks its setup at import: builds the verifier
+    assert manifest.verifier == module.VERIFIER and builds == []
+    with pytest.raises(ConfigError, match="cannot build env"):  # a file written before specs rebuilds the env
+        _import_file(tmp_path / "old" / "reward_func.py")
+    assert builds == [old["manifest"]["env_id"]]

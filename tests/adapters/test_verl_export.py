@@ -272,8 +272,9 @@ def test_verifier_spec_rebuilds_the_verifier_or_is_none() -> None:
     assert spec is not None and spec["class"] == "rlvr.verifiers.wrappers:FormatReward"
     assert spec["inner"]["class"] == "rlvr.verifiers.math.verifier:MathVerifier" and spec["args"]["weight"] == 0.2
     rebuilt = build_verifier(json.dumps(spec))
-    text = "\\boxed{" + str(env.tasks[0].reference) + "}"
-    assert rebuilt.verify(text, env.tasks[0].reference).reward == env.verifier.verify(text, env.tasks[0].reference).reward
+    task = env.tasks[0]
+    text = "\\boxed{" + str(task.reference) + "}"
+    assert rebuilt.verify(text, task.reference).reward == env.verifier.verify(text, task.reference).reward == 1.2
     assert cached_verifier(spec) is cached_verifier(json.dumps(spec))
     rebuilt.close()
     env.close()
