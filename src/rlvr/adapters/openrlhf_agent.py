@@ -5,20 +5,5 @@ earlier rlvr versions name this path.
 New code and new exports use `rlvr.adapters.openrlhf.agent`.
 """
 
-from rlvr.adapters.openrlhf.agent import (
-    CompletionOutput,
-    ReplayEngine,
-    RequestOutput,
-    SamplingParams,
-    agent_classes,
-    replay,
-)
-
-__all__ = [
-    "CompletionOutput",
-    "ReplayEngine",
-    "RequestOutput",
-    "SamplingParams",
-    "agent_classes",
-    "replay",
-]
+from rlvr.adapters.openrlhf.agent import *  # noqa: F403
+from rlvr.adapters.openrlhf.agent import __all__ as __all__

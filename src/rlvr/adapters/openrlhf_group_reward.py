@@ -5,12 +5,5 @@ written by earlier rlvr versions name this path.
 New code and new exports use `rlvr.adapters.openrlhf.group_reward`.
 """
 
-from rlvr.adapters.openrlhf.group_reward import (
-    group_reward_func,
-    write_group_reward_file,
-)
-
-__all__ = [
-    "group_reward_func",
-    "write_group_reward_file",
-]
+from rlvr.adapters.openrlhf.group_reward import *  # noqa: F403
+from rlvr.adapters.openrlhf.group_reward import __all__ as __all__

@@ -5,26 +5,5 @@ versions name this path.
 New code and new exports use `rlvr.adapters.trl.agent`.
 """
 
-from rlvr.adapters.trl.agent import (
-    TOOL_CHAT_TEMPLATE,
-    VERDICT_FIELD,
-    EpisodeReward,
-    RolloutReward,
-    environment_factory,
-    environment_tools,
-    is_tool_env,
-    task_from_row,
-    tool_calling_tokenizer,
-)
-
-__all__ = [
-    "TOOL_CHAT_TEMPLATE",
-    "VERDICT_FIELD",
-    "EpisodeReward",
-    "RolloutReward",
-    "environment_factory",
-    "environment_tools",
-    "is_tool_env",
-    "task_from_row",
-    "tool_calling_tokenizer",
-]
+from rlvr.adapters.trl.agent import *  # noqa: F403
+from rlvr.adapters.trl.agent import __all__ as __all__

@@ -5,16 +5,5 @@ earlier rlvr versions name this path.
 New code and new exports use `rlvr.adapters.verl.agent`.
 """
 
-from rlvr.adapters.verl.agent import (
-    ReplayServerManager,
-    RlvrAgentLoop,
-    row_task,
-    verl_replay,
-)
-
-__all__ = [
-    "ReplayServerManager",
-    "RlvrAgentLoop",
-    "row_task",
-    "verl_replay",
-]
+from rlvr.adapters.verl.agent import *  # noqa: F403
+from rlvr.adapters.verl.agent import __all__ as __all__

@@ -5,15 +5,6 @@ written by earlier rlvr versions name this path.
 New code and new exports use `rlvr.adapters.verl.group_reward`.
 """
 
+from rlvr.adapters.verl.group_reward import *  # noqa: F403
+from rlvr.adapters.verl.group_reward import __all__ as __all__
 from rlvr.adapters.verl.group_reward import __getattr__ as __getattr__  # RlvrGroupRewardManager, built on access
-from rlvr.adapters.verl.group_reward import (
-    compute_score_batch,
-    group_key,
-    question_of,
-)
-
-__all__ = [
-    "compute_score_batch",
-    "group_key",
-    "question_of",
-]
