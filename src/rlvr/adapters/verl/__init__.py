@@ -10,9 +10,10 @@ launch        verl_overrides / verl_command / verl_config, CPU-mode overrides
 ```
 
 The names below are re-exported here (`from rlvr.adapters.verl import compute_score` keeps working);
-`verl_replay` and `RlvrAgentLoop` import verl, so they load on first access.
+`verl_replay` imports `agent` (and so verl) when called.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 from rlvr.adapters.export import is_multi_turn
@@ -40,15 +41,16 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """`verl_replay` and `RlvrAgentLoop` from `rlvr.adapters.verl.agent`, imported when first asked for.
+def verl_replay(record: Mapping[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """Replay one recorded rollout through veRL's machinery (`rlvr.adapters.verl.agent.verl_replay`).
+
+    Returns:
+        {"reward": float | None, "status", "prompt_ids", "response_ids", "response_mask"}.
 
     Raises:
         MissingExtraError: verl is not installed.
     """
-    if name in ("verl_replay", "RlvrAgentLoop"):
-        require_verl()
-        from rlvr.adapters.verl import agent
+    require_verl()
+    from rlvr.adapters.verl.agent import verl_replay as replay
 
-        return getattr(agent, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return replay(record, tokenizer)
