@@ -188,7 +188,7 @@ def test_verl_reward_loop_gives_rlvr_rewards(st_export: Path, st_env: Any, token
 
 def test_error_verdict_fails_the_rollout_or_scores_nan(st_export: Path, tokenizer: Any, model_dir: Path) -> None:
     row = pq.read_table(st_export / "train.parquet").to_pylist()[0]
-    broken = {**row, "reward_model": {"style": "rule", "ground_truth": json.dumps("")}}
+    broken = {**row, "reward_model": {"style": "rule", "ground_truth": ""}}  # empty: plain-text row
     data = _data_proto(tokenizer, [broken], ["\\boxed{1}"])
     with pytest.raises(ErrorVerdict, match="could not score"):
         _reward_loop(_config(st_export, model_dir), data)

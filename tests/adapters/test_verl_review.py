@@ -184,7 +184,7 @@ def test_v1_trainer_drops_the_failed_rollout_and_trains_on_the_rest(tmp_path: Pa
     rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
     good = next(r for r in rows if r["extra_info"]["task_id"] == record["task_id"])
     broken = json.loads(json.dumps(good))
-    broken["reward_model"]["ground_truth"], broken["extra_info"]["index"] = json.dumps(""), 99
+    broken["reward_model"]["ground_truth"], broken["extra_info"]["index"] = "", 99  # empty (a plain-text row)
     pq.write_table(pa.Table.from_pylist([good, broken]), str(tmp_path / "train.parquet"))
     config = verl_config(verl_overrides(tmp_path, model=str(tokenizer.name_or_path), steps=1,
                                         trainer_args=["actor_rollout_ref.rollout.n=2"]))

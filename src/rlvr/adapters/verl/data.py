@@ -143,9 +143,9 @@ def reward_module_source(directory: Path, on_error: str = "raise") -> str:
     return f'''"""veRL reward module written by `rlvr export --backend verl` (edit ON_ERROR to change error handling).
 
 veRL loads `compute_score` from this file (reward.custom_reward_function.path/name) and calls it once
-per sample; it delegates to `rlvr.adapters.verl.reward.compute_score`, which builds the verifier from each row's
-extra_info (its spec; the environment of {directory.name}/rlvr_export.json when the row has none) and
-scores the response with it.
+per sample; it delegates to `rlvr.adapters.verl.reward.compute_score`, which builds the verifier
+from each row's extra_info (its spec; the environment of {directory.name}/rlvr_export.json when the
+row has none) and scores the response with it.
 """
 
 from typing import Any
