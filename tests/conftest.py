@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,3 +107,29 @@ def base_image(engine: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     return tag
 
 
+
+
+# -- the episodes an adapter plays ---------------------------------------------------------------------
+@pytest.fixture
+def episode_copies(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`watch(env_id, env_args) -> list`: the per-episode copies trainer adapters make of `cached_env(...)`.
+
+    Adapters that play an episode inside the trainer (the veRL agent loop, the OpenRLHF agent) build
+    each episode's env as `cached_env(env_id, env_args).episode_copy()` and return only tokens and
+    rewards; the list keeps those copies so a test can read the conversation they played.
+    """
+    from rlvr.adapters.export import cached_env
+
+    def watch(env_id: str, env_args: dict[str, Any]) -> list[Any]:
+        proto = cached_env(env_id, env_args)
+        copies: list[Any] = []
+        make_copy = proto.episode_copy
+
+        def episode_copy() -> Any:
+            copies.append(make_copy())
+            return copies[-1]
+
+        monkeypatch.setattr(proto, "episode_copy", episode_copy)
+        return copies
+
+    return watch

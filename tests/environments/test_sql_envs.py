@@ -6,6 +6,7 @@ import hashlib
 import importlib.metadata
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from rlvr.environments.sql import (
     make_text2sql,
     make_text2sql_interactive,
 )
+from rlvr.environments.sql_data import format_cell
 
 SQL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sql"
 
@@ -208,3 +210,32 @@ def test_chinook_default_builds_and_every_gold_is_correct(tmp_path, monkeypatch)
         assert env.score(task, env.reference_actions(task)[0].content).status == "correct", task.id
     report = check("sql/text2sql-interactive-v1", n=5)
     assert report.passed, report.failures
+
+
+@pytest.fixture
+def shop_env(tmp_path):
+    db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"item{i}") for i in range(1, 21)])
+    conn.close()
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": "Ids and names?", "query": "SELECT id, name FROM t"}) + "\n")
+    return make_text2sql_interactive(str(questions), db=str(db), isolation="inline", max_turns=2, format_weight=0.1)
+
+
+def test_query_on_the_last_turn_earns_no_format_bonus(shop_env):
+    shop_env.reset_sync(shop_env.tasks[0])
+    first = shop_env.step_sync("<sql>SELECT 1</sql>")
+    assert first.info["components"]["format"] == 1.0
+    last = shop_env.step_sync("<sql>SELECT 2</sql>")
+    assert last.truncated and last.info["components"]["format"] == 0.0
+    assert last.verdict.status == "no_answer" and last.verdict.reward == pytest.approx(0.1)
+
+
+def test_tool_accepts_a_trailing_comment_and_keeps_rows_on_one_line(shop_env):
+    shop_env.reset_sync(shop_env.tasks[0])
+    step = shop_env.step_sync("<sql>SELECT 'a' || char(10) || 'b' AS v; -- two lines</sql>")
+    assert step.info["components"]["tool_errors"] == 0.0
+    assert "1 row\nv\na\\nb\n" in step.messages[-1].content
+    assert format_cell("x\r\ny") == "x\\r\\ny"

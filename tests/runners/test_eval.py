@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Trajectory
+from rlvr.environments.registry import make
 from rlvr.runners.cli import app
 from rlvr.runners.eval import EvalConfig, pass_at_k, read_trajectories, score_file
 
@@ -124,3 +125,44 @@ def test_eval_config_records_what_earlier_runs_recorded(tmp_path: Path) -> None:
     assert scripted.record()["sampling"] is None and scripted.record()["model_engine"] is None
     local = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model="smollm2", model_engine="vllm")
     assert local.record()["model_engine"] == "vllm"
+
+
+ARGS = {"task": "basic_arithmetic", "size": 4, "isolation": "inline"}
+
+
+def _script(path: Path, count: int) -> None:
+    env = make("math/reasoning-gym-v1", **ARGS)
+    try:
+        rows = [{"task_id": t.id, "actions": [env.reference_actions(t)[0].content]} for t in env.tasks[:count]]
+    finally:
+        env.close()
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_error_rows_are_readable_and_broken_episodes_rerun(tmp_path: Path) -> None:
+    script, out = tmp_path / "script.jsonl", tmp_path / "out.jsonl"
+    _script(script, 1)  # tasks 2-4 have no actions: their episodes break (error verdict, reward None)
+    result = runner.invoke(app, ["eval", *ENV, "--policy", f"script:{script}", "-n", "2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(read_trajectories(out))  # an error verdict (reward None) must survive the JSONL round trip
+    broken = [t for t in rows if t.error]
+    assert len(rows) == 8 and len(broken) == 6
+    assert all(t.verdict is not None and t.verdict.status == "error" and t.verdict.reward is None for t in broken)
+    stats = score_file(out)
+    assert stats.errors == 6 and stats.pass_at(1) == (1.0, 1)
+
+    _script(script, 4)  # the "server" is back: a rerun redoes the broken episodes only, without duplicates
+    result = runner.invoke(app, ["eval", *ENV, "--policy", f"script:{script}", "-n", "2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "2 / 6" in result.output
+    rows = list(read_trajectories(out))
+    assert sorted((t.task_id, t.info["sample"]) for t in rows) == sorted({(t.task_id, t.info["sample"]) for t in rows})
+    assert len(rows) == 8 and not any(t.error for t in rows)
+    assert score_file(out).pass_at(2) == (1.0, 4)
+
+
+def test_bad_model_engine_names_the_option(tmp_path):
+    from rlvr.runners.eval import build_policy
+
+    with pytest.raises(ConfigError, match="--model-engine"):
+        build_policy(policy=None, model=str(tmp_path), base_url=None, engine="foo")

@@ -5,6 +5,7 @@ Each runs against a writable SQLite file the test owns, and the file's sha256 mu
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from sqlhelp import make_shop_db, sha256
 
 from rlvr.verifiers.sql import SQLVerifier
 from rlvr.verifiers.sql.execute import Limits, execute
+
+FENCE = "`" * 3
 
 
 @pytest.fixture
@@ -206,3 +209,26 @@ def test_generated_db_helper_is_deterministic(tmp_path):
 def test_broken_gold_masks_even_a_response_without_query(verifier, shop_db):
     verdict = verifier.verify("I have no idea.", _ref(shop_db, "SELECT x FROM missing"))
     assert verdict.status == "error" and verdict.reward is None
+
+
+@pytest.mark.parametrize("attack", [
+    "REPLACE INTO t (id, name) VALUES (1, 'x')",
+    "INSERT OR REPLACE INTO t (id, name) VALUES (1, 'x')",
+    "INSERT INTO t (id, name) VALUES (1, 'x') ON CONFLICT(id) DO UPDATE SET name = 'y'",
+    "WITH c AS (SELECT 5000 AS id) INSERT INTO t (id) SELECT id FROM c",
+    "VACUUM INTO '{tmp}/copy.db'",
+    "PRAGMA journal_mode = WAL",
+    "SELECT * FROM pragma_journal_mode('wal')",
+    "SELECT * FROM pragma_writable_schema(1)",
+    "CREATE TEMP VIEW x AS SELECT 1",
+    "CREATE TEMP TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END",
+    "SELECT writefile('{tmp}/w.txt', 'x')",
+    "SELECT fts3_tokenizer('simple')",
+    "SAVEPOINT s",
+])
+def test_more_write_paths_are_incorrect_and_file_unchanged(verifier, shop_db, tmp_path, attack):
+    before = sha256(shop_db)
+    verdict = verifier.verify(f"{FENCE}sql\n{attack.format(tmp=tmp_path)}\n{FENCE}", _ref(shop_db))
+    assert verdict.status == "incorrect" and verdict.reward == 0.0, verdict
+    assert sha256(shop_db) == before
+    assert sorted(os.listdir(tmp_path)) == ["shop.sqlite"]

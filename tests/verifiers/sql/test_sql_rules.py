@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from decimal import Decimal
@@ -20,6 +21,16 @@ from rlvr.verifiers.sql.compare import canonical, compare_results
 from rlvr.verifiers.sql.extract import classify, extract_sql, normalize_sql
 
 DEFAULT = CompareRules()
+FENCE = "`" * 3
+
+
+@pytest.fixture
+def verifier() -> SQLVerifier:
+    return SQLVerifier(isolation="inline", query_timeout_s=1.0, timeout_s=5.0)
+
+
+def _ref(db: Path, gold: str = "SELECT id, name FROM t") -> dict:
+    return {"gold": gold, "db": str(db)}
 
 
 def _eq(gold, pred, ordered=False, **rules):
@@ -212,3 +223,76 @@ def test_unparsable_gold_is_an_error_unless_order_is_given(shop_db):
     odd = "SELECT id FROM t WHERE id < 3 AND name REGEXP_LIKE_NOT_SQL"
     verdict = v.verify("SELECT 1", {"gold": odd, "db": str(shop_db), "compare": {"order": "never"}})
     assert verdict.status == "error" and "gold query failed" in verdict.detail
+
+
+@pytest.mark.parametrize("response", [
+    f"{FENCE}sql\nSELECT id, name FROM t; -- every item\n{FENCE}",
+    f"{FENCE}sql\nSELECT id, name FROM t;\n-- returns every item\n{FENCE}",
+    f"{FENCE}sql\nSELECT id, name FROM t;\n/* done */\n{FENCE}",
+    "<answer>SELECT id, name FROM t; -- every item</answer>",
+    "SELECT id, name FROM t; -- every item",
+    f"{FENCE}sql\r\nSELECT id, name\r\nFROM t\r\n{FENCE}",
+    f"{FENCE}sql SELECT id, name FROM t{FENCE}",
+    "The query is `SELECT id, name FROM t`.",
+])
+def test_query_markup_variants_are_read(verifier, shop_db, response):
+    found = extract_sql(response)
+    assert found is not None and found.sql.replace("\r\n", " ").replace("\n", " ") == "SELECT id, name FROM t", found
+    assert verifier.verify(response, _ref(shop_db)).status == "correct"
+
+
+def test_comment_only_statement_is_not_a_second_statement(verifier, shop_db):
+    assert classify("SELECT 1; -- done").ok
+    assert not classify("SELECT 1; -- done\nDROP TABLE t").ok
+    # a gold with a trailing comment runs instead of being "2 statements" (an error verdict)
+    verdict = verifier.verify("SELECT id, name FROM t", _ref(shop_db, "SELECT id, name FROM t; -- all"))
+    assert verdict.status == "correct", verdict
+
+
+def test_integral_float_equals_its_int_at_any_magnitude():
+    rules = CompareRules()
+    for n in (1, 10**8, 123456789012, 10**15):
+        assert canonical(float(n), rules) == canonical(n, rules), n
+    assert canonical(123456789011.99998, rules) == canonical(123456789012, rules)  # float sum noise
+    assert canonical(123456789012.0, rules) != canonical(123456789000, rules)  # no longer rounded together
+    assert canonical(1 / 3, rules) == canonical(0.333333333, rules)  # small floats: significant digits as before
+
+
+def test_very_wide_permuted_result():
+    gold = [tuple(range(2000))]
+    pred = [tuple(reversed(range(2000)))]
+    assert compare_results(gold, pred, CompareRules(), ordered=False).equal
+
+
+def test_look_alike_columns_neither_hang_nor_miss_the_permutation():
+    rules = CompareRules()
+    # 12 identical columns and one that matches nothing: a 12! search before the fix
+    gold = [("abc"[i % 3],) * 12 + (i,) for i in range(300)]
+    pred = [(*row[:-1], row[-1] + 1) for row in gold]
+    assert not compare_results(gold, pred, rules, ordered=False).equal
+    # one row, many equal values, one differing column
+    assert not compare_results([(0,) * 15 + (1,)], [(0,) * 15 + (2,)], rules, ordered=False).equal
+    # 12 distinct columns holding the same multiset of values, shuffled: found by the pair checks
+    gold = [(*tuple(r * k % 13 for k in range(1, 13)), r) for r in range(26)]
+    perm = list(range(13))
+    random.Random(0).shuffle(perm)
+    shuffled = [tuple(row[j] for j in perm) for row in gold]
+    assert compare_results(gold, shuffled, rules, ordered=False).equal
+    assert compare_results(gold, shuffled, rules, ordered=True).equal
+    broken = [(*row[:-1], row[-1] + 100) for row in gold]
+    assert not compare_results(gold, broken, rules, ordered=False).equal
+
+
+@pytest.mark.parametrize(("db", "fragment"), [
+    ("mysql://user@host/db", "unsupported database URL scheme 'mysql'"),
+    ("file:/tmp/x.sqlite", "unsupported database URL scheme 'file'"),
+])
+def test_unknown_database_scheme_is_an_error_naming_it(verifier, db, fragment):
+    verdict = verifier.verify("SELECT 1", {"gold": "SELECT 1", "db": db})
+    assert verdict.status == "error" and verdict.reward is None
+    assert fragment in verdict.detail
+
+
+def test_directory_as_database_says_so(verifier, tmp_path):
+    verdict = verifier.verify("SELECT 1", {"gold": "SELECT 1", "db": str(tmp_path)})
+    assert verdict.status == "error" and verdict.reward is None and "is not a file" in verdict.detail

@@ -1,4 +1,4 @@
-"""Tamper catalog, part 2: cheats aimed at the grading sandbox itself (found by a fresh review).
+"""Cheats aimed at the grading sandbox itself never pass (found by a fresh review).
 
 - links from the working directory into the grader's files (/tests, /logs, /tmp);
 - script-mode test scripts (they run the agent's programs): forged reports, reward files raced by
@@ -15,27 +15,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _grading_episodes import episode, harbor_task, incorrect  # the same directory (pytest prepends it)
 
-from rlvr.environments.multi_turn import tool_call_message
 from rlvr.environments.terminal_data import make_harbor, make_tbench
 from rlvr.sandbox.session import SessionConfig
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")
-
-
-def episode(env, task_id: str, commands: list[str]):
-    task = next(t for t in env.tasks if t.id == task_id)
-    env.reset_sync(task)
-    for i, command in enumerate(commands):
-        assert not env.step_sync(tool_call_message("run", {"command": command}, call_id=f"c{i}")).terminated
-    final = env.step_sync(tool_call_message("submit", {"answer": ""}, call_id="s"))
-    assert final.verdict is not None
-    return final.verdict
-
-
-def incorrect(verdict) -> None:
-    assert verdict.status == "incorrect", verdict.detail
-    assert verdict.reward == 0.0
 
 
 def test_links_into_the_graders_files_are_not_restored():
@@ -133,21 +118,6 @@ def test_a_run_of_fake_tests_instead_of_the_real_ones(script_tasks):
         incorrect(verdict)
     finally:
         env.close()
-
-
-def harbor_task(root: Path, name: str, test_sh: str, files: dict[str, str], solve: str) -> None:
-    """A Harbor task directory `root/name` whose agent must make /app/hello.sh print `hello`."""
-    task = root / name
-    for sub in ("environment", "tests", "solution"):
-        (task / sub).mkdir(parents=True)
-    (task / "instruction.md").write_text("Make /app/hello.sh print exactly `hello`.\n")
-    (task / "task.toml").write_text("[verifier]\ntimeout_sec = 30.0\n")
-    (task / "environment" / "Dockerfile").write_text("FROM ubuntu:24.04\nWORKDIR /app\n"
-                                                     "RUN printf 'echo hallo\\n' > /app/hello.sh\n")
-    (task / "tests" / "test.sh").write_text(test_sh)
-    for rel, text in files.items():
-        (task / "tests" / rel).write_text(text)
-    (task / "solution" / "solve.sh").write_text(solve)
 
 
 def _harbor_race(root: Path) -> None:

@@ -1,4 +1,6 @@
-"""New-user review of the math verifier: each wrong verdict stands for its kind, with variants."""
+"""Answer forms the math verifier reads: sentence tails after a marker, bold, parentheticals, units, LaTeX
+thousands separators, alternative boxes in a reference, `<answer>` tags, Chinese markers, choice letters,
+empty sets, ratios vs clock times. Each case stands for its kind, with variants (found by a new-user review)."""
 
 from __future__ import annotations
 
@@ -105,7 +107,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("response", "reference", "expected"), CASES)
-def test_review_case(response: str, reference: str, expected: str) -> None:
+def test_answer_form_verdict(response: str, reference: str, expected: str) -> None:
     assert status(response, reference) == expected
 
 

@@ -1,4 +1,4 @@
-"""Tamper catalog, part 4: the agent's code running inside the grader's own processes.
+"""The agent's code running inside the grader's own processes cannot decide any test outcome.
 
 - agent code imported (or `exec`ed) by the tests rewrites pytest's results in-process: the
   issue's payload (pytest's JUnit writer found through `gc`, recorded failures deleted,
@@ -14,7 +14,6 @@
   `argparse`, `json`, `encodings`, `sitecustomize`, `usercustomize`, a `.pth` file, `pytest` itself);
 - Harbor scorers run by `python3 -`, `-c`, `-m`, `python`, `python3.11`, `/usr/bin/env python3`,
   `/usr/bin/python3`, `uv run python` from the workspace, with a planted `json.py`;
-- a valid quoted here-document in a test script is parsed (not run "as written" on a parse error).
 
 Every cheat must be `incorrect` -- never `correct`, never `error`; the controls show honest work
 passes the same task with the same planted files.
@@ -26,11 +25,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_tamper_grading import episode, harbor_task, incorrect  # the same directory (pytest prepends it)
+from _grading_episodes import episode, harbor_task, incorrect  # the same directory (pytest prepends it)
 
 from rlvr.environments.terminal_data import make_harbor, make_tbench
 from rlvr.verifiers.terminal import load_task
-from rlvr.verifiers.terminal.shell import split_commands
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")
 
@@ -356,15 +354,6 @@ def test_harbor_scorers_never_import_the_workspace_ahead_of_the_standard_library
             assert verdict.status == "correct", (name, verdict.detail)
     finally:
         env.close()
-
-
-@pytest.mark.parametrize("delimiter", ["'PY'", '"PY"', "\\PY", "PY"])
-def test_quoted_here_documents_parse(delimiter):
-    script = f"cd /app\npython3 - <<{delimiter}\nimport json\nprint(json.dumps(1))\nPY\npytest /tests -rA\n"
-    commands = split_commands(script)
-    assert [c.kind for c in commands] == ["cd", "other", "pytest"]
-    assert commands[1].text == f"python3 - <<{delimiter}"
-    assert split_commands("cat <<-  'EOF' > /tmp/x\n\tbody\n\tEOF\necho ok\n")[1].kind == "noop"
 
 
 DROP_CASES = """

@@ -12,7 +12,7 @@ import pytest
 from rlvr.core.types import Verdict
 from rlvr.verifiers.math import MathConfig, MathVerifier
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "math"
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "math"
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"golden data not found at {DATA}")
 
 

@@ -1,4 +1,4 @@
-"""Tamper catalog, part 3: the grader's channels (found by a second review).
+"""The grader's channels cannot be forged (cheats found by a second review).
 
 - link chains that only escape once another link is followed (`sub -> /usr`, `x -> sub/../tests/...`);
 - agent code imported by the tests: bytes written to every inherited fd (forged supervisor
@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_tamper_grading import episode, harbor_task, incorrect  # the same directory (pytest prepends it)
+from _grading_episodes import episode, harbor_task, incorrect  # the same directory (pytest prepends it)
 
 from rlvr.environments.terminal_data import make_harbor, make_tbench
 

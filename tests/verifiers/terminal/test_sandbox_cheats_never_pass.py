@@ -1,4 +1,4 @@
-"""Tamper catalog: nothing the agent does inside its sandbox may turn into a pass.
+"""Nothing the agent does inside its sandbox may turn into a pass (the cheat catalog).
 
 Each case is a real episode of a shipped Terminal-Bench task (or a Harbor task from tests/data):
 the agent does NOT solve the task (or solves it only through the cheat) and then tries to fake the
