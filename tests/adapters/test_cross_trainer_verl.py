@@ -21,7 +21,7 @@ with warnings.catch_warnings():  # ray (imported by verl) warns about its own de
     warnings.simplefilter("ignore", DeprecationWarning)
     pytest.importorskip("verl")
     pytest.importorskip("torch")
-    from rlvr.adapters.verl_agent import ReplayServerManager, _instantiate_loop, _record_row, _replay_config
+    from rlvr.adapters.verl.agent import ReplayServerManager, _instantiate_loop, _record_row, _replay_config
 
 from rlvr.adapters.export import close_cached_envs  # noqa: E402
 from rlvr.adapters.verl import ErrorVerdict, verl_replay  # noqa: E402

@@ -1,4 +1,4 @@
-"""OpenRLHF's multi-turn agent over rlvr's episode driver (`rlvr.adapters.openrlhf_agent`).
+"""OpenRLHF's multi-turn agent over rlvr's episode driver (`rlvr.adapters.openrlhf.agent`).
 
 The `ReplayEngine` (recorded ids as vLLM would return them) and the missing-extra error need no
 OpenRLHF (core venv); the tests marked `openrlhf` run the generated agent file's `AgentExecutor`
@@ -21,7 +21,7 @@ from _generated_files import import_by_path
 
 import rlvr
 from rlvr.adapters.openrlhf import export_openrlhf
-from rlvr.adapters.openrlhf_agent import ReplayEngine, SamplingParams, agent_classes
+from rlvr.adapters.openrlhf.agent import ReplayEngine, SamplingParams, agent_classes
 from rlvr.core.errors import AdapterError, ConfigError, MissingExtraError
 
 MT_ID, MT_ARGS = "math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "size": 2, "seed": 5}
@@ -98,7 +98,7 @@ def _prompt(tokenizer: Any, row: dict[str, Any]) -> str:
 def test_multi_turn_prompt_longer_than_max_length_is_an_error(tokenizer: Any, tmp_path: Path) -> None:
     # Bug: an episode prompt that left no room to generate became a 0-reward `no_answer` (no action
     # tokens, counted in the group baseline); it is an error verdict now, so its group is dropped.
-    from rlvr.adapters.openrlhf_agent import ReplayEngine, SamplingParams
+    from rlvr.adapters.openrlhf.agent import ReplayEngine, SamplingParams
 
     env = rlvr.make(MT_ID, **MT_ARGS)
     manifest = export_openrlhf(env, tmp_path, env_id=MT_ID, env_args=MT_ARGS, limit=1)
@@ -115,7 +115,7 @@ def test_multi_turn_prompt_longer_than_max_length_is_an_error(tokenizer: Any, tm
 def test_multi_turn_engine_failure_propagates(tokenizer: Any, tmp_path: Path) -> None:
     # Bug: an exception of llm_engine.generate (vLLM, not the environment) became an error verdict, so
     # a dead engine silently filtered every group instead of failing the rollout as OpenRLHF does.
-    from rlvr.adapters.openrlhf_agent import SamplingParams
+    from rlvr.adapters.openrlhf.agent import SamplingParams
 
     class DeadEngine:
         async def generate(self, prompt_token_ids: list[int], sampling_params: Any, multi_modal_data: Any = None

@@ -15,10 +15,9 @@ import pytest
 from _generated_files import import_by_path
 
 import rlvr
-from rlvr.adapters.export import read_manifest
+from rlvr.adapters.export import absolute_paths, read_manifest
 from rlvr.adapters.openrlhf import (
     EXTRA_LOG_KEYS,
-    absolute_paths,
     decode_label,
     export_openrlhf,
     extra_logs,
@@ -193,6 +192,36 @@ def test_openrlhf_args_multi_turn_and_refusals(multi_env, tmp_path: Path) -> Non
         openrlhf_args(tmp_path, model="m", steps=0)
     with pytest.raises(ConfigError, match="rlvr export"):
         openrlhf_args(tmp_path / "missing", model="m", steps=1)
+
+
+# -- verifier spec and reward files written before it ---------------------------------------------------
+OLD_EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports" / "before_verifier_spec.json"
+"""Files written by `rlvr export` before the verifier spec, recorded from main's code (see test_verl_export)."""
+
+
+def test_reward_file_builds_the_verifier_not_the_env(single_env, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import rlvr.environments.registry
+    from rlvr.adapters.export import close_cached_envs
+
+    manifest = export_openrlhf(single_env, tmp_path / "new", env_id=ST_ID, env_args=ST_ARGS)
+    assert manifest.verifier is not None and manifest.verifier["class"].endswith(":MathVerifier")
+    assert read_manifest(tmp_path / "new").verifier == manifest.verifier
+    old = json.loads(OLD_EXPORTS.read_text())["single_turn"]["openrlhf"]
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "reward_func.py").write_text(old["files"]["reward_func.py"])
+    close_cached_envs()
+    builds: list[str] = []
+
+    def unreadable_dataset(env_id: str, **kwargs):  # type: ignore[no-untyped-def]
+        builds.append(env_id)
+        raise ConfigError(f"{env_id}: the dataset cannot be read here")
+
+    monkeypatch.setattr(rlvr.environments.registry, "make", unreadable_dataset)
+    module = import_by_path(tmp_path / "new" / "reward_func.py", "new_reward_func")  # builds the verifier at import
+    assert manifest.verifier == module.VERIFIER and builds == []
+    with pytest.raises(ConfigError, match="cannot build env"):  # a file written before specs rebuilds the env
+        import_by_path(tmp_path / "old" / "reward_func.py", "old_reward_func")
+    assert builds == [old["manifest"]["env_id"]]
 
 
 

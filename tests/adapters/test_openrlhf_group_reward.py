@@ -19,8 +19,8 @@ import test_openrlhf as _o  # noqa: E402  (this folder's OpenRLHF helpers and fi
 
 from judge_http import JudgeServer, Reply, ids_in, ruler_reply, serve  # noqa: E402
 from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, export_openrlhf  # noqa: E402
-from rlvr.adapters.openrlhf_agent import ReplayEngine, SamplingParams  # noqa: E402
-from rlvr.adapters.openrlhf_group_reward import group_reward_func, write_group_reward_file  # noqa: E402
+from rlvr.adapters.openrlhf.agent import ReplayEngine, SamplingParams  # noqa: E402
+from rlvr.adapters.openrlhf.group_reward import group_reward_func, write_group_reward_file  # noqa: E402
 
 tokenizer = _o.tokenizer
 ST_ID, ST_ARGS = _o.ST_ID, _o.ST_ARGS

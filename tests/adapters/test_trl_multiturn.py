@@ -23,7 +23,7 @@ trl = pytest.importorskip("trl")
 pytest.importorskip("datasets")
 
 from rlvr.adapters.trl import to_dataset  # noqa: E402
-from rlvr.adapters.trl_multiturn import (  # noqa: E402
+from rlvr.adapters.trl.agent import (  # noqa: E402
     EpisodeReward,
     RolloutReward,
     environment_factory,

@@ -44,7 +44,7 @@ with warnings.catch_warnings():  # ray (imported by verl) warns about its own de
     from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
     from verl.workers.rollout.replica import TokenOutput
 
-    from rlvr.adapters.verl_agent import (
+    from rlvr.adapters.verl.agent import (
         ReplayServerManager,
         _instantiate_loop,
         _record_row,
@@ -192,7 +192,7 @@ def test_verl_reward_loop_gives_rlvr_rewards(st_export: Path, st_env: Any, token
 
 def test_error_verdict_fails_the_rollout_or_scores_nan(st_export: Path, tokenizer: Any, model_dir: Path) -> None:
     row = pq.read_table(st_export / "train.parquet").to_pylist()[0]
-    broken = {**row, "reward_model": {"style": "rule", "ground_truth": json.dumps("")}}
+    broken = {**row, "reward_model": {"style": "rule", "ground_truth": ""}}  # empty: plain-text row
     data = _data_proto(tokenizer, [broken], ["\\boxed{1}"])
     with pytest.raises(ErrorVerdict, match="could not score"):
         _reward_loop(_config(st_export, model_dir), data)
@@ -355,11 +355,22 @@ def test_parity_records_replay_through_verl(tokenizer: Any) -> None:
         assert got["response_mask"] == expected["loss_mask"], record["id"]
 
 
+def test_agent_loop_path_of_earlier_exports_is_the_same_class() -> None:
+    """`agent_loop.yaml` written before the package layout names `rlvr.adapters.verl_agent.RlvrAgentLoop`."""
+    import hydra
+
+    from rlvr.adapters.verl.agent import RlvrAgentLoop
+    from rlvr.adapters.verl.data import AGENT_LOOP_TARGET
+
+    assert hydra.utils.get_class("rlvr.adapters.verl_agent.RlvrAgentLoop") is RlvrAgentLoop
+    assert hydra.utils.get_class(AGENT_LOOP_TARGET) is RlvrAgentLoop
+
+
 def _verl(*modules: str) -> None:
     """Skip without veRL; import veRL's modules once with ray's import-time DeprecationWarning silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        for name in ("verl", "torch", "verl.experimental.agent_loop.agent_loop", "rlvr.adapters.verl_agent",
+        for name in ("verl", "torch", "verl.experimental.agent_loop.agent_loop", "rlvr.adapters.verl.agent",
                      *modules):
             pytest.importorskip(name)
 
@@ -379,7 +390,7 @@ def test_legacy_overrides_compose_and_reach_the_agent_loop(tmp_path: Path, token
     `agent_loop.yaml` still says `raise`): an error verdict then scores NaN instead of raising."""
     _verl()
     from rlvr.adapters.verl import verl_config
-    from rlvr.adapters.verl_agent import ReplayServerManager, _instantiate_loop, _record_row
+    from rlvr.adapters.verl.agent import ReplayServerManager, _instantiate_loop, _record_row
 
     env = rlvr.make(MT_ID, **MT_ARGS)
     export_verl(env, tmp_path, env_id=MT_ID, env_args=MT_ARGS, limit=2)
@@ -430,7 +441,7 @@ def test_v1_trainer_drops_the_failed_rollout_and_trains_on_the_rest(tmp_path: Pa
     rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
     good = next(r for r in rows if r["extra_info"]["task_id"] == record["task_id"])
     broken = json.loads(json.dumps(good))
-    broken["reward_model"]["ground_truth"], broken["extra_info"]["index"] = json.dumps(""), 99
+    broken["reward_model"]["ground_truth"], broken["extra_info"]["index"] = "", 99  # empty (a plain-text row)
     pq.write_table(pa.Table.from_pylist([good, broken]), str(tmp_path / "train.parquet"))
     config = verl_config(verl_overrides(tmp_path, model=str(tokenizer.name_or_path), steps=1,
                                         trainer_args=["actor_rollout_ref.rollout.n=2"]))

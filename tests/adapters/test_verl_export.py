@@ -7,6 +7,7 @@ re-export keeps veRL's checkpoints and the user's files.
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
 import json
 import math
@@ -16,6 +17,8 @@ from typing import Any
 import pytest
 
 pq = pytest.importorskip("pyarrow.parquet")
+
+from _generated_files import import_by_path  # noqa: E402
 
 import rlvr  # noqa: E402
 from rlvr.adapters.export import close_cached_envs, encode_reference, read_manifest  # noqa: E402
@@ -74,9 +77,11 @@ def test_single_turn_export_rows_match_tasks(st_env: Any, tmp_path: Path) -> Non
     for row, task in zip(train + val, tasks, strict=True):
         assert row["data_source"] == ST_ID and row["ability"] == "math"
         assert row["prompt"] == [{"role": m.role, "content": m.content} for m in task.prompt]
-        assert row["reward_model"] == {"style": "rule", "ground_truth": encode_reference(task)}
+        assert row["reward_model"] == {"style": "rule", "ground_truth": task.reference}  # math: plain text
         assert json.loads(row["extra_info"]["env_args"]) == ST_ARGS
         assert row["extra_info"]["env_id"] == ST_ID
+        assert row["extra_info"]["reference_format"] == "text"
+        assert json.loads(row["extra_info"]["verifier"]) == manifest.verifier
         assert "agent_name" not in row
     assert [r["extra_info"]["index"] for r in val] == [0, 1] and val[0]["extra_info"]["split"] == "val"
     assert not (tmp_path / "agent_loop.yaml").exists()
@@ -107,12 +112,12 @@ def test_generated_reward_module_delegates_to_rlvr(st_env: Any, tmp_path: Path) 
     task = st_env.tasks[0]
     answer = st_env.verifier.reference_response(task.reference)
     out = module.compute_score(row["data_source"], answer, row["reward_model"]["ground_truth"], row["extra_info"])
-    direct = compute_score(ST_ID, answer, encode_reference(task), row["extra_info"])
+    direct = compute_score(ST_ID, answer, row["reward_model"]["ground_truth"], row["extra_info"])
     assert {k: v for k, v in out.items() if k != "rlvr_elapsed_s"} == {k: v for k, v in direct.items()
                                                                       if k != "rlvr_elapsed_s"}
     assert out["score"] == st_env.verifier.verify(answer, task.reference).reward == 1.0
     with pytest.raises(ErrorVerdict):
-        module.compute_score(ST_ID, answer, json.dumps(""), row["extra_info"])
+        module.compute_score(ST_ID, answer, "", row["extra_info"])
 
 
 def test_export_refuses_non_empty_folder_and_bad_sizes(st_env: Any, tmp_path: Path) -> None:
@@ -196,6 +201,121 @@ def test_overrides_reject_bad_input(st_env: Any, tmp_path: Path) -> None:
         verl_overrides(tmp_path, model="m", steps=0)
     with pytest.raises(ConfigError, match="key=value"):
         verl_overrides(tmp_path, model="m", steps=1, trainer_args=["--lr 1e-5"])
+
+
+# -- verifier spec and exports written before it -------------------------------------------------------
+OLD_EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports" / "before_verifier_spec.json"
+"""Rows, files and manifests written by `rlvr export` before the verifier spec (JSON ground truth, env id +
+env args only), recorded from main's code (`written_by` names the commit)."""
+
+
+def test_rows_written_before_the_verifier_spec_score_as_before(tmp_path: Path) -> None:
+    old = json.loads(OLD_EXPORTS.read_text())["single_turn"]
+    env = rlvr.make(old["env_id"], **old["env_args"])
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "reward.py").write_text(old["verl"]["files"]["reward.py"])
+    (tmp_path / "old" / "rlvr_export.json").write_text(json.dumps(old["verl"]["manifest"]))
+    old_reward = import_by_path(tmp_path / "old" / "reward.py", "old_reward")
+    manifest = read_manifest(tmp_path / "old")
+    assert (manifest.verifier, manifest.reference_format) == (None, "json")
+    export_verl(env, tmp_path / "new", env_id=old["env_id"], env_args=old["env_args"], limit=len(old["verl"]["rows"]))
+    new_rows = pq.read_table(tmp_path / "new" / "train.parquet").to_pylist()
+    tasks = {t.id: t for t in env.tasks}
+    seen = set()
+    for old_row, new_row in zip(old["verl"]["rows"], new_rows, strict=True):
+        assert "verifier" not in old_row["extra_info"] and new_row["extra_info"]["verifier"]
+        task = tasks[old_row["extra_info"]["task_id"]]
+        assert json.loads(old_row["reward_model"]["ground_truth"]) == task.reference == new_row["reward_model"][
+            "ground_truth"]
+        for text in (env.verifier.reference_response(task.reference), "\\boxed{-123456}", "I am not sure."):
+            expected = env.verifier.verify(text, task.reference)
+            for score, row in ((old_reward.compute_score, old_row), (compute_score, old_row), (compute_score, new_row)):
+                out = score(row["data_source"], text, row["reward_model"]["ground_truth"], row["extra_info"])
+                assert (out["score"], out["rlvr_status"]) == (expected.reward, expected.status), (text, row)
+            seen.add(expected.status)
+    assert seen == {"correct", "incorrect", "no_answer"}
+    env.close()
+
+
+def test_spec_rows_are_scored_without_building_the_env(st_env: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    export_verl(st_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, limit=3)
+    rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    close_cached_envs()
+    builds: list[str] = []
+
+    def unreadable_dataset(env_id: str, **kwargs: Any) -> Any:
+        builds.append(env_id)
+        raise ConfigError(f"{env_id}: the dataset cannot be read here")
+
+    import rlvr.environments.registry
+
+    monkeypatch.setattr(rlvr.environments.registry, "make", unreadable_dataset)
+    tasks = {t.id: t for t in st_env.tasks}
+    for row in rows:
+        task = tasks[row["extra_info"]["task_id"]]
+        out = compute_score(row["data_source"], st_env.verifier.reference_response(task.reference),
+                            row["reward_model"]["ground_truth"], row["extra_info"])
+        assert (out["score"], out["rlvr_status"]) == (1.0, "correct")
+    assert builds == []  # one verifier from the spec, no environment, no dataset
+    old_style = {k: v for k, v in rows[0]["extra_info"].items() if k not in ("verifier", "reference_format")}
+    with pytest.raises(ConfigError, match="cannot be read"):  # a row without a spec rebuilds the env
+        compute_score(ST_ID, "\\boxed{1}", json.dumps(rows[0]["reward_model"]["ground_truth"]), old_style)
+    assert builds == [ST_ID]
+
+
+def test_verifier_spec_rebuilds_the_verifier_or_is_none() -> None:
+    from rlvr.adapters.export import build_verifier, cached_verifier, verifier_spec
+    from rlvr.verifiers.testing import ConstantVerifier
+
+    env = rlvr.make(ST_ID, **ST_ARGS, format_weight=0.2)  # FormatReward around the math verifier
+    spec = verifier_spec(env.verifier)
+    assert spec is not None and spec["class"] == "rlvr.verifiers.wrappers:FormatReward"
+    assert spec["inner"]["class"] == "rlvr.verifiers.math.verifier:MathVerifier" and spec["args"]["weight"] == 0.2
+    rebuilt = build_verifier(json.dumps(spec))
+    task = env.tasks[0]
+    text = "\\boxed{" + str(task.reference) + "}"
+    assert rebuilt.verify(text, task.reference).reward == env.verifier.verify(text, task.reference).reward == 1.2
+    assert cached_verifier(spec) is cached_verifier(json.dumps(spec))
+    rebuilt.close()
+    env.close()
+    assert verifier_spec(ConstantVerifier()) is None  # built from other arguments than a config: no spec
+    with pytest.raises(ConfigError, match="not a Verifier"):
+        build_verifier({"class": "rlvr.adapters.export:ExportManifest", "config": {}})
+
+
+def test_typed_references_stay_json_and_text_references_plain() -> None:
+    from rlvr.adapters.export import decode_reference, reference_format
+    from rlvr.adapters.verl.data import task_row
+    from rlvr.core.types import Message, Task
+
+    prompt = (Message(role="user", content="q"),)
+    sql = Task(id="s", prompt=prompt, reference={"gold": "SELECT 1", "db": "x.sqlite"})
+    math_task = Task(id="m", prompt=prompt, reference="3/4")
+    assert reference_format([math_task]) == "text" and reference_format([math_task, sql]) == "json"
+    row = task_row(sql, env_id="sql/x-v1", env_args={}, index=0, split="train", multi_turn=False, fmt="json")
+    assert json.loads(row["reward_model"]["ground_truth"]) == sql.reference
+    assert row["extra_info"]["verifier"] == "" and row["extra_info"]["reference_format"] == "json"
+    text_row = task_row(math_task, env_id="math/x-v1", env_args={}, index=0, split="train", multi_turn=False,
+                        fmt="text")
+    assert text_row["reward_model"]["ground_truth"] == "3/4"
+    assert decode_reference("3/4", "text") == "3/4" and decode_reference('"3/4"') == "3/4"
+    with pytest.raises(AdapterError, match="not text"):
+        task_row(sql, env_id="sql/x-v1", env_args={}, index=0, split="train", multi_turn=False, fmt="text")
+
+
+def test_old_module_paths_that_exports_name_still_load() -> None:
+    """Paths written by exports before the package layout are aliases of the new modules (same objects)."""
+    old = json.loads(OLD_EXPORTS.read_text())["multi_turn"]
+    assert "_target_: rlvr.adapters.verl_agent.RlvrAgentLoop" in old["verl"]["files"]["agent_loop.yaml"]
+    assert "from rlvr.adapters.openrlhf_agent import agent_classes" in old["openrlhf"]["files"]["agent_func.py"]
+    assert importlib.util.find_spec("rlvr.adapters.verl_agent") is not None  # imports verl: loaded in test_verl
+    for alias, new in (("openrlhf_agent", "openrlhf.agent"), ("trl_multiturn", "trl.agent"),
+                       ("verl_group_reward", "verl.group_reward"), ("openrlhf_group_reward", "openrlhf.group_reward")):
+        old_module = importlib.import_module(f"rlvr.adapters.{alias}")
+        new_module = importlib.import_module(f"rlvr.adapters.{new}")
+        assert old_module.__all__ == new_module.__all__
+        assert all(getattr(old_module, name) is getattr(new_module, name) for name in new_module.__all__)
+    assert AGENT_LOOP_TARGET == "rlvr.adapters.verl.agent.RlvrAgentLoop"  # new exports name the new path
 
 
 def _value(overrides: list[str], key: str) -> str | None:

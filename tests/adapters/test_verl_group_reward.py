@@ -17,8 +17,8 @@ pytestmark = pytest.mark.verl
 import test_verl as _verl  # noqa: E402  (this folder's veRL fixtures and batch builders)
 
 from judge_http import JudgeServer, Reply, ids_in, ruler_reply, serve  # noqa: E402
-from rlvr.adapters import verl_group_reward  # noqa: E402
 from rlvr.adapters.verl import ErrorVerdict  # noqa: E402
+from rlvr.adapters.verl import group_reward as verl_group_reward  # noqa: E402
 
 _close_cached_envs, model_dir, st_env, st_export, tokenizer = (
     _verl._close_cached_envs, _verl.model_dir, _verl.st_env, _verl.st_export, _verl.tokenizer)

@@ -6,7 +6,7 @@ from typing import get_args
 
 import pytest
 
-from rlvr.core.metrics import TaskCounts, VerdictStats, mean_pass_at, pass_at_k
+from rlvr.core.metrics import TaskCounts, VerdictStats, mean_pass_at, pass_at_k, status_fractions
 from rlvr.core.types import STATUSES, Status, Verdict
 
 
@@ -38,3 +38,10 @@ def test_pass_at_k_averages_over_tasks_with_k_scored_samples() -> None:
     assert mean_pass_at(counts, 1) == ((0.5 + 0.0 + 1.0) / 3, 3)
     assert mean_pass_at(counts, 2) == ((pass_at_k(4, 2, 2) + 0.0) / 2, 2)  # task c has too few samples
     assert pass_at_k(4, 2, 2) == pytest.approx(1 - 1 / 6)  # 1 - C(2, 2) / C(4, 2)
+
+
+def test_status_fractions_have_every_status_as_a_key() -> None:
+    assert list(status_fractions(["error"])) == list(STATUSES)  # the fixed key set trainers batch metrics by
+    assert status_fractions(["error"])["error"] == 1.0 and sum(status_fractions(["error"]).values()) == 1.0
+    assert status_fractions(["correct", "correct", "timeout", "incorrect"])["correct"] == 0.5
+    assert set(status_fractions([]).values()) == {0.0}

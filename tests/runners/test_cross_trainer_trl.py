@@ -28,7 +28,7 @@ datasets = pytest.importorskip("datasets")
 
 from rlvr.adapters.export import cached_env  # noqa: E402
 from rlvr.adapters.trl import task_row  # noqa: E402
-from rlvr.adapters.trl_multiturn import (  # noqa: E402
+from rlvr.adapters.trl.agent import (  # noqa: E402
     EpisodeReward,
     RolloutReward,
     environment_factory,

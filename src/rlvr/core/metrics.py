@@ -20,8 +20,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rlvr.core.errors import ConfigError
+from rlvr.core.types import STATUSES
 
-__all__ = ["TaskCounts", "VerdictStats", "mean_pass_at", "pass_at_k"]
+__all__ = ["TaskCounts", "VerdictStats", "mean_pass_at", "pass_at_k", "status_fractions"]
+
+
+def status_fractions(statuses: Iterable[str]) -> dict[str, float]:
+    """The fraction of each status of `STATUSES` among `statuses`, every status a key (in order).
+
+    For one verdict's status this is its indicator (1.0 on it, 0.0 elsewhere): the fixed key set that
+    trainers' metric batching needs (veRL's `reward_extra_info`, OpenRLHF's `extra_logs`, TRL's
+    `log_metric`). No statuses give 0.0 everywhere.
+    """
+    counts = Counter(statuses)
+    total = sum(counts.values())
+    return {s: counts.get(s, 0) / total if total else 0.0 for s in STATUSES}
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -175,19 +175,25 @@ def verl_statuses(rollout_dir: Path, export_dir: Path) -> dict[int, dict[str, fl
     """Per step, the fraction of each verdict status among the responses veRL dumped to `rollout_dir`.
 
     Each response of `<step>.jsonl` is scored with the verifier of the exported environment
-    (`export_dir/rlvr_export.json`) against its dumped ground truth. {} when nothing was dumped or the
+    (`export_dir/rlvr_export.json`: its verifier spec, else the environment rebuilt) against its dumped
+    ground truth (in the export's reference format). {} when nothing was dumped or the
     environment cannot be built in this interpreter.
     """
-    from rlvr.adapters.export import decode_reference, read_manifest, score_text
+    from rlvr.adapters.export import cached_verifier, decode_reference, read_manifest, verify_text
     from rlvr.core.errors import RlvrError
     from rlvr.environments.registry import make
 
     files = sorted(rollout_dir.glob("*.jsonl"), key=lambda p: int(p.stem) if p.stem.isdigit() else -1)
     if not files:
         return {}
+    env = None
     try:
         manifest = read_manifest(export_dir)
-        env = make(manifest.env_id, **manifest.env_args)
+        if manifest.verifier:  # the export's verifier spec: no environment (nor its dataset) needed
+            verifier = cached_verifier(manifest.verifier)
+        else:
+            env = make(manifest.env_id, **manifest.env_args)
+            verifier = env.verifier
     except (RlvrError, OSError, ImportError):
         return {}
     out: dict[int, dict[str, float]] = {}
@@ -199,13 +205,15 @@ def verl_statuses(rollout_dir: Path, export_dir: Path) -> dict[int, dict[str, fl
             lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
             for sample in lines:
                 try:
-                    verdict = score_text(env, str(sample.get("output", "")), decode_reference(sample.get("gts")))
+                    reference = decode_reference(sample.get("gts"), manifest.reference_format)
+                    verdict = verify_text(verifier, str(sample.get("output", "")), reference)
                     counts[verdict.status] += 1
                 except RlvrError:
                     counts["error"] += 1
             out[int(path.stem)] = {k: v / len(lines) for k, v in counts.items()} if lines else {}
     finally:
-        env.close()
+        if env is not None:
+            env.close()
     return out
 
 

@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlvr.adapters.export import cached_env, decode_reference, encode_reference
+from rlvr.adapters.export import cached_env, decode_reference, encode_reference, is_multi_turn
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
 from rlvr.core.types import Message, Task, Verdict
 from rlvr.environments.base import Environment
@@ -81,7 +81,7 @@ __all__ = [
 
 REPLAY_BACKENDS: dict[str, tuple[str, ...]] = {
     "trl": ("rlvr.runners.parity:trl_replay",),
-    "verl": ("rlvr.adapters.verl:verl_replay", "rlvr.adapters.verl_agent:verl_replay"),
+    "verl": ("rlvr.adapters.verl:verl_replay", "rlvr.adapters.verl.agent:verl_replay"),
     "openrlhf": ("rlvr.adapters.openrlhf:openrlhf_replay",),
 }
 """Backend name -> `module:function` candidates of its replay function (the first that exists is used)."""
@@ -219,7 +219,7 @@ def build_records(env_id: str, env_args: dict[str, Any], tokenizer: Any, *, n_ta
         ConfigError: unknown env or arguments; a multi-turn env without reference actions.
     """
     env = cached_env(env_id, env_args)
-    multi = env.spec.max_turns > 1 or bool(env.spec.tools)
+    multi = is_multi_turn(env)
     if not multi:
         records = _single_turn_records(env_id, env_args, env, tokenizer, n_tasks)
     else:
@@ -513,7 +513,7 @@ def trl_replay(record: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
 
 def _trl_rollout_func_replay(record: dict[str, Any], env: Environment, turns: list[dict[str, Any]],
                              tokenizer: Any) -> dict[str, Any]:
-    from rlvr.adapters.trl_multiturn import VERDICT_FIELD, RolloutReward
+    from rlvr.adapters.trl.agent import VERDICT_FIELD, RolloutReward
     from rlvr.runners.trl_rollout import _sample_of
 
     task = record_task(record)
@@ -529,7 +529,7 @@ def _trl_rollout_func_replay(record: dict[str, Any], env: Environment, turns: li
 def _trl_environment_factory_replay(record: dict[str, Any], env: Environment, turns: list[dict[str, Any]]) -> Any:
     """Reward of the record through TRL's environment_factory path: tool methods, then `EpisodeReward`."""
     from rlvr.adapters.trl import task_row
-    from rlvr.adapters.trl_multiturn import EpisodeReward, environment_factory
+    from rlvr.adapters.trl.agent import EpisodeReward, environment_factory
     from rlvr.environments.actions import TextTag, parse_actions
 
     cls = environment_factory(env)

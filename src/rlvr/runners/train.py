@@ -441,9 +441,10 @@ MODEL_LOAD_HINT = ("a Hugging Face id must already be in the local Hugging Face 
 
 def _trainer_hooks(environment: Any, model_path: str, config: Any, multi_turn: str) -> dict[str, Any]:
     """`GRPOTrainer` reward/rollout keyword arguments: single-turn rewards, or the multi-turn hooks."""
+    from rlvr.adapters.export import is_multi_turn
     from rlvr.adapters.trl import reward_funcs
 
-    if environment.spec.max_turns > 1 or environment.spec.tools:
+    if is_multi_turn(environment):
         from rlvr.runners.trl_rollout import multi_turn_hooks
 
         return multi_turn_hooks(environment, model_path, config, multi_turn)

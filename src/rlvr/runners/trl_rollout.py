@@ -11,7 +11,7 @@ batch with the per-process prompts -- already repeated `num_generations` times i
 which samples with the trainer's current model (token-in: each turn conditions on the exact ids of
 the episode so far), and returns the episode layout of `rlvr.adapters.tokens` (sampled ids kept,
 environment turns rendered as chat-template suffixes). The final Verdict travels as the extra field
-`rlvr_verdict`, read by `rlvr.adapters.trl_multiturn.RolloutReward` (None for `error`: masked).
+`rlvr_verdict`, read by `rlvr.adapters.trl.agent.RolloutReward` (None for `error`: masked).
 An episode that failed or whose tokens do not line up becomes a one-token sample with `env_mask`
 0 and an error verdict, so it is masked rather than trained on.
 
@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rlvr.adapters.trl_multiturn import VERDICT_FIELD, task_from_row
+from rlvr.adapters.trl.agent import VERDICT_FIELD, task_from_row
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.types import Message, Task, ToolCall, Trajectory, Verdict
 from rlvr.environments.actions import TextTag, parse_actions
@@ -269,14 +269,14 @@ def multi_turn_hooks(env: Environment, model_path: str, config: Any, path: str =
     """
     from transformers import AutoTokenizer
 
-    from rlvr.adapters.trl import _default_name
-    from rlvr.adapters.trl_multiturn import (
+    from rlvr.adapters.trl.agent import (
         EpisodeReward,
         RolloutReward,
         environment_factory,
         is_tool_env,
         tool_calling_tokenizer,
     )
+    from rlvr.adapters.trl.reward import _default_name
 
     if path not in MULTI_TURN_PATHS:
         raise ConfigError(f"multi-turn path must be one of {', '.join(MULTI_TURN_PATHS)}, got {path!r}")
@@ -299,4 +299,4 @@ def multi_turn_hooks(env: Environment, model_path: str, config: Any, path: str =
     return {"reward_funcs": [RolloutReward(name)], "processing_class": tokenizer, "rollout_func": rollout_func(env)}
 
 
-TOOL_TEMPLATE_NOTE = "qwen2_5 chat template (ChatML tokens, <tool_call> JSON), see rlvr.adapters.trl_multiturn"
+TOOL_TEMPLATE_NOTE = "qwen2_5 chat template (ChatML tokens, <tool_call> JSON), see rlvr.adapters.trl.agent"

@@ -1,4 +1,4 @@
-"""TRL adapter: an rlvr environment as a `datasets.Dataset` plus `reward_funcs` for `GRPOTrainer`.
+"""TRL rewards: `reward_funcs` for `GRPOTrainer` (the dataset is `rlvr.adapters.trl.data.to_dataset`).
 
 Written against TRL 1.16 (`trl/trainer/grpo_trainer.py`), which calls every custom reward function
 once per generation batch from `GRPOTrainer._calculate_rewards` as
@@ -30,6 +30,8 @@ Example:
     >>> env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=500)  # doctest: +SKIP
     >>> trainer = GRPOTrainer(model="path/to/model", args=GRPOConfig(...),         # doctest: +SKIP
     ...                       train_dataset=to_dataset(env), reward_funcs=reward_funcs(env))
+
+The multi-turn rewards (`EpisodeReward`, `RolloutReward`) live with the episodes, in `rlvr.adapters.trl.agent`.
 """
 
 from __future__ import annotations
@@ -40,16 +42,15 @@ import os
 import re
 import time
 import warnings
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rlvr.core.errors import AdapterError, MissingExtraError
-from rlvr.core.types import STATUSES, Task, Verdict
+from rlvr.adapters.trl.data import REFERENCE_COLUMN, require_trl
+from rlvr.core.errors import AdapterError
+from rlvr.core.metrics import status_fractions
+from rlvr.core.types import STATUSES, Verdict
 
 if TYPE_CHECKING:
-    from datasets import Dataset
-
     from rlvr.environments.base import Environment
 
 __all__ = [
@@ -58,10 +59,7 @@ __all__ = [
     "VerifierReward",
     "completion_text",
     "mask_errors",
-    "require_trl",
     "reward_funcs",
-    "task_row",
-    "to_dataset",
 ]
 
 
@@ -69,67 +67,8 @@ METRIC_PREFIX = "rlvr"
 """Metrics logged through TRL's `log_metric`: `rlvr/<reward name>/<status>` (fraction of the batch)
 and `rlvr/<reward name>/verify_s`."""
 
-REFERENCE_COLUMN = "rlvr_reference"
-"""Dataset column holding each task's JSON-encoded reference (namespaced so it cannot clash with a
-column another reward function reads)."""
-TASK_ID_COLUMN = "task_id"
 
 logger = logging.getLogger(__name__)
-
-
-def require_trl() -> None:
-    """Raise `MissingExtraError` (naming `pip install 'rlvr[trl]'`) unless trl and datasets import."""
-    for package in ("trl", "datasets"):
-        try:
-            __import__(package)
-        except ImportError as exc:
-            raise MissingExtraError(package, "trl") from exc
-
-
-# -- dataset --------------------------------------------------------------------------------
-def task_row(task: Task) -> dict[str, Any]:
-    """One dataset row for `task`: conversational `prompt`, `task_id`, JSON-encoded `rlvr_reference`.
-
-    The reference is stored as a JSON string so any ground truth (a string, a dict, a list of
-    tests) survives Arrow's column typing; `reward_funcs` decodes it.
-
-    Raises:
-        AdapterError: if a prompt message carries tool calls (not representable in a
-            single-turn TRL prompt) or the reference is not JSON-serialisable.
-    """
-    prompt = []
-    for message in task.prompt:
-        if message.tool_calls or message.tool_call_id is not None:
-            raise AdapterError(f"task {task.id!r}: single-turn TRL prompts hold role/content only; "
-                               "tool-call messages need the multi-turn adapter")
-        prompt.append({"role": message.role, "content": message.content})
-    try:
-        reference = json.dumps(task.reference, sort_keys=True)
-    except (TypeError, ValueError) as exc:
-        raise AdapterError(f"task {task.id!r}: reference is not JSON-serialisable: {exc}") from exc
-    return {"prompt": prompt, TASK_ID_COLUMN: task.id, REFERENCE_COLUMN: reference}
-
-
-def to_dataset(env: Environment, *, limit: int | None = None) -> Dataset:
-    """The environment's tasks as a TRL dataset (conversational `prompt` + `task_id` + `rlvr_reference`).
-
-    Args:
-        env: an environment with a `tasks` sequence.
-        limit: keep only the first `limit` tasks (procedural envs generate tasks lazily, so a
-            limit avoids generating rows a short run never reads).
-
-    Raises:
-        MissingExtraError: if `datasets`/`trl` are not installed.
-        AdapterError: if the environment has no tasks or a task cannot be a row.
-    """
-    require_trl()
-    from datasets import Dataset
-
-    n = len(env.tasks) if limit is None else min(limit, len(env.tasks))
-    if n <= 0:
-        raise AdapterError(f"environment {env.spec.id!r} gave no tasks (limit={limit}); check its arguments")
-    rows = [task_row(env.tasks[i]) for i in range(n)]
-    return Dataset.from_list(rows)
 
 
 # -- rewards --------------------------------------------------------------------------------
@@ -248,9 +187,8 @@ def _log(
 ) -> None:
     """Report status fractions and verification time through TRL 1.16's `log_metric`/`log_extra`."""
     if log_metric is not None and verdicts:
-        counts: Counter[str] = Counter(v.status for v in verdicts)
-        for status in STATUSES:
-            log_metric(f"{METRIC_PREFIX}/{name}/{status}", counts.get(status, 0) / len(verdicts))
+        for status, fraction in status_fractions(v.status for v in verdicts).items():
+            log_metric(f"{METRIC_PREFIX}/{name}/{status}", fraction)
         log_metric(f"{METRIC_PREFIX}/{name}/verify_s", elapsed_s)
     if log_extra is not None:
         log_extra(f"{name}/status", [v.status for v in verdicts])
