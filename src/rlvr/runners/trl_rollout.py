@@ -276,7 +276,7 @@ def multi_turn_hooks(env: Environment, model_path: str, config: Any, path: str =
         is_tool_env,
         tool_calling_tokenizer,
     )
-    from rlvr.adapters.trl.reward import _default_name
+    from rlvr.adapters.trl.reward import reward_name
 
     if path not in MULTI_TURN_PATHS:
         raise ConfigError(f"multi-turn path must be one of {', '.join(MULTI_TURN_PATHS)}, got {path!r}")
@@ -289,7 +289,7 @@ def multi_turn_hooks(env: Environment, model_path: str, config: Any, path: str =
         if replaced:
             print(f"rlvr train: the model's chat template cannot render tool calls; using trl's "
                   f"{TOOL_TEMPLATE_NOTE}", file=sys.stderr)
-    name = _default_name(env)
+    name = reward_name(env)
     print(f"rlvr train: {env.spec.id} is multi-turn; training it through TRL's {path}", file=sys.stderr)
     if path == "environment_factory":
         if config.max_tool_calling_iterations is None:

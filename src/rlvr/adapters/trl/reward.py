@@ -60,6 +60,7 @@ __all__ = [
     "completion_text",
     "mask_errors",
     "reward_funcs",
+    "reward_name",
 ]
 
 
@@ -118,7 +119,7 @@ class VerifierReward:
     def __init__(self, env: Environment, *, workers: int | None = None, name: str | None = None) -> None:
         self.env = env
         self.workers = workers if workers is not None else max(1, min(4, os.cpu_count() or 1))
-        self.__name__ = name or _default_name(env)
+        self.__name__ = name or reward_name(env)
         self.last_verdicts: list[Verdict] = []
         self.last_texts: list[str] = []
         self.calls = 0
@@ -174,7 +175,8 @@ class VerifierReward:
         return f"<VerifierReward {self.__name__} env={self.env.spec.id} workers={self.workers}>"
 
 
-def _default_name(env: Environment) -> str:
+def reward_name(env: Environment) -> str:
+    """The name TRL logs the reward under (`rewards/<name>/mean`): e.g. `rlvr_math_reasoning_gym_v1`."""
     return "rlvr_" + re.sub(r"[^0-9a-zA-Z]+", "_", env.spec.id).strip("_")
 
 
