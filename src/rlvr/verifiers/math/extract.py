@@ -73,15 +73,23 @@ _ANSWER_RE = re.compile(
 )
 
 
-def _answer_phrases(text: str) -> list[re.Match[str]]:
-    """`_ANSWER_RE.finditer(text)` as a list; texts without "answer" or "答案" are not scanned.
+def _mentions_answer(text: str) -> bool:
+    """False when no match of `_ANSWER_RE` or `_FINAL_RE` can be in `text`, which is then not scanned.
 
-    Every match holds "answer" (any case: only U+017F, the long s, matches a letter of it under IGNORECASE
-    without lowering to it) or "答案"; two texts in three have neither.
+    Every match holds "answer" in some case (U+017F, the long s, is the one character that matches a letter
+    of it under IGNORECASE without lowering to it) or "答案"; two responses in three have neither.
     """
-    if "答案" not in text and "answer" not in text.lower() and "\u017f" not in text:
-        return []
-    return list(_ANSWER_RE.finditer(text))
+    return "答案" in text or "answer" in text.lower() or "\u017f" in text
+
+
+def _answer_phrases(text: str) -> list[re.Match[str]]:
+    """`_ANSWER_RE.finditer(text)` as a list."""
+    return list(_ANSWER_RE.finditer(text)) if _mentions_answer(text) else []
+
+
+def _final_phrases(text: str) -> list[re.Match[str]]:
+    """`_FINAL_RE.finditer(text)` as a list."""
+    return list(_FINAL_RE.finditer(text)) if _mentions_answer(text) else []
 
 
 _TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
@@ -390,7 +398,7 @@ def _markers(text: str) -> tuple[tuple[int, int, Extraction], ...]:
         span = m.group(1)
         if span.strip():
             found.append((m.start(), m.end(), Extraction(refine_span(span) or span.strip(), "gsm8k")))
-    for m in _FINAL_RE.finditer(text):
+    for m in _final_phrases(text):
         span = refine_span(_line_after(text, m.end()))
         if span:
             found.append((m.start(), _line_end(text, m.end()), Extraction(span, "final_answer")))
@@ -412,7 +420,7 @@ def _strong_candidates(text: str) -> list[tuple[int, int, Extraction]]:
     if gsm and gsm[-1].group(1).strip():
         span = gsm[-1].group(1)
         found.append((gsm[-1].start(), gsm[-1].start(), Extraction(refine_span(span) or span.strip(), "gsm8k")))
-    for m in reversed(list(_FINAL_RE.finditer(text))):
+    for m in reversed(_final_phrases(text)):
         span = refine_span(_line_after(text, m.end()))
         if span:
             found.append((m.start(), m.start(), Extraction(span, "final_answer")))
@@ -763,6 +771,7 @@ def _strip_delimiters(s: str) -> str:
     return s
 
 
+@functools.lru_cache(maxsize=1024)  # the gold of a GRPO group is read once per group, not per sample
 def extract_reference(reference: str) -> Extraction:
     r"""Extract the gold answer from a reference: a bare answer or a full reference solution.
 

@@ -356,7 +356,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
         if _BOX_WORD_RE.search(text, m.end(), end):
             spans.append((m.start(), end))  # `\text{\boxed{5}}` shows the characters, not a box
     for pattern, needles in _NEEDLES:
-        if any(needle in text for needle in needles):
+        if any(map(text.__contains__, needles)):
             spans += [(m.start(), m.end()) for m in pattern.finditer(text)]
     if "<" in text:
         spans += _html_spans(text)
