@@ -345,10 +345,9 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     if a.atoms(sympy.Float) or b.atoms(sympy.Float):
         return None
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name)
-    if len(symbols) > 8:
-        return False
-    if _expands_to_zero(a, b):
-        return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
+    early = _before_points(a, b, symbols)
+    if early is not None:
+        return early
     defined, towers = 0, bool(symbols) and _symbolic_exponent(a, b)
     for k in range(len(_EXACT_POINTS) if symbols else 1):
         subs = {x: _exact_point(x.name, k) for x in symbols}
@@ -367,6 +366,33 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     if symbols and defined < _MIN_DEFINED:
         return _simplified_zero(a, b)  # too few points in both domains: an exact proof or not equal
     return True
+
+
+def _before_points(a: Any, b: Any, symbols: list[Any]) -> bool | None:
+    """`_exact_decision`'s answer when it needs no evaluation point, else None."""
+    if len(symbols) > 8:
+        return False
+    if _closed_and_apart(a, b, symbols):
+        return False  # two closed values that differ: what the points would conclude, at a fraction of the cost
+    if _expands_to_zero(a, b):
+        return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
+    return None
+
+
+def _closed_and_apart(a: Any, b: Any, symbols: list[Any]) -> bool:
+    """True when `a - b` is closed (no `symbols`) with a finite nonzero value by strict `evalf`.
+
+    sympy's `evalf(strict=True)` controls its error: then `exact_zero(a - b)` is False or None (it only works the
+    same evaluation to a higher bound), and no expansion can make `a - b` 0. False decides nothing.
+    """
+    if symbols:
+        return False
+    try:
+        value = sympy.Add(a, -b, evaluate=False).evalf(15, strict=True)
+    except Exception:  # PrecisionExhausted included: no digit at the default bound, decided the long way
+        return False
+    return (isinstance(value, sympy.Expr) and bool(value.is_number) and value != 0
+            and not value.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo))
 
 
 def _zero_at_point(sa: Any, sb: Any) -> bool | None:
