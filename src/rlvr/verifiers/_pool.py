@@ -139,6 +139,10 @@ class _Worker:
             )
         self._ready = True
 
+    def call(self, payload: tuple[Any, ...], timeout_s: float) -> Outcome:
+        """Run one payload within `timeout_s` (the worker is killed past it)."""
+        return self.call_chunk([payload], timeout_s)[0]
+
     def call_chunk(self, payloads: Sequence[tuple[Any, ...]], timeout_s: float) -> list[Outcome]:
         """Run `payloads` in order; each has `timeout_s` from the previous one's reply (the first, from the send).
 
@@ -296,7 +300,7 @@ class WorkerPool:
         """Run `fn(*payload)` in a worker; never raises for failures of `fn` itself."""
         worker = self._acquire()
         try:
-            return worker.call_chunk([payload], self.timeout_s if timeout_s is None else timeout_s)[0]
+            return worker.call(payload, self.timeout_s if timeout_s is None else timeout_s)
         finally:
             self._release(worker)
 
