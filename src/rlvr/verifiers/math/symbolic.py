@@ -372,34 +372,29 @@ def _before_points(a: Any, b: Any, symbols: list[Any]) -> bool | None:
     """`_exact_decision`'s answer when it needs no evaluation point, else None."""
     if len(symbols) > 8:
         return False
-    if _apart(a, b, symbols):
-        return False  # values that differ: what the points would conclude, at a fraction of the cost
+    if _closed_and_apart(a, b, symbols):
+        return False  # two closed values that differ: what the points would conclude, at a fraction of the cost
     if _expands_to_zero(a, b):
         return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
     return None
 
 
-def _apart(a: Any, b: Any, symbols: list[Any]) -> bool:
-    """True when `a` and `b` have values that differ, closed or at the first exact point of their `symbols`.
+def _closed_and_apart(a: Any, b: Any, symbols: list[Any]) -> bool:
+    """True when `a` and `b` are closed (no `symbols`) and their values, each to 15 digits, differ.
 
     Each side is evaluated on its own with `evalf(strict=True)` (sympy controls the error, or raises), so a
-    relative gap over 1e-10 proves `a != b` there: no expansion can make `a - b` 0, and the first point of
-    `_exact_decision`'s loop returns False (`exact_zero` works the difference to 400+ digits: False, or None
-    with both sides valued). Not with a symbol in an exponent (that loop may skip a point where a side is
-    beyond the size bound). False decides nothing. Not `a - b` itself: an exact zero difference runs evalf
-    to its bound before giving up (4-13 ms).
+    relative gap over 1e-10 proves `a != b`: then `exact_zero(a - b)` is False or None (it works the
+    difference to 400+ digits), and no expansion can make `a - b` 0. False decides nothing. Not `a - b`
+    itself: an exact zero difference runs evalf to its bound before giving up (4-13 ms).
     """
+    if symbols:
+        return False
     try:
-        if symbols:
-            if _symbolic_exponent(a, b):
-                return False
-            subs = {x: _exact_point(x.name, 0) for x in symbols}
-            a, b = a.subs(subs), b.subs(subs)
         va, vb = a.evalf(15, strict=True), b.evalf(15, strict=True)
         if not (_finite_number(va) and _finite_number(vb)):
             return False
         return bool(abs(va - vb) > 1e-10 * max(abs(va), abs(vb)))
-    except Exception:  # PrecisionExhausted included, and substitution into odd objects: decided the long way
+    except Exception:  # PrecisionExhausted included: decided the long way
         return False
 
 
