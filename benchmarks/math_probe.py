@@ -33,8 +33,10 @@ def load_cases() -> dict[str, list[Any]]:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        if hasattr(module, "CASES"):  # golden tables only (test_fast_parser.py checks the parser)
-            out[path.stem.removeprefix("test_")] = list(module.CASES)
+        cases = [c for c in getattr(module, "CASES", ()) if all(hasattr(c, a) for a in ("id", "gold", "response",
+                                                                                        "expected"))]
+        if cases:  # golden verdict tables only (test_fast_parser.py checks the parser, test_response_length
+            out[path.stem.removeprefix("test_")] = cases  # the length limits, as plain tuples)
     return out
 
 
@@ -56,7 +58,7 @@ class Tally:
             self.wrong_ids.append(f"{case_id} (false fail)")
 
 
-_INLINE = MathConfig(isolation="inline")
+_INLINE = MathConfig(scoring="inline")
 
 
 def rlvr_correct(gold: str, response: str) -> bool:
