@@ -3,6 +3,7 @@
 import asyncio
 import functools
 import os
+import signal
 import threading
 import time
 
@@ -18,6 +19,8 @@ def _behave(response: str, reference: str) -> Verdict:
         time.sleep(60)
     if response == "crash":
         os._exit(3)
+    if response == "kill":  # the worker killed from outside, mid-chunk
+        os.kill(os.getpid(), signal.SIGKILL)
     if response == "raise":
         raise RuntimeError("grader bug")
     if response == "memory":
@@ -146,3 +149,47 @@ def test_resize_and_close_under_concurrent_use_never_hang_or_raise():
     v.close()
     assert not errors
     assert seen and set(seen) <= {"correct", "error"}
+
+
+def _statuses(verdicts: list[Verdict]) -> list[tuple[str, str | None]]:
+    return [(v.status, v.extracted) for v in verdicts]
+
+
+@pytest.mark.parametrize(("bad", "status"), [("sleep", "timeout"), ("crash", "error"), ("kill", "error"),
+                                              ("raise", "error")])
+def test_a_failing_item_in_a_chunk_leaves_its_chunk_mates_their_own_verdicts(bad, status):
+    """One chunk of 6 items, the 3rd hangs or kills its worker: it alone fails, the rest are scored by a new one."""
+    with _Toy(VerifierConfig(timeout_s=1.0)) as v:
+        pool = v._get_pool(1)
+        pairs = [("a", "a"), ("b", "x"), (bad, "x"), ("c", "c"), ("d", "x"), ("e", "e")]
+        outcomes = list(pool.map(pairs, chunk_size=len(pairs)))
+        verdicts = [v._from_outcome(o) for o in outcomes]
+        assert _statuses(verdicts[:2]) == [("correct", "a"), ("incorrect", "b")]
+        assert verdicts[2].status == status and verdicts[2].extracted is None
+        assert verdicts[2].reward == (0.0 if status == "timeout" else None)
+        assert _statuses(verdicts[3:]) == [("correct", "c"), ("incorrect", "d"), ("correct", "e")]
+        assert all(o.elapsed_s < 1.5 for i, o in enumerate(outcomes) if i != 2)  # timed from its own start
+
+
+def test_each_item_of_a_chunk_has_its_own_deadline():
+    """Items that each take most of the limit all pass, though the chunk as a whole runs far past it."""
+    with _Toy(VerifierConfig(timeout_s=1.0)) as v:
+        pool = v._get_pool(1)
+        outcomes = list(pool.map([("pid", "")] * 6, chunk_size=6))  # 0.25 s each: 1.5 s in all
+        assert [o.kind for o in outcomes] == ["ok"] * 6
+        assert len({o.value.extracted for o in outcomes}) == 1  # one worker, never killed
+
+
+def test_several_hanging_items_in_a_batch():
+    with _Toy(VerifierConfig(timeout_s=1.0)) as v:
+        pairs = [(r, r) for r in ("a", "sleep", "b", "sleep", "crash", "c")]
+        got = [x.status for x in v.verify_batch(pairs)]
+        assert got == ["correct", "timeout", "correct", "timeout", "error", "correct"]
+        assert v.verify("z", "z").status == "correct"
+
+
+def test_map_chunks_an_iterator_and_keeps_input_order():
+    with _Toy(VerifierConfig(timeout_s=5.0)) as v:
+        pool = v._get_pool(2)
+        outcomes = list(pool.map(((str(i), str(i % 2)) for i in range(30)), concurrency=2))
+        assert [o.value.extracted for o in outcomes] == [str(i) for i in range(30)]

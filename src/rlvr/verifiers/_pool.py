@@ -5,6 +5,12 @@ the parent waits at most `timeout_s` for the answer. A worker that runs late is 
 (its whole process group) and replaced; a worker that dies is replaced. Nothing here uses
 `signal.alarm`, so calls are safe from any thread and from asyncio (via `asyncio.to_thread`).
 
+`map` sends items in chunks (one pickle and one thread hand-off per chunk, not per item); the
+worker streams one reply per item, and the watchdog gives every item its own `timeout_s` from the
+previous item's reply. An item past its deadline is `timeout` (its worker killed), one whose
+worker died is `crash`; the items after it in its chunk are re-sent to a fresh worker, so each
+still gets its own verdict.
+
 Workers are started with `python -m rlvr.verifiers._worker` (not `multiprocessing`), so the
 caller's `__main__` is never re-imported and scripts need no `if __name__ == "__main__"` guard.
 """
@@ -20,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,6 +37,7 @@ from rlvr.verifiers._worker import _HEADER, encode_frame
 __all__ = ["Outcome", "PoolClosedError", "WorkerPool"]
 
 _START_TIMEOUT_S = 120.0
+_MAX_CHUNK = 64  # items per chunk sent to one worker by `map`
 
 
 class PoolClosedError(VerifierError):
@@ -71,6 +78,7 @@ class _Worker:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin
         self._out_fd = self.proc.stdout.fileno()
+        self._buf = bytearray()  # bytes read from the worker and not yet consumed
         import pickle
 
         self._send((list(sys.path), pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL), memory_limit_bytes))
@@ -81,22 +89,25 @@ class _Worker:
         self._in.flush()
 
     def _read_exact(self, n: int, deadline: float) -> bytes | None:
-        """Read n bytes before `deadline`; None on timeout. EOFError if the worker died."""
-        chunks: list[bytes] = []
-        remaining = n
-        while remaining:
+        """Read n bytes before `deadline`; None on timeout. EOFError if the worker died.
+
+        Reads whatever the pipe holds (up to 1 MiB a call) into a buffer, so replies that queued up while
+        this thread was busy cost one system call together.
+        """
+        while len(self._buf) < n:
             wait = deadline - time.monotonic()
             if wait <= 0:
                 return None
             ready, _, _ = select.select([self._out_fd], [], [], wait)
             if not ready:
                 return None
-            chunk = os.read(self._out_fd, min(remaining, 1 << 20))
+            chunk = os.read(self._out_fd, 1 << 20)
             if not chunk:
                 raise EOFError("worker exited")
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+            self._buf += chunk
+        data = bytes(self._buf[:n])
+        del self._buf[:n]
+        return data
 
     def recv(self, timeout_s: float) -> tuple[bool, Any]:
         """Return (True, frame) or (False, None) on timeout; EOFError if the worker died."""
@@ -129,21 +140,35 @@ class _Worker:
         self._ready = True
 
     def call(self, payload: tuple[Any, ...], timeout_s: float) -> Outcome:
+        """Run one payload within `timeout_s` (the worker is killed past it)."""
+        return self.call_chunk([payload], timeout_s)[0]
+
+    def call_chunk(self, payloads: Sequence[tuple[Any, ...]], timeout_s: float) -> list[Outcome]:
+        """Run `payloads` in order; each has `timeout_s` from the previous one's reply (the first, from the send).
+
+        Returns the outcomes of a prefix: all of them, or those up to and including the first that timed
+        out or crashed (the worker is then dead; the caller re-sends the rest to another worker).
+        """
         self.wait_ready()
+        outcomes: list[Outcome] = []
         start = time.monotonic()
         try:
-            self._send(payload)
-            ok, frame = self.recv(timeout_s)
+            self._send(list(payloads))
+            for _ in payloads:
+                ok, frame = self.recv(timeout_s)
+                now = time.monotonic()
+                if not ok:
+                    self.kill()
+                    outcomes.append(Outcome("timeout", f"no result within {timeout_s:g} s; worker killed", now - start))
+                    return outcomes
+                kind, value = frame
+                outcomes.append(Outcome(kind, value, now - start))
+                start = now
         except (EOFError, OSError, ValueError) as exc:  # ValueError: pipe closed by close()
             self.kill()
             detail = f"worker process died ({exc}; exit code {self.proc.poll()})"
-            return Outcome("crash", detail, time.monotonic() - start)
-        elapsed = time.monotonic() - start
-        if not ok:
-            self.kill()
-            return Outcome("timeout", f"no result within {timeout_s:g} s; worker killed", elapsed)
-        kind, value = frame
-        return Outcome(kind, value, elapsed)
+            outcomes.append(Outcome("crash", detail, time.monotonic() - start))
+        return outcomes
 
     @property
     def alive(self) -> bool:
@@ -279,23 +304,49 @@ class WorkerPool:
         finally:
             self._release(worker)
 
-    def map(self, payloads: Iterable[tuple[Any, ...]], concurrency: int | None = None) -> Iterator[Outcome]:
-        """Run every payload, up to `concurrency` (default `workers`) at a time; yield in input order."""
-        n = max(1, concurrency or self.workers)
-        with ThreadPoolExecutor(n, thread_name_prefix="rlvr-verify") as ex:
-            window: list[Any] = []
-            for payload in payloads:
-                window.append(ex.submit(self._call_or_closed, payload))
-                if len(window) >= 4 * n:
-                    yield window.pop(0).result()
-            for fut in window:
-                yield fut.result()
+    def map(
+        self, payloads: Iterable[tuple[Any, ...]], concurrency: int | None = None, chunk_size: int | None = None
+    ) -> Iterator[Outcome]:
+        """Run every payload, up to `concurrency` (default `workers`) chunks at a time; yield in input order.
 
-    def _call_or_closed(self, payload: tuple[Any, ...]) -> Outcome:
-        try:
-            return self.call(*payload)
-        except PoolClosedError as exc:
-            return Outcome("exc", f"{exc} (closed while this item waited)", 0.0)
+        Args:
+            payloads: argument tuples of `fn`.
+            concurrency: chunks in flight at once (each on its own worker).
+            chunk_size: items sent to a worker at once; default: a quarter of each worker's share of a
+                sized input (at most 64), so the workers stay balanced, or 8 for an iterator.
+        """
+        n = max(1, concurrency or self.workers)
+        if chunk_size is None:
+            chunk_size = min(_MAX_CHUNK, max(1, len(payloads) // (4 * n))) if isinstance(payloads, Sized) else 8
+        with ThreadPoolExecutor(n, thread_name_prefix="rlvr-verify") as ex:
+            window: collections.deque[Any] = collections.deque()
+            chunk: list[tuple[Any, ...]] = []
+            for payload in payloads:
+                chunk.append(payload)
+                if len(chunk) >= chunk_size:
+                    window.append(ex.submit(self._run_chunk, chunk))
+                    chunk = []
+                if len(window) >= 2 * n:
+                    yield from window.popleft().result()
+            if chunk:
+                window.append(ex.submit(self._run_chunk, chunk))
+            for fut in window:
+                yield from fut.result()
+
+    def _run_chunk(self, payloads: list[tuple[Any, ...]]) -> list[Outcome]:
+        """Outcomes of every payload: the items after a timeout or crash go to the next worker."""
+        done: list[Outcome] = []
+        while len(done) < len(payloads):
+            try:
+                worker = self._acquire()
+            except PoolClosedError as exc:
+                left = len(payloads) - len(done)
+                return done + [Outcome("exc", f"{exc} (closed while this item waited)", 0.0)] * left
+            try:
+                done += worker.call_chunk(payloads[len(done) :], self.timeout_s)
+            finally:
+                self._release(worker)
+        return done
 
     def warm(self) -> None:
         """Start every worker now and wait until they are ready (otherwise they start lazily)."""

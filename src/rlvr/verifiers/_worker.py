@@ -5,7 +5,10 @@ big-endian length followed by a pickle:
 
 - first frame in: `(sys_path, fn_pickle, memory_limit_bytes | None)`: the caller's `sys.path`
   (so the worker imports what the caller can), then the pickled callable.
-- then each frame in: a payload tuple; each frame out: `("ok", result)` or `("exc", text)`.
+- then each frame in: a chunk, a list of payload tuples, run in order; one frame out per payload, written
+  as soon as it is scored: `("ok", result)` or `("exc", text)`. Replies stream back one by one, so the
+  parent's watchdog still times every item on its own (a chunk costs one pickle and one hand-off, not one
+  per item).
 
 The real stdout is kept for frames; `sys.stdout` is pointed at stderr so stray prints from
 the scored code cannot corrupt the protocol. The worker exits when stdin closes (parent gone).
@@ -66,20 +69,25 @@ def main() -> None:
     out.write(encode_frame(("ready", None)))
     while True:
         try:
-            payload = read_frame(inp)
+            chunk = read_frame(inp)
         except EOFError:
             return
-        try:
-            reply = ("ok", fn(*payload))
-        except MemoryError:
-            reply = ("exc", "MemoryError: the verifier ran out of its memory limit")
-        except BaseException:  # report every failure of the scored code to the parent
-            reply = ("exc", traceback.format_exc(limit=-8))
-        try:
-            frame = encode_frame(reply)
-        except Exception:  # the result itself could not be pickled
-            frame = encode_frame(("exc", traceback.format_exc(limit=-3)))
-        out.write(frame)
+        for payload in chunk:
+            out.write(_reply(fn, payload))
+
+
+def _reply(fn: Any, payload: tuple[Any, ...]) -> bytes:
+    """The frame answering one payload: `("ok", fn(*payload))`, or `("exc", text)` if that failed."""
+    try:
+        reply = ("ok", fn(*payload))
+    except MemoryError:
+        reply = ("exc", "MemoryError: the verifier ran out of its memory limit")
+    except BaseException:  # report every failure of the scored code to the parent
+        reply = ("exc", traceback.format_exc(limit=-8))
+    try:
+        return encode_frame(reply)
+    except Exception:  # the result itself could not be pickled
+        return encode_frame(("exc", traceback.format_exc(limit=-3)))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ Cheap checks first, sympy last:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -60,11 +61,13 @@ def _canon(s: str) -> str:
 
 
 # -- entry point ----------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4096)
 def check_equivalence(gold_raw: str, pred_raw: str, config: MathConfig) -> Equivalence:
     """Whether an extracted prediction is equivalent to an extracted gold answer under `config`.
 
     Percent signs follow `config.percent` ("strip": 50% == 50; "fraction": 50% == 0.5;
-    "strict": a percent only equals a percent); units follow `config.units`.
+    "strict": a percent only equals a percent); units follow `config.units`. A pure function of its
+    arguments, so it is cached per process: the samples of one GRPO group often state the same answer.
     """
     if ALTERNATIVE_SEP in gold_raw:
         return _compare_alternatives(gold_raw.split(ALTERNATIVE_SEP), pred_raw, config)

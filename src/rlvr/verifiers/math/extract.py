@@ -25,6 +25,7 @@ except against a gold clock time ``h:mm`` (`equivalence`); reference boxes joine
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -64,10 +65,33 @@ _BOX_RE = re.compile(r"\\(?:boxed|fbox)\b\s*")
 _SEPARATOR_RE = re.compile(r"\b(?:and|or)\b|,|;")
 _GSM8K_RE = re.compile(r"####\s*([^\n]*)")
 _FINAL_RE = re.compile(r"(?:final\s+answer\s*(?:is|:|=)?|最终答案\s*(?:是|为)?)\s*(?:\*\*)?\s*[:：]?", re.IGNORECASE)
+# The leading lookahead names the first letter of every branch: the same matches, scanned about 3x faster.
 _ANSWER_RE = re.compile(
+    r"(?=[tmoa答])"
     r"(?:\b(?:the|my|our)\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(])|答案\s*(?:是|为|:|：))\s*(?:\*\*)?\s*[:：]?",
     re.IGNORECASE,
 )
+
+
+def _mentions_answer(text: str) -> bool:
+    """False when no match of `_ANSWER_RE` or `_FINAL_RE` can be in `text`, which is then not scanned.
+
+    Every match holds "answer" in some case (U+017F, the long s, is the one character that matches a letter
+    of it under IGNORECASE without lowering to it) or "答案"; two responses in three have neither.
+    """
+    return "答案" in text or "answer" in text.lower() or "\u017f" in text
+
+
+def _answer_phrases(text: str) -> list[re.Match[str]]:
+    """`_ANSWER_RE.finditer(text)` as a list."""
+    return list(_ANSWER_RE.finditer(text)) if _mentions_answer(text) else []
+
+
+def _final_phrases(text: str) -> list[re.Match[str]]:
+    """`_FINAL_RE.finditer(text)` as a list."""
+    return list(_FINAL_RE.finditer(text)) if _mentions_answer(text) else []
+
+
 _TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 # Where the answer after a marker ends: "18 because ...", "7, which ...", "7 (since 3 + 4 = 7)", "34. Then".
 _CLAUSE = (
@@ -81,9 +105,10 @@ _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z\[(])")
 _INLINE_DELIM_RE = re.compile(r"\\[()]|(?<!\\)\$")
 _ALTERNATIVE_RE = re.compile(r"(?:or|equivalently|i\.\s*e|that is|alternatively)", re.IGNORECASE)
 _BOLD_RE = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")
+# Led by a lookahead on the first character of both branches: the same matches, scanned about 2x faster.
 _NUMBER_RE = re.compile(
-    r"(?<![A-Za-z_^])(?<!\^\{)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-    rf"(?:\s*/\s*\d+|\s+(?i:{MAGNITUDE_WORDS})s?\b)?|-?\.\d+"
+    r"(?=[-.\d])(?:(?<![A-Za-z_^])(?<!\^\{)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+    rf"(?:\s*/\s*\d+|\s+(?i:{MAGNITUDE_WORDS})s?\b)?|-?\.\d+)"
 )
 _ENV_RE = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)|\$\$(.+?)\$\$|\$([^$]+?)\$", re.DOTALL)
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z']{2,}")
@@ -118,7 +143,13 @@ def _quoted_spans(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _QUOTED_RE.finditer(text) if "\\boxed" in m.group(0)]
 
 
-def _boxes(text: str) -> list[tuple[int, int, str]]:
+# The scans of one response that several stages read (the chosen answer, its rivals, every statement) are
+# cached for the last few texts: pure functions of the text, returning tuples nobody mutates.
+_scan_cache = functools.lru_cache(maxsize=32)
+
+
+@_scan_cache
+def _boxes(text: str) -> tuple[tuple[int, int, str], ...]:
     r"""All `\boxed`/`\fbox` contents as (start, end, content), in text order."""
     out: list[tuple[int, int, str]] = []
     quoted = _quoted_spans(text)
@@ -136,14 +167,15 @@ def _boxes(text: str) -> list[tuple[int, int, str]]:
             tok = re.match(r"[^\s$.,]+", text[pos:])
             if tok:
                 out.append((m.start(), pos + tok.end(), tok.group(0)))
-    return out
+    return tuple(out)
 
 
-def _trailing_group(text: str) -> tuple[list[tuple[int, int, str]], list[str]]:
+@_scan_cache
+def _trailing_group(text: str) -> tuple[tuple[tuple[int, int, str], ...], tuple[str, ...]]:
     """The trailing group of boxes (see `find_boxed`) as (start, end, content), and the texts between them."""
     boxes = [b for b in _boxes(text) if not _negated_at(text, b[0])]  # "\boxed{5}, not \boxed{3}": 3 is talk
     if not boxes:
-        return [], []
+        return (), ()
     chosen, betweens = [boxes[-1]], list[str]()
     for prev in reversed(boxes[:-1]):
         between = text[prev[1] : chosen[0][0]]
@@ -153,13 +185,13 @@ def _trailing_group(text: str) -> tuple[list[tuple[int, int, str]], list[str]]:
         if prev[2] != chosen[0][2]:
             chosen.insert(0, prev)
             betweens.insert(0, between)
-    return chosen, betweens
+    return tuple(chosen), tuple(betweens)
 
 
 def _box_group(text: str) -> tuple[list[str], list[str]]:
     """The contents of the trailing group of boxes and the texts between them (see `find_boxed`)."""
     chosen, betweens = _trailing_group(text)
-    return [b[2] for b in chosen], betweens
+    return [b[2] for b in chosen], list(betweens)
 
 
 def find_boxed(text: str) -> str | None:
@@ -356,7 +388,8 @@ def _line_end(text: str, pos: int) -> int:
     return len(text)
 
 
-def _markers(text: str) -> list[tuple[int, int, Extraction]]:
+@_scan_cache
+def _markers(text: str) -> tuple[tuple[int, int, Extraction], ...]:
     """Every explicit final-answer marker as (start, end, extraction), in text order.
 
     Each box, each GSM8K '####' line and each 'final answer' line.
@@ -366,11 +399,11 @@ def _markers(text: str) -> list[tuple[int, int, Extraction]]:
         span = m.group(1)
         if span.strip():
             found.append((m.start(), m.end(), Extraction(refine_span(span) or span.strip(), "gsm8k")))
-    for m in _FINAL_RE.finditer(text):
+    for m in _final_phrases(text):
         span = refine_span(_line_after(text, m.end()))
         if span:
             found.append((m.start(), _line_end(text, m.end()), Extraction(span, "final_answer")))
-    return sorted(found, key=lambda f: (f[0], f[1]))
+    return tuple(sorted(found, key=lambda f: (f[0], f[1])))
 
 
 def _strong_candidates(text: str) -> list[tuple[int, int, Extraction]]:
@@ -388,7 +421,7 @@ def _strong_candidates(text: str) -> list[tuple[int, int, Extraction]]:
     if gsm and gsm[-1].group(1).strip():
         span = gsm[-1].group(1)
         found.append((gsm[-1].start(), gsm[-1].start(), Extraction(refine_span(span) or span.strip(), "gsm8k")))
-    for m in reversed(list(_FINAL_RE.finditer(text))):
+    for m in reversed(_final_phrases(text)):
         span = refine_span(_line_after(text, m.end()))
         if span:
             found.append((m.start(), m.start(), Extraction(span, "final_answer")))
@@ -506,7 +539,7 @@ def _choose(text: str, *, last_number_fallback: bool) -> tuple[Extraction, int, 
         rivals = _rivals(text, start, chosen)
         end = _statement_end(text, start, chosen)
         return (Extraction(chosen.text, chosen.source, rivals) if rivals else chosen), start, end
-    for m in reversed(list(_ANSWER_RE.finditer(text))):
+    for m in reversed(_answer_phrases(text)):
         span = refine_span(_line_after(text, m.end()))
         if span:
             return Extraction(span, "answer_is"), m.start(), _line_end(text, m.end())
@@ -651,7 +684,7 @@ _CHECK_BEFORE_RE = re.compile(r"\b(?:check|verify|confirm|double-check)\w*\s+(?:
 def _phrase_statements(text: str) -> list[tuple[int, int, str]]:
     """`_statements` of 'the answer is' / 'my answer is' / 'Answer:'."""
     out: list[tuple[int, int, str]] = []
-    for m in _ANSWER_RE.finditer(text):
+    for m in _answer_phrases(text):
         if _CHECK_BEFORE_RE.search(text[max(0, m.start() - 30) : m.start()]):
             continue  # "We may check our answer: 17 * 44 = 748": a check, not a second answer (MATH-500)
         span = refine_span(_line_after(text, m.end()))
@@ -739,6 +772,7 @@ def _strip_delimiters(s: str) -> str:
     return s
 
 
+@functools.lru_cache(maxsize=1024)  # the gold of a GRPO group is read once per group, not per sample
 def extract_reference(reference: str) -> Extraction:
     r"""Extract the gold answer from a reference: a bare answer or a full reference solution.
 

@@ -9,6 +9,7 @@ recorded as flags so `equivalence` can apply `MathConfig.percent` / `MathConfig.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -256,8 +257,9 @@ def _fix_numbers(s: str) -> str:
     return re.sub(r"(?<![\d}])\.(?=\d)", "0.", s)
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
-    """Normalise one answer string.
+    """Normalise one answer string (cached per process: a pure function, and gold answers repeat).
 
     Args:
         raw: the extracted answer (LaTeX or plain text).

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import sympy
+from mpmath import libmp
 from sympy.core.evalf import PrecisionExhausted
 from sympy.core.relational import Relational
 
@@ -344,10 +345,9 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     if a.atoms(sympy.Float) or b.atoms(sympy.Float):
         return None
     symbols = sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name)
-    if len(symbols) > 8:
-        return False
-    if _expands_to_zero(a, b):
-        return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
+    early = _before_points(a, b, symbols)
+    if early is not None:
+        return early
     defined, towers = 0, bool(symbols) and _symbolic_exponent(a, b)
     for k in range(len(_EXACT_POINTS) if symbols else 1):
         subs = {x: _exact_point(x.name, k) for x in symbols}
@@ -366,6 +366,40 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     if symbols and defined < _MIN_DEFINED:
         return _simplified_zero(a, b)  # too few points in both domains: an exact proof or not equal
     return True
+
+
+def _before_points(a: Any, b: Any, symbols: list[Any]) -> bool | None:
+    """`_exact_decision`'s answer when it needs no evaluation point, else None."""
+    if len(symbols) > 8:
+        return False
+    if _closed_and_apart(a, b, symbols):
+        return False  # two closed values that differ: what the points would conclude, at a fraction of the cost
+    if _expands_to_zero(a, b):
+        return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
+    return None
+
+
+def _closed_and_apart(a: Any, b: Any, symbols: list[Any]) -> bool:
+    """True when `a` and `b` are closed (no `symbols`) and their values, each to 15 digits, differ.
+
+    Each side is evaluated on its own with `evalf(strict=True)` (sympy controls the error, or raises), so a
+    relative gap over 1e-10 proves `a != b`: then `exact_zero(a - b)` is False or None (it works the
+    difference to 400+ digits), and no expansion can make `a - b` 0. False decides nothing. Not `a - b`
+    itself: an exact zero difference runs evalf to its bound before giving up (4-13 ms).
+    """
+    if symbols:
+        return False
+    try:
+        va, vb = a.evalf(15, strict=True), b.evalf(15, strict=True)
+        if not (_finite_number(va) and _finite_number(vb)):
+            return False
+        return bool(abs(va - vb) > 1e-10 * max(abs(va), abs(vb)))
+    except Exception:  # PrecisionExhausted included: decided the long way
+        return False
+
+
+def _finite_number(x: Any) -> bool:
+    return isinstance(x, sympy.Expr) and bool(x.is_number) and not x.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo)
 
 
 def _zero_at_point(sa: Any, sb: Any) -> bool | None:
@@ -503,7 +537,7 @@ def _written_digits(d: Any) -> int:
         elif isinstance(node, sympy.Pow) and node.base.is_number and node.exp.is_number:
             try:
                 base, exp = abs(node.base.evalf(5)), abs(node.exp.evalf(5))
-                total += float(exp * abs(sympy.log(base, 10))) if base != 0 else 0.0
+                total += float(exp) * abs(_log10(base)) if base != 0 else 0.0
             except (TypeError, ValueError, OverflowError):  # no numeric value: its own digits count
                 continue
         if not total < _MAX_MAGNITUDE:  # also NaN
@@ -517,7 +551,19 @@ def _magnitude(term: Any) -> int | None:
     if not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
         return None
     size = abs(value)
-    return 0 if size < 10 else int(sympy.log(size, 10).evalf(5)) + 1
+    return 0 if size < 10 else int(_log10(size)) + 1
+
+
+_LN10 = libmp.mpf_log(libmp.from_int(10), 80)
+
+
+def _log10(x: Any) -> float:
+    """`log10(x)` of a positive sympy number as a float, with mpmath at 80 bits.
+
+    Not `sympy.log(x, 10)`: building that symbolic quotient costs about 80 microseconds a call, and these
+    logs only size a working precision (at an exact power of ten the two may differ by one digit).
+    """
+    return float(libmp.to_float(libmp.mpf_div(libmp.mpf_log(sympy.Float(x)._mpf_, 80), _LN10, 80)))
 
 
 _EXACT_POINTS = tuple(sympy.Rational(n, d) for n, d in ((7, 5), (13, 8), (-7, 3), (29, 11), (0, 1), (37, 5), (-5, 9),

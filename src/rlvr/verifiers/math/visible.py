@@ -329,6 +329,15 @@ def _enclosing_end(text: str, pos: int) -> int:
     return len(text)
 
 
+# Each pattern below with the substrings one of which every match holds: a text without them is not scanned
+# (a scan costs about 0.1 ms per kilobyte for the line-anchored patterns).
+_NEEDLES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (_IFFALSE_RE, ("\\iffalse",)), (_COMMENT_ENV_RE, ("\\begin{comment}",)), (_HTML_COMMENT_RE, ("<!--",)),
+    (_LATEX_COMMENT_RE, ("%",)), (_LITERAL_RE, ("```", "~~~", "\\verb", "\\begin{")),
+    (_MD_REFDEF_RE, ("]:",)), (_MD_IMAGE_RE, ("![",)), (_MD_LINK_TARGET_RE, ("](",)),
+)
+
+
 def _spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every hidden piece, possibly overlapping."""
     spans: list[tuple[int, int]] = []
@@ -346,10 +355,8 @@ def _spans(text: str) -> list[tuple[int, int]]:
         end = _group_end(text, m.end())
         if _BOX_WORD_RE.search(text, m.end(), end):
             spans.append((m.start(), end))  # `\text{\boxed{5}}` shows the characters, not a box
-    for pattern in (_IFFALSE_RE, _COMMENT_ENV_RE, _HTML_COMMENT_RE, _LATEX_COMMENT_RE, _LITERAL_RE):
-        spans += [(m.start(), m.end()) for m in pattern.finditer(text)]
-    if "]" in text:
-        for pattern in (_MD_REFDEF_RE, _MD_IMAGE_RE, _MD_LINK_TARGET_RE):
+    for pattern, needles in _NEEDLES:
+        if any(map(text.__contains__, needles)):
             spans += [(m.start(), m.end()) for m in pattern.finditer(text)]
     if "<" in text:
         spans += _html_spans(text)

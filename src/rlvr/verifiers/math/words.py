@@ -72,7 +72,9 @@ _NEGATION = (
 _FILLER = r"(?:\s+(?:equal\s+to|exactly|quite|be|definitely|necessarily|really|simply|just|even|the\s+number|to|as))*"
 NEGATED_LEAD_RE = re.compile(rf"\s*(?:(?:definitely|certainly|surely|clearly|unknown,?)\s+)?{_NEGATION}{_FILLER}\s*",
                              re.IGNORECASE)
-NEGATED_BEFORE_RE = re.compile(rf"{_NEGATION}{_FILLER}[\s$(\[{{]*$", re.IGNORECASE)
+# Searched in the 40 characters before a candidate answer: the lookahead (the first character of every branch of
+# `_NEGATION`) gives the same matches about 3x faster than trying each branch at every position.
+NEGATED_BEFORE_RE = re.compile(rf"(?=[nchlfmgbsauoeri\\≠≤≥]){_NEGATION}{_FILLER}[\s$(\[{{]*$", re.IGNORECASE)
 AFFIRM_AFTER_NEGATION_RE = re.compile(r"\b(?:but|rather|instead|it\s+is|it's|it\s+equals)\b\s*(?:it\s+is\s+)?",
                                       re.IGNORECASE)
 # After an answer: a retraction ("\boxed{5} is wrong", "5? No.", "5 is not the answer").
