@@ -36,6 +36,8 @@ from rlvr.verifiers.math.words import (
     BELOW_ZERO_RE,
     NEGATED_BEFORE_RE,
     NEGATED_LEAD_RE,
+    OPERATED_AFTER_RE,
+    OPERATED_BEFORE_RE,
     REJECTED_AFTER_RE,
     number_from_words,
 )
@@ -323,6 +325,12 @@ def _rejected_at(text: str, end: int) -> bool:
     return REJECTED_AFTER_RE.match(text, end) is not None
 
 
+def _operand_at(text: str, start: int, end: int) -> bool:
+    """True when words around `text[start:end]` make it an operand ("half of 5", "5 less than x"; red team)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return bool(OPERATED_BEFORE_RE.search(text[max(line_start, start - 40) : start]) or OPERATED_AFTER_RE.match(text, end))
+
+
 def _last_math_or_number(text: str) -> str | None:
     """The last math environment or number, whichever ends later in `text`."""
     text = join_digit_groups(text)  # `\$32,\!348`, `1{,}234`: one number, not `348`, `234`
@@ -335,8 +343,10 @@ def _last_math_or_number(text: str) -> str | None:
     num_end, num_text = -1, ""
     for m in _NUMBER_RE.finditer(text):
         num_end, num_text = m.end(), m.group(0)
-    if num_end >= 0 and (_negated_at(text, num_end - len(num_text)) or _rejected_at(text, num_end)):
-        num_end, num_text = -1, ""  # "it cannot be 5", "at least 5", "5? No.": the last number is no answer
+    num_start = num_end - len(num_text)
+    if num_end >= 0 and (_negated_at(text, num_start) or _rejected_at(text, num_end)
+                         or _operand_at(text, num_start, num_end)):
+        num_end, num_text = -1, ""  # "it cannot be 5", "5? No.", "half of 5": the last number is no answer
     if env_end < 0 and num_end < 0:
         return None
     # A number inside the last environment ends before the environment's closing delimiter.

@@ -176,6 +176,9 @@ _MAGNITUDES: dict[str, Fraction] = {
     "tenth": Fraction(1, 10), "hundredth": Fraction(1, 100), "thousandth": Fraction(1, 1000),
     "millionth": Fraction(1, 10**6), "billionth": Fraction(1, 10**9),
     "half": Fraction(1, 2), "halve": Fraction(1, 2), "third": Fraction(1, 3), "quarter": Fraction(1, 4),
+    # plural only (red team): `5 sixths` is 5/6, while `5 sixth graders` keeps its 5
+    "fourths": Fraction(1, 4), "fifths": Fraction(1, 5), "sixths": Fraction(1, 6), "sevenths": Fraction(1, 7),
+    "eighths": Fraction(1, 8), "ninths": Fraction(1, 9),
     "k": Fraction(10**3),
 }
 MAGNITUDE_WORDS = "|".join(sorted((w for w in _MAGNITUDES if w != "k"), key=len, reverse=True))
