@@ -328,7 +328,8 @@ def _rejected_at(text: str, end: int) -> bool:
 def _operand_at(text: str, start: int, end: int) -> bool:
     """True when words around `text[start:end]` make it an operand ("half of 5", "5 less than x"; red team)."""
     line_start = text.rfind("\n", 0, start) + 1
-    return bool(OPERATED_BEFORE_RE.search(text[max(line_start, start - 40) : start]) or OPERATED_AFTER_RE.match(text, end))
+    before = text[max(line_start, start - 40) : start]
+    return bool(OPERATED_BEFORE_RE.search(before) or OPERATED_AFTER_RE.match(text, end))
 
 
 def _last_math_or_number(text: str) -> str | None:
