@@ -565,10 +565,13 @@ _ANSWER_LEAD_RE = re.compile(r"\s*(?:final\s+)?answer\s*[:：]?\s*", re.IGNORECA
 # possible", "3 (if n is even), otherwise 5", "$3$ or $\boxed{5}$".
 _VALUE = r"(\\boxed\s*\{[^{}\n]*\}|\$[^$\n]{1,40}\$|\\\([^\n]{1,40}?\\\)|-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?{letter})"
 _ALT_WORDS = r"(?:or|otherwise|alternatively|though|although|else)"
+# Softer words offer a value only in brackets or after a comma (red team, second pass): "3 (maybe 4)", "3, possibly 4",
+# "3 (also 4)", "3 (alt: 4)", "3 (if not, 4)", "3 (could also be 4)"; "3. Maybe 4 people agree" is another sentence.
+_SOFT_ALT_WORDS = r"(?:maybe|perhaps|possibly|also|alt\.?\s*:?|if\s+not,?|could\s+(?:also\s+)?be)(?![a-z])"
 _ALT_FILLER = (r"(?:\s+(?:maybe|possibly|perhaps|else|also|just|even|equivalently|alternatively|it(?:'s|\s+is|\s+could"
                r"\s+be|\s+might\s+be|\s+may\s+be)|could\s+be|might\s+be|may\s+be))*")
-_ALT_AFTER = (rf"[\s$)}}\]]*[.,;]?\s*(?:\([^()\n]{{0,60}}\)\s*[.,;]?\s*)?\(?\s*\b{_ALT_WORDS}\b{_ALT_FILLER}"
-              rf"\s*[$(\[]*\s*{_VALUE}")
+_ALT_AFTER = (rf"[\s$)}}\]]*(?:[.,;]?\s*(?:\([^()\n]{{0,60}}\)\s*[.,;]?\s*)?\(?\s*\b{_ALT_WORDS}\b"
+              rf"|,?\s*\(\s*{_SOFT_ALT_WORDS}|,\s*{_SOFT_ALT_WORDS}){_ALT_FILLER}\s*[$(\[]*\s*{_VALUE}")
 _ALT_AFTER_RE = re.compile(_ALT_AFTER.replace("{letter}", ""), re.IGNORECASE)
 _ALT_AFTER_LETTER_RE = re.compile(_ALT_AFTER.replace("{letter}", r"|\(?[A-E]\)?(?![A-Za-z])"), re.IGNORECASE)
 _ALT_BEFORE_RE = re.compile(
