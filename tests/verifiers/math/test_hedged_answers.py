@@ -197,6 +197,9 @@ VARIANTS = [
     Case("if-not-in-parens", "5", "Final answer: 5 (if not, 3)", "incorrect"),
     Case("could-also-be", "5", "Final answer: 5 (could also be 3)", "incorrect"),
     Case("box-comma-maybe", "5", "\\boxed{5}, maybe 3", "incorrect"),
+    Case("box-then-correct-answer", "5", "\\boxed{5}\n\nThe correct answer is 3.", "incorrect"),
+    Case("true-answer-then-box", "5", "The true answer is 3.\n\n\\boxed{5}", "incorrect"),
+    Case("box-then-actual-answer", "5", "\\boxed{5}. My actual answer is 3.", "incorrect"),
 ]
 
 # Realistic responses: one answer restated, intermediate results, self-corrections before the last answer.
@@ -223,6 +226,8 @@ CONTROLS = [
     Case("check-after-box", "12", "\\boxed{12}\n\nLet me double-check: 5 + 7 = 12.", "correct"),
     Case("not-the-other-box", "5", "The answer is \\boxed{5}, not \\boxed{3}.", "correct"),
     Case("reasoning-then-answer", "5", "<think>maybe 3</think>The answer is 5. \\boxed{5}", "correct"),
+    Case("correct-answer-phrase", "5", "The correct answer is 5.", "correct"),
+    Case("correct-answer-agrees", "5", "\\boxed{5}\n\nThe correct answer is 5.", "correct"),
     Case("maybe-same-value", "5", "Final answer: 5 (maybe 5.0)", "correct"),
     Case("maybe-next-sentence", "5", "The answer is 5. Maybe 3 people disagree, but 5 holds.", "correct"),
     Case("also-next-paragraph", "5", "\\boxed{5}\n\nAlso, 3 apples were eaten.", "correct"),

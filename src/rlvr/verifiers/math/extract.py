@@ -67,7 +67,9 @@ _SEPARATOR_RE = re.compile(r"\b(?:and|or)\b|,|;")
 _GSM8K_RE = re.compile(r"####\s*([^\n]*)")
 _FINAL_RE = re.compile(r"(?:final\s+answer\s*(?:is|:|=)?|最终答案\s*(?:是|为)?)\s*(?:\*\*)?\s*[:：]?", re.IGNORECASE)
 _ANSWER_RE = re.compile(
-    r"(?:\b(?:the|my|our)\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(])|答案\s*(?:是|为|:|：))\s*(?:\*\*)?\s*[:：]?",
+    # "the correct/true/real answer is" too (red team, second pass: a correction after the box is a second answer)
+    r"(?:\b(?:the|my|our)\s+(?:(?:correct|true|real|right|actual|revised|corrected)\s+)?answer\s+(?:is|=)"
+    r"|\banswer\s*:|\bAnswer\b(?=\s*[$\\(])|答案\s*(?:是|为|:|：))\s*(?:\*\*)?\s*[:：]?",
     re.IGNORECASE,
 )
 _TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
