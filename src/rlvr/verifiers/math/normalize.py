@@ -39,6 +39,7 @@ _PERCENT_RE = re.compile(
 )
 _CURRENCY_RE = re.compile(r"\\\$|\$|€|£|¥|\\euro\b|\\pounds\b|\bUSD\b|\bRs\.?|₹")
 _THOUSANDS_RE = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_THOUSANDS_UNDERSCORE_RE = re.compile(r"-?\d{1,3}(?:_\d{3})+(?:\.\d+)?")
 _THOUSANDS_SPACE_RE = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 _REL_REPLACEMENTS = (
     # `\not` negates the relation after it (red team): `x \not= 5` is `x \neq 5`, `x \not\in A` is `x \notin A`
@@ -287,9 +288,12 @@ def unit_key(unit: str) -> str | None:
 
 
 def _fix_numbers(s: str) -> str:
-    r"""Thousands separators (`7,425,000`, `1 000`, `11,\!111`) and leading-dot decimals (`.4`)."""
-    if _THOUSANDS_SPACE_RE.match(s) or _THOUSANDS_RE.fullmatch(s):
-        s = s.replace(" ", "").replace(",", "")
+    r"""Thousands separators (`7,425,000`, `1 000`, `1_000`, `11,\!111`) and leading-dot decimals (`.4`).
+
+    `1_000` is Python's grouping of 1000, never 1 with a subscript 000 (no base; red team).
+    """
+    if _THOUSANDS_SPACE_RE.match(s) or _THOUSANDS_RE.fullmatch(s) or _THOUSANDS_UNDERSCORE_RE.fullmatch(s):
+        s = s.replace(" ", "").replace(",", "").replace("_", "")
     return re.sub(r"(?<![\d}])\.(?=\d)", "0.", s)
 
 
