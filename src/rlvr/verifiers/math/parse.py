@@ -132,7 +132,7 @@ def _imaginary(x: Any) -> Any:
 
 
 def _undefined(x: Any) -> bool:
-    r"""True when `x` divides by zero or takes the logarithm of zero (`5 + \frac{0}{0}`, `\frac{1}{0} - \frac{1}{0}`).
+    r"""True when `x` divides by zero or meets a pole (`5 + \frac{0}{0}`, `\frac{1}{0} - \frac{1}{0}`, `\cot 0`).
 
     The parsers keep such terms unevaluated, and simplification then cancels them (`5 + 0/0 - 5`
     is 0): an answer with an undefined term has no value and equals nothing (red team).
@@ -146,7 +146,15 @@ def _undefined(x: Any) -> bool:
             return True
         if isinstance(node, sympy.log) and node.args and node.args[0].is_zero:
             return True
+        if isinstance(node, _POLES) and not node.free_symbols and node.func(*node.args) is sympy.zoo:
+            return True  # `\tan\frac{\pi}{2}`, `\cot 0`
+        if isinstance(node, (sympy.factorial, sympy.gamma)) and node.args[0].is_integer and (
+                node.args[0].is_negative or (isinstance(node, sympy.gamma) and node.args[0].is_zero)):
+            return True  # `(-1)!`, `\Gamma(0)`
     return False
+
+
+_POLES = (sympy.tan, sympy.cot, sympy.sec, sympy.csc)
 
 
 @functools.lru_cache(maxsize=8192)
