@@ -71,6 +71,9 @@ WITHDRAWN = [
     Case("boxed-bracket-wrong", "5", "\\boxed{5} (wrong)", "incorrect"),
     Case("not-before-another-value", "5", "The answer is 5 (not 3).", "correct"),
     Case("bracket-other-words", "5", "The answer is 5 (see above).", "correct"),
+    Case("comma-not-other-value", "5", "The answer is 5, not 3.", "correct"),  # was no answer (a false fail)
+    Case("comma-not-other-value-is-not-it", "3", "The answer is 5, not 3.", "incorrect"),
+    Case("comma-not-alone", "5", "The answer is 5, not.", "incorrect"),
 ]
 
 

@@ -75,7 +75,7 @@ _ANSWER_RE = re.compile(
 _TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 # Where the answer after a marker ends: "18 because ...", "7, which ...", "7 (since 3 + 4 = 7)", "34. Then".
 _CLAUSE = (
-    r"\s+(?:because|since|which|where|but)\b|,\s*(?:which|since|because|so|where|as|but)\b|[.!?;]\s"
+    r"\s+(?:because|since|which|where|but)\b|,\s*(?:which|since|because|so|where|as|but|not)\b|[.!?;]\s"
     r"|\s+(?:--?|[—–])\s+(?![-+]?[\d(.\\]|[a-z]\b|(?:sqrt|exp|log|ln|sin|cos|tan|pi|e)\b)|\s*\((?=[^()]*(?:(?<![\\a-zA-Z])[a-zA-Z]{2,}|=))"
 )
 _CLAUSE_RE = re.compile(_CLAUSE, re.IGNORECASE)
