@@ -93,7 +93,7 @@ class ToolCaller:
 def record_episode(tokenizer: Any, turns: int) -> tuple[list[Message], list[dict[str, Any]] | None, list[Turn]]:
     """Play the episode once in the driver; return its prompt, tool schemas and turns."""
     env = make("math/reasoning-gym-tool-v1", task="basic_arithmetic", size=1, max_turns=turns + 1,
-               isolation="inline")
+               scoring="inline")
     try:
         tool = env.spec.tools[0]["function"]["name"]
         run = EpisodeRun(env.episode_copy(), env.tasks[0], tokenizer=tokenizer, layout="episode")

@@ -58,7 +58,7 @@ class Tally:
             self.wrong_ids.append(f"{case_id} (false fail)")
 
 
-_INLINE = MathConfig(isolation="inline")
+_INLINE = MathConfig(scoring="inline")
 
 
 def rlvr_correct(gold: str, response: str) -> bool:

@@ -8,7 +8,7 @@ toxicology, Spider department_store) verified against itself:
 - BIRD-style: the evaluator of BIRD's `evaluation.py` in a few lines: one ordinary (writable)
   `sqlite3` connection per item, run the prediction then the gold, `set(pred) == set(gold)`, no
   commit (as there); BIRD bounds time with `func_timeout`, here a 10 s `interrupt()` stands in.
-- rlvr inline, cold: `SQLVerifier(isolation="inline")`, the per-process gold cache emptied
+- rlvr inline, cold: `SQLVerifier(scoring="inline")`, the per-process gold cache emptied
   before each item (every item pays extraction, sqlglot, two read-only connections, comparison).
 - rlvr inline, GRPO group of 4: 4 responses per task, so the gold runs once and 3 hits are cached.
 - rlvr process pool: `verify_batch` with 1 and 2 worker processes (hard timeouts; the default).
@@ -73,7 +73,7 @@ def timed(fn: Callable[[], int], n: int) -> tuple[int, float]:
 
 def throughput(pairs: list[tuple[str, str]], repeat: int) -> list[dict[str, str]]:
     refs = [{"gold": g, "db": db} for g, db in pairs]
-    inline = SQLVerifier(isolation="inline")
+    inline = SQLVerifier(scoring="inline")
 
     def run_bird() -> int:
         return sum(bird_style(g, g, db) for g, db in pairs)

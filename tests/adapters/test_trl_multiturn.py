@@ -7,6 +7,7 @@ shipped `qwen2_5.jinja` tool template (SmolLM2's own template cannot render tool
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 pytestmark = pytest.mark.trl
 trl = pytest.importorskip("trl")
@@ -30,8 +32,9 @@ from rlvr.adapters.trl_multiturn import (  # noqa: E402
     tool_calling_tokenizer,
 )
 from rlvr.core.errors import AdapterError, ConfigError  # noqa: E402
-from rlvr.core.types import Message, Verdict  # noqa: E402
+from rlvr.core.types import EnvSpec, Message, Task, Verdict  # noqa: E402
 from rlvr.environments.multi_turn import MultiTurnEnv, ToolEnv  # noqa: E402
+from rlvr.verifiers.registry import get_verifier  # noqa: E402
 
 TRL_GC_WARNING = "ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"
 EASY = {"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1, "operators": ["+", "-"]}
@@ -396,3 +399,63 @@ def test_train_command_rollout_func_path_two_steps(tiny_dir: Path, tmp_path: Pat
     with pytest.raises(ConfigError, match="multi-turn path must be one of"):
         train_command(backend="trl", env=TOOL_ENV_ID, env_args={"size": 8}, model=str(tiny_dir), steps=1,
                       output=tmp_path / "bad", multi_turn="magic", trainer_args={})
+
+
+TASKS = [Task(id=f"t{i}", prompt=(Message(role="user", content=f"Say {i}."),), reference=str(i)) for i in range(4)]
+
+
+class WhoAmIEnv(ToolEnv):
+    """A tool env whose tool is a bound method reading the episode's task (like SQLToolEnv.execute_sql)."""
+
+    def __init__(self) -> None:
+        super().__init__(TASKS, get_verifier("math"), EnvSpec(id="test/whoami-v1", max_turns=3), [self.whoami])
+
+    def whoami(self) -> str:
+        """Name the current task."""
+        return "none" if self.task is None else self.task.id
+
+
+class Point(BaseModel):
+    x: int
+
+
+def _children() -> int:
+    psutil = pytest.importorskip("psutil")  # an accelerate dependency, so present wherever TRL is
+    return len(psutil.Process().children(recursive=True))
+
+
+def test_env_class_bound_tools_and_one_verifier_pool_for_many_instances() -> None:
+    cls = environment_factory(WhoAmIEnv)  # a class is a factory (before: treated as an instance, AttributeError)
+    proto = cls._rlvr_prototype
+    try:
+        rows = [dict(r) for r in to_dataset(proto)]
+        before = _children()
+        instances = [cls() for _ in range(20)]  # TRL keeps one per concurrent rollout for the whole run
+        for i, inst in enumerate(instances):
+            inst.reset(**rows[i % len(rows)])
+        assert [inst.whoami() for inst in instances[:4]] == ["t0", "t1", "t2", "t3"]  # each sees its own episode
+        completions = [[{"role": "assistant", "content": rf"\boxed{{{i % 4}}}"}] for i in range(20)]
+        rewards = EpisodeReward("whoami")(prompts=[None] * 20, completions=completions, environments=instances)
+        assert rewards == [1.0] * 20
+        assert all(inst.env.verifier is proto.verifier for inst in instances)
+        assert _children() - before <= proto.verifier.config.workers  # before: one worker process per instance (20)
+        del instances
+        gc.collect()
+    finally:
+        proto.close()
+
+
+def test_tool_types_trl_cannot_show_fail_at_factory_time() -> None:
+    def place(p: Point) -> str:
+        """Place a point.
+
+        Args:
+            p: the point.
+        """
+        return str(p.x)
+
+    env = ToolEnv(TASKS, get_verifier("math", scoring="inline"), EnvSpec(id="test/point-v1", max_turns=3), [place])
+    with pytest.raises(ConfigError, match=r"'place'.*get_json_schema.*rollout_func"):
+        environment_factory(env)  # before: accepted here, then GRPOTrainer failed rendering the prompt
+    with pytest.raises(ConfigError, match="not an rlvr Environment"):
+        environment_factory(lambda: "not an env")

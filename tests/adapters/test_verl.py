@@ -8,6 +8,9 @@
   recorded ids; `response_mask` is 0 exactly on environment tokens;
 - parity: every record of `tests/data/parity/rollouts.json` replayed through veRL gives rlvr's
   recorded reward, status, prompt ids, response ids and loss mask.
+- error verdicts under both trainers: the legacy trainer's NaN switch reaches `RlvrAgentLoop`; the v1
+  trainer's `AgentLoopWorkerTQ` + `ReplayBuffer` (over a local Ray + TransferQueue, `transfer_queue`,
+  part of verl's `verl-core` extra) drop the failed rollout and train on the rest.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import uuid
 import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -349,3 +353,130 @@ def test_parity_records_replay_through_verl(tokenizer: Any) -> None:
         assert got["prompt_ids"] == expected["prompt_ids"], record["id"]
         assert got["response_ids"] == expected["response_ids"], record["id"]
         assert got["response_mask"] == expected["loss_mask"], record["id"]
+
+
+def _verl(*modules: str) -> None:
+    """Skip without veRL; import veRL's modules once with ray's import-time DeprecationWarning silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in ("verl", "torch", "verl.experimental.agent_loop.agent_loop", "rlvr.adapters.verl_agent",
+                     *modules):
+            pytest.importorskip(name)
+
+
+def _records(kind: str) -> dict[str, Any]:
+    if not FIXTURE.is_file():
+        pytest.skip(f"parity fixture {FIXTURE} missing (scripts/record_parity.py writes it)")
+    records = json.loads(FIXTURE.read_text())["records"]
+    record = next(r for r in records if r["multi_turn"] and r["kind"] == kind)
+    assert (record["env_id"], record["env_args"]) == (MT_ID, MT_ARGS)
+    return dict(record)
+
+
+@pytest.mark.verl
+def test_legacy_overrides_compose_and_reach_the_agent_loop(tmp_path: Path, tokenizer: Any) -> None:
+    """The legacy-trainer NaN switch composes with veRL's config and reaches `RlvrAgentLoop` (whose
+    `agent_loop.yaml` still says `raise`): an error verdict then scores NaN instead of raising."""
+    _verl()
+    from rlvr.adapters.verl import verl_config
+    from rlvr.adapters.verl_agent import ReplayServerManager, _instantiate_loop, _record_row
+
+    env = rlvr.make(MT_ID, **MT_ARGS)
+    export_verl(env, tmp_path, env_id=MT_ID, env_args=MT_ARGS, limit=2)
+    env.close()
+    config = verl_config(verl_overrides(tmp_path, model=str(tokenizer.name_or_path), steps=1,
+                                        trainer_args=["trainer.use_v1=False"]))
+    assert config.trainer.use_v1 is False
+    assert math.isnan(config.reward.custom_reward_function.reward_kwargs.on_error)
+    record = _records("oracle")
+    row = {**_record_row(record), "reward_model": {"style": "rule", "ground_truth": json.dumps("")}}
+    turns = [t["ids"] for t in record["turns"] if t["role"] == "assistant"]
+
+    async def run() -> Any:
+        loop = _instantiate_loop(config, "rlvr_agent", ReplayServerManager(turns), tokenizer)
+        assert loop.on_error == "nan"
+        return await loop.run({"temperature": 1.0}, **row)
+
+    output = asyncio.run(run())
+    assert math.isnan(output.reward_score) and output.extra_fields["reward_extra_info"]["rlvr_status"] == "error"
+    assert output.response_ids == record["expected"]["response_ids"]
+
+
+@pytest.mark.verl
+def test_v1_trainer_drops_the_failed_rollout_and_trains_on_the_rest(tmp_path: Path, tokenizer: Any) -> None:
+    """The default `on_error='raise'` in the trainer `main_ppo` runs with rlvr's overrides (v1, sync):
+    veRL's own `AgentLoopWorkerTQ` runs two prompts x 2 rollouts through `RlvrAgentLoop`, one prompt with
+    a broken reference (error verdict). Its group is tagged `failure` and none of its trajectories
+    reaches the TransferQueue; veRL's sync `ReplayBuffer` then samples the healthy group's two
+    trajectories with their real rewards, so training goes on and nothing learns a fake 0."""
+    _verl("transfer_queue", "verl.trainer.ppo.v1.agent_loop_tq")
+    import numpy as np
+    import pyarrow as pa
+    import ray
+    import transfer_queue as tq
+    from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopWorkerTQ
+    from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
+    from verl.utils import tensordict_utils as tu
+    from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+    from verl.workers.rollout.replica import TokenOutput
+
+    from rlvr.adapters.verl import verl_config
+
+    record = _records("oracle")
+    turns = [t["ids"] for t in record["turns"] if t["role"] == "assistant"]
+    env = rlvr.make(MT_ID, **MT_ARGS)
+    export_verl(env, tmp_path, env_id=MT_ID, env_args=MT_ARGS)
+    env.close()
+    rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    good = next(r for r in rows if r["extra_info"]["task_id"] == record["task_id"])
+    broken = json.loads(json.dumps(good))
+    broken["reward_model"]["ground_truth"], broken["extra_info"]["index"] = json.dumps(""), 99
+    pq.write_table(pa.Table.from_pylist([good, broken]), str(tmp_path / "train.parquet"))
+    config = verl_config(verl_overrides(tmp_path, model=str(tokenizer.name_or_path), steps=1,
+                                        trainer_args=["actor_rollout_ref.rollout.n=2"]))
+    assert config.trainer.use_v1 is True and config.trainer.v1.trainer_mode == "sync"
+
+    class Replay:  # one recorded episode per rollout (request id), as a server manager
+        def __init__(self) -> None:
+            self.left: dict[str, list[list[int]]] = {}
+
+        async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any],
+                           **kwargs: Any) -> Any:
+            return TokenOutput(token_ids=self.left.setdefault(request_id, list(turns)).pop(0), stop_reason="completed")
+
+    dataset = RLHFDataset(data_files=[str(tmp_path / "train.parquet")], tokenizer=tokenizer, config=config.data)
+    batch_dict = collate_fn([dataset[0], dataset[1]])
+    uids = [str(uuid.uuid4()) for _ in range(2)]
+    batch_dict["uid"] = np.array(uids, dtype=object)
+    batch = tu.get_tensordict(batch_dict)  # what PPOTrainer._next_train_batch / _submit_batch_to_rollout send
+    tu.assign_non_tensor_data(batch, "global_steps", 1)
+
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)  # TQ's controller + 2 storage actors
+    try:
+        tq.init()
+        tq.kv_batch_put(keys=uids, partition_id="train",
+                        tags=[{"is_prompt": True, "status": "pending", "global_steps": 1}] * 2)
+
+        async def generate() -> None:
+            worker = AgentLoopWorkerTQ.__ray_metadata__.modified_class(config, llm_client=Replay())
+            await worker.generate_sequences(batch)
+            while worker.background_tasks:
+                await asyncio.sleep(0.05)
+
+        asyncio.run(generate())
+        tags = tq.kv_list(partition_id="train")["train"]
+        assert (tags[uids[0]]["status"], tags[uids[1]]["status"]) == ("finished", "failure")
+        assert sorted(k for k in tags if "_" in k) == [f"{uids[0]}_0_0", f"{uids[0]}_1_0"]
+        buffer = ReplayBuffer(trainer_mode="sync", trainer_config={}, max_off_policy_threshold=8,
+                              max_off_policy_strategy="drop", sampler_kwargs={}, poll_interval=0.05,
+                              train_batch_size=2, gen_batch_size=2)
+        meta, _metrics = buffer.sample(global_steps=1, partition_id="train", batch_size=2)
+        assert sorted(meta.keys) == [f"{uids[0]}_0_0", f"{uids[0]}_1_0"]
+        data = tq.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["rm_scores", "response_mask"])
+        scores = data["rm_scores"].to_padded_tensor(padding=0.0).sum(dim=1).tolist()
+        assert scores == [record["expected"]["reward"]] * 2 == [1.0, 1.0]
+        masks = data["response_mask"].to_padded_tensor(padding=-1)
+        assert [m[m >= 0].tolist() for m in masks] == [record["expected"]["loss_mask"]] * 2
+    finally:
+        tq.close()
+        ray.shutdown()

@@ -1,4 +1,8 @@
-"""veRL export files, overrides and `compute_score` without veRL installed (core venv; pyarrow comes with datasets)."""
+"""veRL export files, overrides and `compute_score` without veRL installed (core venv; pyarrow comes with datasets).
+
+The overrides pin veRL's v1 trainer (which drops failed rollouts) and switch a legacy-trainer run to NaN scores; a
+re-export keeps veRL's checkpoints and the user's files.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from rlvr.adapters.export import close_cached_envs, encode_reference, read_manif
 from rlvr.adapters.verl import (  # noqa: E402
     AGENT_LOOP_TARGET,
     AGENT_NAME,
+    ON_ERROR_KEY,
     ErrorVerdict,
     compute_score,
     export_verl,
@@ -116,7 +121,7 @@ def test_export_refuses_non_empty_folder_and_bad_sizes(st_env: Any, tmp_path: Pa
         export_verl(st_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS)
     assert (tmp_path / "keep.txt").exists()
     export_verl(st_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, limit=1, overwrite=True)
-    assert (tmp_path / "keep.txt").exists()  # overwrite replaces the export's files only (test_verl_review.py)
+    assert (tmp_path / "keep.txt").exists()  # overwrite replaces the export's files only (see test_overwrite_keeps_...)
     with pytest.raises(ConfigError, match="val_size"):
         export_verl(st_env, tmp_path / "b", env_id=ST_ID, env_args=ST_ARGS, val_size=6)
     with pytest.raises(ConfigError, match="limit"):
@@ -191,3 +196,55 @@ def test_overrides_reject_bad_input(st_env: Any, tmp_path: Path) -> None:
         verl_overrides(tmp_path, model="m", steps=0)
     with pytest.raises(ConfigError, match="key=value"):
         verl_overrides(tmp_path, model="m", steps=1, trainer_args=["--lr 1e-5"])
+
+
+def _value(overrides: list[str], key: str) -> str | None:
+    found = [o.split("=", 1)[1] for o in overrides if o.lstrip("+").split("=", 1)[0] == key]
+    return found[-1] if found else None
+
+
+def test_overwrite_keeps_checkpoints_and_user_files(st_env: Any, tmp_path: Path) -> None:
+    """Bug: `overwrite=True` ran `shutil.rmtree` on the folder. `rlvr train` re-exports into the same
+    folder with overwrite on every run, and the overrides keep veRL's checkpoints in
+    `<export>/checkpoints`, so a rerun deleted the checkpoints veRL's `resume_mode=auto` resumes from
+    (and `-o .` would have deleted the user's files). Now only the export's own files are replaced."""
+    export_verl(st_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, limit=2, val_size=1)
+    checkpoint = tmp_path / "checkpoints" / "global_step_1" / "actor.pt"
+    checkpoint.parent.mkdir(parents=True)
+    checkpoint.write_bytes(b"weights")
+    (tmp_path / "notes.txt").write_text("mine")
+    manifest = export_verl(st_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, limit=3, overwrite=True)
+    assert checkpoint.read_bytes() == b"weights" and (tmp_path / "notes.txt").read_text() == "mine"
+    assert not (tmp_path / "val.parquet").exists()  # a stale file of the previous export is gone
+    assert "val" not in manifest.files and read_manifest(tmp_path).n_train == 3
+    assert pq.read_table(tmp_path / "train.parquet").num_rows == 3
+
+
+def test_overrides_pin_the_v1_trainer_and_an_absolute_model_path(st_env: Any, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bugs: (a) rlvr's error handling relies on veRL's v1 trainer dropping failed rollouts, but the
+    overrides left the trainer choice to veRL's default; (b) a relative local model path was passed
+    as is although `rlvr train` starts veRL in its output folder (another cwd)."""
+    export_verl(st_env, tmp_path / "export", env_id=ST_ID, env_args=ST_ARGS, limit=2)
+    (tmp_path / "models" / "smol").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    overrides = verl_overrides("export", model="models/smol", steps=1)
+    assert _value(overrides, "actor_rollout_ref.model.path") == str((tmp_path / "models" / "smol").resolve())
+    assert _value(overrides, "trainer.use_v1") == "True" and _value(overrides, ON_ERROR_KEY) is None
+    hub = verl_overrides("export", model="Qwen/Qwen2.5-0.5B-Instruct", steps=1)
+    assert _value(hub, "actor_rollout_ref.model.path") == "Qwen/Qwen2.5-0.5B-Instruct"  # a hub id stays
+
+
+def test_legacy_trainer_scores_error_verdicts_nan(st_env: Any, tmp_path: Path) -> None:
+    """Bug: with `trainer.use_v1=False` (veRL's legacy `RayPPOTrainer`, which gathers rollouts without
+    tolerating exceptions) the default `on_error='raise'` stopped the whole run at the first error
+    verdict. The overrides now switch such runs to NaN scores, unless the user chose `on_error`."""
+    export_verl(st_env, tmp_path, env_id=ST_ID, env_args=ST_ARGS, limit=2)
+    legacy = verl_overrides(tmp_path, model="m", steps=1, trainer_args=["trainer.use_v1=False"])
+    assert _value(legacy, "trainer.use_v1") == "False" and _value(legacy, ON_ERROR_KEY) == "nan"
+    assert f"+{ON_ERROR_KEY}=nan" in legacy
+    chosen = verl_overrides(tmp_path, model="m", steps=1,
+                            trainer_args=["trainer.use_v1=false", f"+{ON_ERROR_KEY}=raise"])
+    assert [o for o in chosen if ON_ERROR_KEY in o] == [f"+{ON_ERROR_KEY}=raise"]
+    v1 = verl_overrides(tmp_path, model="m", steps=1, trainer_args=["trainer.use_v1=False", "trainer.use_v1=True"])
+    assert _value(v1, ON_ERROR_KEY) is None

@@ -158,3 +158,38 @@ def test_native_arguments_never_raise(arguments: str) -> None:
     (call,) = parse_actions(_assistant(calls=(ToolCall(id="x", name="t", arguments=arguments),)))
     assert isinstance(call.arguments, dict) and (call.ok or "JSON" in (call.error or ""))
     assert call.ok == (call.error is None) and (call.ok or call.arguments == {})
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('<sql>SELECT \'<tool_call>{"name": "x"}</tool_call>\'</sql>',
+         [("execute_sql", {"query": 'SELECT \'<tool_call>{"name": "x"}</tool_call>\''})]),
+        ('```bash\necho \'<tool_call>{"name": "bash", "arguments": {"command": "rm"}}</tool_call>\'\n```',
+         [("bash", {"command": 'echo \'<tool_call>{"name": "bash", "arguments": {"command": "rm"}}</tool_call>\''})]),
+        ('<tool_call>{"name": "py", "arguments": {"code": "x = 1\\n```bash\\nls\\n```"}}</tool_call>',
+         [("py", {"code": "x = 1\n```bash\nls\n```"})]),
+        ("```bash\r\nls -la\r\n```\r\n<sql>SELECT 1</sql>", [("bash", {"command": "ls -la"}),
+                                                           ("execute_sql", {"query": "SELECT 1"})]),
+    ],
+    ids=["hermes-inside-sql", "hermes-inside-fence", "fence-inside-hermes-json", "crlf-fence"],
+)
+def test_text_actions_do_not_nest(content: str, expected: list[tuple[str, dict[str, str]]]) -> None:
+    calls = parse_actions(Message(role="assistant", content=content), ALL)
+    assert [(c.name, c.arguments) for c in calls] == expected and all(c.ok for c in calls)
+
+
+@pytest.mark.parametrize(
+    ("raw", "arguments", "error"),
+    [("null", {}, None), ('"{\\"a\\": 1}"', {"a": 1}, None), ("   ", {}, None), ('"x"', {}, ""),
+     ("[1]", {}, "got list")],
+)
+def test_native_arguments_decoded_like_text_ones(raw: str, arguments: dict[str, int], error: str | None) -> None:
+    # error: None = parsed; a text = an error containing it ('' = any error)
+    call = ToolCall(id="1", name="a", arguments=raw)
+    native = parse_actions(Message(role="assistant", content="", tool_calls=(call,)))
+    body = f'{{"name": "a", "arguments": {raw if raw.strip() else "null"}}}'
+    text = parse_actions(Message(role="assistant", content=f"<tool_call>{body}</tool_call>"), ALL)
+    for parsed in (native[0], text[0]):
+        assert parsed.arguments == arguments
+        assert (parsed.error is None) if error is None else (error in str(parsed.error))

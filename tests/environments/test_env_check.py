@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from rlvr.core.errors import ConfigError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task
 from rlvr.environments.check import CheckReport, check
 from rlvr.environments.single_turn import SingleTurnEnv
@@ -106,3 +108,10 @@ def test_tasks_are_spread_evenly_over_the_dataset() -> None:
 
     assert [t.id for t in spread_tasks(TASKS, 3)] == ["t0", "t2", "t4"]
     assert spread_tasks(TASKS, 10) == TASKS and spread_tasks([], 3) == []
+
+
+def test_check_without_reference_solutions_says_what_to_add(tmp_path):
+    rows = tmp_path / "stdio.jsonl"
+    rows.write_text(json.dumps({"id": "a", "problem": "add", "cases": [{"input": "1 2\n", "output": "3\n"}]}) + "\n")
+    with pytest.raises(ConfigError, match=r"reference solution.*solution"):
+        check("code/stdio-v1", n=1, env_kwargs={"path": str(rows)})

@@ -13,6 +13,7 @@ import rlvr
 from rlvr.core import registry as registry_module
 from rlvr.core.errors import ConfigError
 from rlvr.core.registry import Registry
+from rlvr.environments.registry import make
 from rlvr.environments.registry import registry as default_registry
 
 PLUGIN = textwrap.dedent(
@@ -95,3 +96,8 @@ def test_entry_point_plugins_are_discovered(plugin_module: str, monkeypatch: pyt
     assert len(reg.make("fake/hooked-v1").tasks) == 3  # registered defaults applied
     reg.ids()
     assert calls == [group]  # scanned once
+
+
+def test_missing_factory_argument_is_a_config_error_naming_it():
+    with pytest.raises(ConfigError, match=r"code/stdio-v1.*'path'.*--env-arg"):
+        make("code/stdio-v1")

@@ -17,7 +17,7 @@ from rlvr.core.types import Message
 from rlvr.environments.gym import GymnasiumEnv, GymTextEnv, UnicodeText, from_gymnasium, render_messages
 from rlvr.environments.multi_turn import tool_call_message
 
-INLINE = {"isolation": "inline"}
+INLINE = {"scoring": "inline"}
 
 
 class GuessNumber(gymnasium.Env[str, str]):

@@ -24,7 +24,7 @@ from rlvr.verifiers.reasoning_gym import ReasoningGymVerifier
 from rlvr.verifiers.testing import ConstantVerifier
 from rlvr.verifiers.wrappers import FormatReward
 
-INLINE = {"isolation": "inline"}
+INLINE = {"scoring": "inline"}
 
 
 def _write(path: Path, rows: list[dict[str, object]]) -> Path:
@@ -147,10 +147,10 @@ def test_format_weight_wraps_the_verifier() -> None:
 
 
 def test_factory_arguments_from_cli_strings(gsm8k_path: Path) -> None:
-    kwargs = parse_env_args([f"path={gsm8k_path}", "limit=3", "format_weight=0.5", "timeout_s=7", "isolation=inline"])
+    kwargs = parse_env_args([f"path={gsm8k_path}", "limit=3", "format_weight=0.5", "timeout_s=7", "scoring=inline"])
     env = rlvr.make("math/gsm8k-v1", **kwargs)
     assert len(env.tasks) == 3 and env.verifier.config.timeout_s == 7
-    kwargs = parse_env_args(["size=4", "config.max_terms=2", "config.min_terms=2", "isolation=inline"])
+    kwargs = parse_env_args(["size=4", "config.max_terms=2", "config.min_terms=2", "scoring=inline"])
     assert len(rlvr.make("math/reasoning-gym-v1", **kwargs).tasks) == 4
     with pytest.raises(ConfigError, match="rejected its configuration"):
         make_easy_arithmetic(no_such_option=1)
@@ -224,7 +224,7 @@ def test_easy_arithmetic_validates_size() -> None:
 
 
 def test_step_protocol_errors() -> None:
-    env = make_easy_arithmetic(size=5, isolation="inline")
+    env = make_easy_arithmetic(size=5, scoring="inline")
     with pytest.raises(ConfigError, match=r"call env\.reset\(\) \(or env\.reset_sync\(\)\) first"):
         env.step_sync("\\boxed{1}")
     env.reset_sync(seed=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -50,7 +51,7 @@ def release() -> Iterator[threading.Event]:
 
 def _env(**kwargs: object) -> ToolEnv:
     tools = kwargs.pop("tools", [multiply, fail])
-    return ToolEnv(TASKS, get_verifier("math", isolation="inline"), SPEC, tools, **kwargs)  # type: ignore[arg-type]
+    return ToolEnv(TASKS, get_verifier("math", scoring="inline"), SPEC, tools, **kwargs)  # type: ignore[arg-type]
 
 
 def test_native_tool_episode_scores_final_answer() -> None:
@@ -203,7 +204,7 @@ class Countdown(MultiTurnEnv):
 
 
 def test_custom_multi_turn_env_and_final_response() -> None:
-    env = Countdown(TASKS, get_verifier("math", isolation="inline"), SPEC, reward_weights={"length": 0.01})
+    env = Countdown(TASKS, get_verifier("math", scoring="inline"), SPEC, reward_weights={"length": 0.01})
     env.reset_sync(seed=3)
     results = [env.step_sync(text) for text in ("\\boxed{1}", "\\boxed{2}", "\\boxed{4}")]
     assert results[0].messages[0].content == "again (2 left)"
@@ -239,7 +240,7 @@ def test_verifier_per_call_timeout(release: threading.Event) -> None:
 def test_scoring_has_one_deadline() -> None:
     """A stock process-isolated verifier's pool deadline is the only one; inline verifiers get the backstop."""
     pooled = get_verifier("math")
-    inline = get_verifier("math", isolation="inline")
+    inline = get_verifier("math", scoring="inline")
     try:
         assert MultiTurnEnv(TASKS, pooled, SPEC).scoring_deadline() is None
         assert MultiTurnEnv(TASKS, inline, SPEC).scoring_deadline() == inline.config.timeout_s + 5.0
@@ -276,3 +277,33 @@ def test_non_finite_step_component_is_a_config_error() -> None:
     env.reset_sync(TASKS[0])
     with pytest.raises(ConfigError, match=r"non-finite components \['length'\]"):
         env.step_sync("x")
+
+
+class WhoAmIEnv(ToolEnv):
+    """A tool env whose tool is a bound method reading the episode's task (like SQLToolEnv.execute_sql)."""
+
+    def __init__(self) -> None:
+        tasks = [Task(id=f"t{i}", prompt=(Message(role="user", content="q"),), reference=str(i)) for i in range(4)]
+        super().__init__(tasks, get_verifier("math", scoring="inline"), EnvSpec(id="test/whoami-v1", max_turns=3),
+                         [self.whoami])
+
+    def whoami(self) -> str:
+        """Name the current task."""
+        return "none" if self.task is None else self.task.id
+
+
+def test_shallow_copies_rebind_bound_method_tools() -> None:
+    proto = WhoAmIEnv()
+    clones = [copy.copy(proto) for _ in range(3)]  # what the rollout driver and the TRL adapter do per episode
+
+    async def episode(env: ToolEnv, task: Task) -> str:
+        await env.reset(task)
+        result = await env.step(tool_call_message("whoami", {}))
+        return result.messages[0].content
+
+    async def run() -> list[str]:
+        return await asyncio.gather(*(episode(c, t) for c, t in zip(clones, proto.tasks[1:], strict=True)))
+
+    assert asyncio.run(run()) == ["t1", "t2", "t3"]  # before: every copy answered "none" (the prototype's task)
+    assert proto.tools["whoami"].fn.__self__ is proto and all(c.verifier is proto.verifier for c in clones)
+    assert all(c.tools["whoami"].schema == proto.tools["whoami"].schema for c in clones)

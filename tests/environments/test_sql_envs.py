@@ -6,6 +6,7 @@ import hashlib
 import importlib.metadata
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from rlvr.environments.sql import (
     make_text2sql,
     make_text2sql_interactive,
 )
+from rlvr.environments.sql_data import format_cell
 
 SQL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sql"
 
@@ -52,7 +54,7 @@ def _sha(path: Path) -> str:
 
 def test_bird_single_turn_prompt_and_oracle(bird):
     questions, db_dir = bird
-    env = rlvr.make("sql/text2sql-v1", path=str(questions), db_dir=str(db_dir), limit=5, isolation="inline")
+    env = rlvr.make("sql/text2sql-v1", path=str(questions), db_dir=str(db_dir), limit=5, scoring="inline")
     task = env.tasks[0]
     user = task.prompt[-1].content
     assert "CREATE TABLE superhero" in user and "Question: Please list all the superpowers of 3-D Man." in user
@@ -81,7 +83,7 @@ def test_spider_rows_with_question_and_gold_keys(tmp_path):
     rows = [{"question": f"question {i}", "query": g, "db_id": "department_store"} for i, g in enumerate(golds[:6])]
     path = tmp_path / "spider.json"
     path.write_text(json.dumps(rows))
-    env = make_text2sql(str(path), db_dir=str(SQL / "spider"), schema="columns", sample_rows=2, isolation="inline")
+    env = make_text2sql(str(path), db_dir=str(SQL / "spider"), schema="columns", sample_rows=2, scoring="inline")
     assert len(env.tasks) == 6
     user = env.tasks[0].prompt[-1].content
     assert "Products(" in user and "example rows of Products" in user
@@ -111,7 +113,7 @@ def test_loader_errors_name_the_row(bird, tmp_path):
 
 def _interactive(bird_data, **kwargs) -> SQLToolEnv:
     questions, db_dir = bird_data
-    return make_text2sql_interactive(str(questions), db_dir=str(db_dir), limit=3, isolation="inline", **kwargs)
+    return make_text2sql_interactive(str(questions), db_dir=str(db_dir), limit=3, scoring="inline", **kwargs)
 
 
 def test_interactive_text_actions_then_solution(bird_copy):
@@ -197,7 +199,7 @@ def test_chinook_default_builds_and_every_gold_is_correct(tmp_path, monkeypatch)
     path = chinook_db()
     assert path.parent == tmp_path / "sql" and path.is_file()
     assert chinook_db() == path  # cached: built once
-    env = rlvr.make("sql/text2sql-v1", isolation="inline")
+    env = rlvr.make("sql/text2sql-v1", scoring="inline")
     assert len(env.tasks) == 30 and env.tasks[0].id == "chinook-1"
     assert "CREATE TABLE PlaylistTrack" in env.tasks[0].prompt[-1].content
     from rlvr.verifiers.sql.execute import execute
@@ -208,3 +210,32 @@ def test_chinook_default_builds_and_every_gold_is_correct(tmp_path, monkeypatch)
         assert env.score(task, env.reference_actions(task)[0].content).status == "correct", task.id
     report = check("sql/text2sql-interactive-v1", n=5)
     assert report.passed, report.failures
+
+
+@pytest.fixture
+def shop_env(tmp_path):
+    db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"item{i}") for i in range(1, 21)])
+    conn.close()
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": "Ids and names?", "query": "SELECT id, name FROM t"}) + "\n")
+    return make_text2sql_interactive(str(questions), db=str(db), scoring="inline", max_turns=2, format_weight=0.1)
+
+
+def test_query_on_the_last_turn_earns_no_format_bonus(shop_env):
+    shop_env.reset_sync(shop_env.tasks[0])
+    first = shop_env.step_sync("<sql>SELECT 1</sql>")
+    assert first.info["components"]["format"] == 1.0
+    last = shop_env.step_sync("<sql>SELECT 2</sql>")
+    assert last.truncated and last.info["components"]["format"] == 0.0
+    assert last.verdict.status == "no_answer" and last.verdict.reward == pytest.approx(0.1)
+
+
+def test_tool_accepts_a_trailing_comment_and_keeps_rows_on_one_line(shop_env):
+    shop_env.reset_sync(shop_env.tasks[0])
+    step = shop_env.step_sync("<sql>SELECT 'a' || char(10) || 'b' AS v; -- two lines</sql>")
+    assert step.info["components"]["tool_errors"] == 0.0
+    assert "1 row\nv\na\\nb\n" in step.messages[-1].content
+    assert format_cell("x\r\ny") == "x\\r\\ny"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rlvr.core.errors import ConfigError
 from rlvr.environments.tools import Tool, ToolError, run_with_timeout, tool
@@ -286,3 +287,88 @@ def test_stuck_workers_do_not_block_later_calls(release: threading.Event) -> Non
     assert [type(r) for r in results[:3]] == [TimeoutError] * 3 and results[3:] == [7, 7, 7]
     release.set()  # the stuck workers finish and are reused
     assert asyncio.run(run_with_timeout(lambda: "again", 5.0)) == "again"
+
+
+def test_annotated_and_field_default_parameters() -> None:
+    def search(q: Annotated[str, Field(description="the query")], k: int = Field(3, ge=1, description="results"),
+               lang: Annotated[str, Field(description="ignored: the docstring wins")] = "en") -> str:
+        """Search.
+
+        Args:
+            lang: language code.
+        """
+        return f"{q}/{k}/{lang}"
+
+    t = Tool(search)
+    props = t.parameters["properties"]
+    assert props["q"] == {"description": "the query", "type": "string"}  # not dropped for lack of a docstring entry
+    assert props["k"] == {"default": 3, "description": "results", "minimum": 1, "type": "integer"}
+    assert props["lang"]["description"] == "language code."
+    assert t.parameters["required"] == ["q"]
+    assert asyncio.run(t.call({"q": "x"})) == "x/3/en"  # the default value, not the FieldInfo object
+    with pytest.raises(ToolError, match="greater than or equal to 1"):
+        asyncio.run(t.call({"q": "x", "k": 0}))
+
+
+def test_generator_tools_are_config_errors() -> None:
+    def items():  # type: ignore[no-untyped-def]
+        """Yield."""
+        yield 1
+
+    async def aitems():  # type: ignore[no-untyped-def]
+        """Yield."""
+        yield 1
+
+    for fn in (items, aitems):
+        with pytest.raises(ConfigError, match="generator function"):
+            Tool(fn)
+
+
+class _Custom(BaseException):
+    pass
+
+
+def _exit() -> str:
+    """Exit like argparse does on bad input."""
+    sys.exit(2)
+
+
+async def _aexit() -> str:
+    """Exit from a coroutine."""
+    raise SystemExit(3)
+
+
+def _custom() -> str:
+    """Raise a BaseException subclass."""
+    raise _Custom("boom")
+
+
+def _interrupt() -> str:
+    """Raise KeyboardInterrupt."""
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(("fn", "message"),
+                         [(_exit, "SystemExit: 2"), (_aexit, "SystemExit: 3"), (_custom, "_Custom: boom")])
+def test_system_exit_and_base_exceptions_are_tool_errors(fn: object, message: str) -> None:
+    with pytest.raises(ToolError, match=message):
+        asyncio.run(Tool(fn, timeout_s=2.0).call({}))  # type: ignore[arg-type]
+
+
+def test_stop_requests_propagate() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(Tool(_interrupt, timeout_s=2.0).call({}))
+
+    async def slow() -> str:
+        """Sleep."""
+        await asyncio.sleep(10)
+        return "late"
+
+    async def cancel_it() -> None:
+        task = asyncio.ensure_future(Tool(slow).call({}))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        await task
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(cancel_it())

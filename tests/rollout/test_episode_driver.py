@@ -71,7 +71,7 @@ class Scripted:
 
 @pytest.fixture(scope="module")
 def tool_env() -> Any:
-    env = make("math/reasoning-gym-tool-v1", task="basic_arithmetic", size=2, isolation="inline")
+    env = make("math/reasoning-gym-tool-v1", task="basic_arithmetic", size=2, scoring="inline")
     yield env
     env.close()
 

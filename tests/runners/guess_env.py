@@ -19,7 +19,7 @@ class GuessEnv(Environment):
     def __init__(self, size: int = 6, max_turns: int = 4) -> None:
         super().__init__()
         self.spec = EnvSpec(id="test/guess-v1", max_turns=max_turns, description="guess a number")
-        self.verifier = get_verifier("math", isolation="inline")
+        self.verifier = get_verifier("math", scoring="inline")
         self.tasks = [
             Task(id=f"guess-{i}", prompt=(Message(role="user", content="Guess my number between 1 and 100."),),
                  reference=str(7 + 13 * i))

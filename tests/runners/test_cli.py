@@ -29,7 +29,7 @@ def test_sample_then_verify(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in sample.read_text().splitlines()]
     assert len(rows) == 20 and {"prompt", "response", "reference", "expected"} <= set(rows[0])
     out = tmp_path / "out.jsonl"
-    result = runner.invoke(app, ["verify", str(sample), "-o", str(out), "--verifier-arg", "isolation=inline"])
+    result = runner.invoke(app, ["verify", str(sample), "-o", str(out), "--verifier-arg", "scoring=inline"])
     assert result.exit_code == 0, result.output
     assert "matches expected" in result.output and "20/20" in result.output
     assert len(out.read_text().splitlines()) == 20
@@ -38,7 +38,7 @@ def test_sample_then_verify(tmp_path: Path) -> None:
 def test_verify_bad_rows_and_strict(tmp_path: Path) -> None:
     inp = _write(tmp_path / "in.jsonl", [{"response": "\\boxed{2}", "reference": 2}, "{bad", {"reference": "1"}])
     out = tmp_path / "out.jsonl"
-    args = ["verify", str(inp), "-o", str(out), "--verifier-arg", "isolation=inline"]
+    args = ["verify", str(inp), "-o", str(out), "--verifier-arg", "scoring=inline"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "line 2: not valid JSON" in result.output and "line 3: missing key 'response'" in result.output
@@ -74,13 +74,13 @@ def test_custom_keys(tmp_path: Path) -> None:
     inp = _write(tmp_path / "in.jsonl", [{"completion": "\\boxed{5}", "gold": "5"}])
     out = tmp_path / "out.jsonl"
     result = runner.invoke(app, ["verify", str(inp), "-o", str(out), "--response-key", "completion",
-                                 "--reference-key", "gold", "--verifier-arg", "isolation=inline"])
+                                 "--reference-key", "gold", "--verifier-arg", "scoring=inline"])
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["verdict"]["status"] == "correct"
 
 
 def test_check_passes_and_fails() -> None:
-    ok = runner.invoke(app, ["check", "math/reasoning-gym-v1", "-a", "size=20", "-a", "isolation=inline", "-n", "3"])
+    ok = runner.invoke(app, ["check", "math/reasoning-gym-v1", "-a", "size=20", "-a", "scoring=inline", "-n", "3"])
     assert ok.exit_code == 0, ok.output
     assert "reference_correct" in ok.output and "FAIL" not in ok.output
     bad = runner.invoke(app, ["check", "math/reasoning-gym-v1", "-a", "size=20", "-a", "verifier=constant", "-n", "2"])
@@ -133,7 +133,7 @@ def test_verify_help_documents_output_columns() -> None:
 def test_verify_wrong_keys_hint_then_refused_resume(tmp_path: Path) -> None:
     inp = _write(tmp_path / "in.jsonl", [{"id": i, "resp": "\\boxed{1}", "gold": "1"} for i in range(4)])
     out = tmp_path / "out.jsonl"
-    args = ["verify", str(inp), "-o", str(out), "--verifier-arg", "isolation=inline"]
+    args = ["verify", str(inp), "-o", str(out), "--verifier-arg", "scoring=inline"]
     first = runner.invoke(app, args, terminal_width=400)
     assert first.exit_code == 0, first.output
     assert "hint:" in first.output and "all 4 rows lack key 'response' or 'reference'" in first.output
@@ -159,7 +159,7 @@ def test_verify_null_and_reserved_keys(tmp_path: Path) -> None:
     inp = _write(tmp_path / "in.jsonl", [{"response": None, "reference": "1"},
                                          {"response": "\\boxed{1}", "reference": "1", "verdict": "mine"}])
     result = runner.invoke(app, ["verify", str(inp), "-o", str(tmp_path / "o.jsonl"),
-                                 "--verifier-arg", "isolation=inline"], terminal_width=400)
+                                 "--verifier-arg", "scoring=inline"], terminal_width=400)
     assert result.exit_code == 0, result.output
     assert "line 1: key 'response' is null" in result.output
     assert result.output.count("already have 'verdict'") == 1

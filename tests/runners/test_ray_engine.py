@@ -69,7 +69,7 @@ SLOW_VERIFIER = textwrap.dedent(
         name = "poison"
 
         def __init__(self, **config):
-            super().__init__(VerifierConfig(**{"isolation": "inline", **config}))
+            super().__init__(VerifierConfig(**{"scoring": "inline", **config}))
 
         def scorer(self):
             return _poison

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 from guess_env import GuessEnv
 
-from rlvr.core.errors import ConfigError, DataError
+from rlvr.core.errors import ConfigError
 from rlvr.core.types import Message
 from rlvr.environments.registry import make
 from rlvr.runners.policies import (
@@ -21,7 +19,6 @@ from rlvr.runners.policies import (
     NoopPolicy,
     OraclePolicy,
     Policy,
-    ScriptPolicy,
     scripted_policy,
 )
 from rlvr.runners.rollout import clone_factory, rollout, rollout_sync, token_batch
@@ -29,7 +26,7 @@ from rlvr.runners.rollout import clone_factory, rollout, rollout_sync, token_bat
 
 @pytest.fixture(scope="module")
 def arithmetic() -> Any:
-    env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=6, isolation="inline")
+    env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=6, scoring="inline")
     yield env
     env.close()
 
@@ -136,31 +133,12 @@ def test_environment_that_never_ends_is_an_episode_error(guess_env: GuessEnv) ->
     assert t.error is not None and "did not end the episode after 6 policy turns" in t.error
 
 
-def test_script_policy(tmp_path: Path, guess_env: GuessEnv) -> None:
-    script = tmp_path / "script.jsonl"
-    rows = [{"task_id": "guess-0", "actions": ["50", "7"]},
-            {"task_id": "guess-1", "actions": ["99"]},
-            {"task_id": "guess-1", "sample": 1, "actions": ["20", {"role": "assistant", "content": "20"}]}]
-    script.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    policy = ScriptPolicy(script)
-    out = rollout_sync(clone_factory(guess_env), policy, guess_env.tasks[:3], n=2)
-    by = {(t.task_id, t.info["sample"]): t for t in out}
-    assert by[("guess-0", 0)].verdict.status == "correct"  # type: ignore[union-attr]
-    assert by[("guess-1", 1)].verdict.status == "correct"  # type: ignore[union-attr]
-    assert "has 1 scripted action(s) but the environment asked for turn 2" in str(by[("guess-1", 0)].error)
-    assert "no actions for task 'guess-2'" in str(by[("guess-2", 0)].error)
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"task_id": "x", "actions": []}\n')
-    with pytest.raises(DataError, match=r"bad.jsonl:1: \"actions\" must be a non-empty list"):
-        ScriptPolicy(bad)
-
-
 def test_oracle_and_noop_on_the_tool_environment() -> None:
     from rlvr.environments.registry import registry
 
     if "math/reasoning-gym-tool-v1" not in registry.ids():
         pytest.skip("math/reasoning-gym-tool-v1 is not registered")
-    env = make("math/reasoning-gym-tool-v1", size=3, isolation="inline")
+    env = make("math/reasoning-gym-tool-v1", size=3, scoring="inline")
     try:
         oracle = rollout_sync(clone_factory(env), OraclePolicy(), env.tasks, n=2)
         assert all(t.verdict is not None and t.verdict.status == "correct" for t in oracle), oracle[0]
@@ -171,15 +149,3 @@ def test_oracle_and_noop_on_the_tool_environment() -> None:
         env.close()
 
 
-def test_request_seeds_differ_per_sample_and_turn(guess_env: GuessEnv) -> None:
-    from rlvr.runners.policies import Sampling, request_seed
-
-    task = guess_env.tasks[0]
-    seeded = Sampling(seed=7)
-    seeds = {request_seed(seeded, Episode(env=guess_env, task=task, sample=k, turn=t)) for k in range(4)
-             for t in range(3)}
-    assert len(seeds) == 12 and all(s is not None and 0 <= s < 2**31 for s in seeds)
-    again = request_seed(seeded, Episode(env=guess_env, task=task, sample=2, turn=1))
-    assert again in seeds and again == request_seed(seeded, Episode(env=guess_env, task=task, sample=2, turn=1))
-    assert request_seed(Sampling(), Episode(env=guess_env, task=task)) is None
-    assert request_seed(seeded, None) == 7

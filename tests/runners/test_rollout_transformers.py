@@ -88,7 +88,7 @@ def test_rlvr_eval_with_a_local_model(model_dir: Path, tmp_path: Path) -> None:
     from rlvr.runners.eval import read_trajectories
 
     out = tmp_path / "eval.jsonl"
-    args = ["eval", "--env", "math/reasoning-gym-v1", "-a", "size=2", "-a", "isolation=inline",
+    args = ["eval", "--env", "math/reasoning-gym-v1", "-a", "size=2", "-a", "scoring=inline",
             "--model", str(model_dir), "-n", "2", "-k", "2", "--max-tokens", "4", "-o", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

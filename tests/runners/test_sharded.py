@@ -26,7 +26,7 @@ KEYS = ("response", "reference")
 
 @pytest.fixture(scope="module")
 def math() -> MathVerifier:
-    return MathVerifier(isolation="inline")
+    return MathVerifier(scoring="inline")
 
 
 def _input(path: Path, n_tasks: int = 30) -> Path:
@@ -187,7 +187,7 @@ def test_cli_engine_options(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["verify", "no/such.jsonl", "-o", str(tmp_path / "o.parquet")])
     assert bad.exit_code == 2 and "does not exist" in bad.output
     ok = runner.invoke(app, ["verify", str(inp), "-o", str(tmp_path / "o.parquet"), "--verifier-arg",
-                             "isolation=inline"])
+                             "scoring=inline"])
     assert ok.exit_code == 0, ok.output
     assert "matches expected" in ok.output
     assert pq.read_table(tmp_path / "o.parquet").num_rows == 3 * 4 + 2

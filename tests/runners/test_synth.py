@@ -23,7 +23,7 @@ from rlvr.runners.eval import pass_at_k
 from rlvr.runners.synth import SynthConfig, parse_band
 
 runner = CliRunner()
-ARGS = {"task": "basic_arithmetic", "size": 6, "isolation": "inline"}
+ARGS = {"task": "basic_arithmetic", "size": 6, "scoring": "inline"}
 ENV = ["--env", "math/reasoning-gym-v1", *(x for k, v in ARGS.items() for x in ("-a", f"{k}={v}"))]
 
 # Per task: the status of each of the K=4 samples ("c" correct, "w" wrong, "e" no script -> episode error).
@@ -176,7 +176,7 @@ def test_multi_turn_env_rows_hold_every_turn(tmp_path: Path) -> None:
 
     out = tmp_path / "tool"
     result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-tool-v1", "-a", "size=3", "-a",
-                                 "isolation=inline", "--policy", "oracle", "-n", "1", "-o", str(out)])
+                                 "scoring=inline", "--policy", "oracle", "-n", "1", "-o", str(out)])
     assert result.exit_code == 0, result.output
     sft = _jsonl(out / "sft.jsonl")
     assert len(sft) == 3
@@ -190,7 +190,7 @@ def test_sft_rows_load_as_a_conversational_dataset(tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
     out = tmp_path / "tool"
     result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-tool-v1", "-a", "size=3", "-a",
-                                 "isolation=inline", "--policy", "oracle", "-n", "2", "-o", str(out)])
+                                 "scoring=inline", "--policy", "oracle", "-n", "2", "-o", str(out)])
     assert result.exit_code == 0, result.output
     loaded = datasets.load_dataset("json", data_files=str(out / "sft.jsonl"), split="train",
                                    cache_dir=str(tmp_path / "cache"))
@@ -200,7 +200,7 @@ def test_sft_rows_load_as_a_conversational_dataset(tmp_path: Path) -> None:
 def test_kill_9_loses_no_finished_sample(tmp_path: Path) -> None:
     out = tmp_path / "synth"
     cmd = [str(Path(sys.executable).with_name("rlvr")), "synth", "--env", "math/reasoning-gym-v1", "-a", "size=3000",
-           "-a", "isolation=inline", "--policy", "oracle", "-n", "2", "-o", str(out), "--concurrency", "4"]
+           "-a", "scoring=inline", "--policy", "oracle", "-n", "2", "-o", str(out), "--concurrency", "4"]
     child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     path = out / "trajectories.jsonl"
     deadline = time.monotonic() + 120
@@ -218,7 +218,7 @@ def test_kill_9_loses_no_finished_sample(tmp_path: Path) -> None:
     # Resume on a smaller slice so the test stays short: every finished sample is kept, none repeated.
     limit = max(int(tid.rsplit("-", 1)[1]) for tid, _ in before) + 1
     result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-v1", "-a", "size=3000", "-a",
-                                 "isolation=inline", "--policy", "oracle", "-n", "2", "-o", str(out), "--limit",
+                                 "scoring=inline", "--policy", "oracle", "-n", "2", "-o", str(out), "--limit",
                                  str(limit)])
     assert result.exit_code == 0, result.output
     rows = _jsonl(path)
@@ -314,7 +314,7 @@ def test_synth_config_records_what_earlier_runs_recorded(tmp_path: Path) -> None
                                band=(0.2, 0.8), keep="all", dedup=True, temperature=0.7)
     assert config.record() == {
         "command": "synth", "env": "math/gsm8k-v1", "env_args": {"size": 2}, "policy": None, "model": "smollm2",
-        "base_url": None, "model_engine": "transformers",
+        "base_url": None, "generator": "transformers",
         "sampling": {"max_tokens": 512, "temperature": 0.7, "top_p": 1.0, "seed": 0}, "seed": 0}
     with pytest.raises(ConfigError, match="--keep must be one of correct, all"):
         SynthConfig.build(env="math/gsm8k-v1", output=tmp_path, n=1, keep="best")

@@ -36,12 +36,12 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 def test_smollm2_samples_kept_rows_reverify_correct(tmp_path: Path) -> None:
     out = tmp_path / "synth"
-    args = ["-a", "size=3", "-a", f"config={json.dumps(EASY_ARITHMETIC)}", "-a", "isolation=inline"]
+    args = ["-a", "size=3", "-a", f"config={json.dumps(EASY_ARITHMETIC)}", "-a", "scoring=inline"]
     result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-v1", *args, "--model", "smollm2",
-                                 "--model-engine", "transformers", "-n", "3", "--max-tokens", "32", "-o", str(out),
+                                 "--generator", "transformers", "-n", "3", "--max-tokens", "32", "-o", str(out),
                                  "--band", "0.01,0.99"])
     assert result.exit_code == 0, result.output
-    env = make("math/reasoning-gym-v1", size=3, config=dict(EASY_ARITHMETIC), isolation="inline")
+    env = make("math/reasoning-gym-v1", size=3, config=dict(EASY_ARITHMETIC), scoring="inline")
     references = {t.id: t.reference for t in env.tasks}
     env.close()
     trajectories = _jsonl(out / "trajectories.jsonl")
@@ -49,7 +49,7 @@ def test_smollm2_samples_kept_rows_reverify_correct(tmp_path: Path) -> None:
     correct = {(t["task_id"], t["info"]["sample"]) for t in trajectories if t["verdict"]["status"] == "correct"}
     sft = _jsonl(out / "sft.jsonl")
     assert {(r["task_id"], r["sample"]) for r in sft} == correct
-    fresh = get_verifier("math", isolation="inline")
+    fresh = get_verifier("math", scoring="inline")
     for row in sft:  # every kept row re-verifies correct with a fresh verifier
         assert row["messages"][-1]["role"] == "assistant"
         again = fresh.verify(row["messages"][-1]["content"], references[row["task_id"]])
@@ -69,7 +69,7 @@ def test_sft_rows_train_with_trl_sft_trainer(tmp_path: Path) -> None:
 
     out = tmp_path / "synth"
     result = runner.invoke(app, ["synth", "--env", "math/reasoning-gym-tool-v1", "-a", "size=4", "-a",
-                                 "isolation=inline", "--policy", "oracle", "-n", "1", "-o", str(out)])
+                                 "scoring=inline", "--policy", "oracle", "-n", "1", "-o", str(out)])
     assert result.exit_code == 0, result.output
     data = datasets.load_dataset("json", data_files=str(out / "sft.jsonl"), split="train",
                                  cache_dir=str(tmp_path / "cache"))
@@ -104,7 +104,7 @@ class RecordingVerifier(Verifier):
 
 
 def make_recording(size: int = 8) -> Any:
-    env = make_reasoning_gym(task="basic_arithmetic", size=size, isolation="inline")
+    env = make_reasoning_gym(task="basic_arithmetic", size=size, scoring="inline")
     env.verifier = RecordingVerifier(env.verifier)
     return env
 

@@ -31,7 +31,7 @@ def test_synth_against_the_server_keeps_only_rows_that_reverify(
     server: str, smollm2_dir: str, tmp_path: Path  # noqa: F811
 ) -> None:
     out = tmp_path / "synth"
-    args = {"size": 6, "config": dict(EASY_ARITHMETIC), "isolation": "inline"}
+    args = {"size": 6, "config": dict(EASY_ARITHMETIC), "scoring": "inline"}
     cli_args = [x for k, v in args.items() for x in ("-a", f"{k}={json.dumps(v) if isinstance(v, dict) else v}")]
     result = CliRunner().invoke(app, ["synth", "--env", "math/reasoning-gym-v1", *cli_args, "--model", "smollm2",
                                       "--base-url", server, "--tokenizer", smollm2_dir, "-n", "4", "--max-tokens",
@@ -46,7 +46,7 @@ def test_synth_against_the_server_keeps_only_rows_that_reverify(
     sft = _jsonl(out / "sft.jsonl")
     assert {(r["task_id"], r["sample"]) for r in sft} <= correct  # --dedup may drop repeats, nothing else
     assert len({(r["task_id"], json.dumps(r["messages"])) for r in sft}) == len(sft)
-    fresh = get_verifier("math", isolation="inline")
+    fresh = get_verifier("math", scoring="inline")
     for row in sft:
         again = fresh.verify(row["messages"][-1]["content"], references[row["task_id"]])
         assert again.status == "correct", (row, again)

@@ -30,7 +30,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def math() -> MathVerifier:
-    return MathVerifier(isolation="inline")
+    return MathVerifier(scoring="inline")
 
 
 def test_rows_get_verdicts_in_order(tmp_path: Path, math: MathVerifier) -> None:
@@ -113,7 +113,7 @@ def test_extract_response() -> None:
 
 
 def test_sample_rows_match_their_expected_status(math: MathVerifier) -> None:
-    env = make_easy_arithmetic(size=10, isolation="inline")
+    env = make_easy_arithmetic(size=10, scoring="inline")
     rows = list(sample_rows(env, 5))
     assert {r["kind"] for r in rows} == {"reference", "off_by_one", "empty", "no_answer"} and len(rows) == 20
     for row in rows:
@@ -124,7 +124,7 @@ def test_sample_rows_match_their_expected_status(math: MathVerifier) -> None:
 def test_sample_rows_under_the_reasoning_gym_grader() -> None:
     from rlvr.environments.math import make_reasoning_gym
 
-    env = make_reasoning_gym(task="spell_backward", size=10, isolation="inline")
+    env = make_reasoning_gym(task="spell_backward", size=10, scoring="inline")
     rows = list(sample_rows(env, 3))
     assert len(rows) == 9  # no off-by-one row for a non-numeric answer
     for row in rows:
@@ -173,11 +173,11 @@ def test_resume_with_other_verifier_options_is_refused(tmp_path: Path, math: Mat
     out = tmp_path / "out.jsonl"
     verify_file(inp, out, math)
     with pytest.raises(ConfigError, match=r"verifier option timeout_s: 10\.0 → 3\.0"):
-        verify_file(inp, out, MathVerifier(isolation="inline", timeout_s=3))
+        verify_file(inp, out, MathVerifier(scoring="inline", timeout_s=3))
     with pytest.raises(ConfigError, match=r"verifier: 'math' → 'constant'"):
         verify_file(inp, out, ConstantVerifier("correct", 1.0))
-    # execution-only options (isolation, workers) do not block a resume
-    assert verify_file(inp, out, MathVerifier(isolation="inline", workers=2)).resumed == 3
+    # execution-only options (scoring, workers) do not block a resume
+    assert verify_file(inp, out, MathVerifier(scoring="inline", workers=2)).resumed == 3
 
 
 def test_output_without_a_record_is_resumed(tmp_path: Path, math: MathVerifier) -> None:

@@ -193,7 +193,7 @@ def test_rlvr_eval_against_the_server(server: str, smollm2_dir: str, tmp_path: P
 
     out = tmp_path / "eval.jsonl"
     args = ["eval", "--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=3",
-            "-a", "isolation=inline", "--model", "smollm2", "--base-url", server, "--tokenizer", smollm2_dir,
+            "-a", "scoring=inline", "--model", "smollm2", "--base-url", server, "--tokenizer", smollm2_dir,
             "-n", "2", "-k", "2", "--max-tokens", "32", "-o", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -1,4 +1,4 @@
-"""ContainerSession against a real container engine (podman or docker), without any registry.
+"""ContainerSession against a real container runtime (podman or docker), without any registry.
 
 The base image is made from this host's own files: bash, coreutils and python3 with their shared
 libraries and the Python standard library, packed into a tar and `import`ed (cached by a tag that
@@ -26,10 +26,10 @@ from rlvr.sandbox.container import (
     ContainerConfig,
     ContainerSession,
     build_image,
-    container_engine,
-    engine_info,
+    container_runtime,
     image_exists,
     image_tag,
+    runtime_info,
 )
 from rlvr.sandbox.session import Mount, SessionConfig, stage_dir
 
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.slow
 HOST_PYTHON = "/usr/bin/python3"
 
 @pytest.fixture(scope="module")
-def task_image(engine: str, base_image: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+def task_image(runtime: str, base_image: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     ctx = tmp_path_factory.mktemp("task")
     (ctx / "data.txt").write_text("from-the-image\n")
     (ctx / "Dockerfile").write_text(
@@ -47,7 +47,7 @@ def task_image(engine: str, base_image: str, tmp_path_factory: pytest.TempPathFa
         "ENV TASK_FLAVOUR=container\n"
         "WORKDIR /app\n"
         "COPY data.txt /app/data.txt\n")
-    return build_image(ctx / "Dockerfile", ctx, engine=engine)
+    return build_image(ctx / "Dockerfile", ctx, runtime=runtime)
 
 
 @pytest.fixture()
@@ -58,8 +58,8 @@ def session(task_image: str):
     s.close()
 
 
-def _containers(engine: str) -> list[str]:
-    out = subprocess.run([engine, "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True)
+def _containers(runtime: str) -> list[str]:
+    out = subprocess.run([runtime, "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True)
     return out.stdout.split()
 
 
@@ -76,13 +76,13 @@ def _host_cmdlines_with(marker: str) -> list[int]:
     return found
 
 
-# -- engine and images ---------------------------------------------------------------------------
-def test_engine_probe_is_cached_and_usable(engine):
-    info = engine_info(engine)
-    assert info.path == engine and info.kind in ("podman", "docker")
+# -- container runtime and images ---------------------------------------------------------------
+def test_runtime_probe_is_cached_and_usable(runtime):
+    info = runtime_info(runtime)
+    assert info.path == runtime and info.kind in ("podman", "docker")
     start = time.monotonic()
-    assert container_engine() == engine and time.monotonic() - start < 0.05
-    assert container_engine("/nonexistent/podman") is None
+    assert container_runtime() == runtime and time.monotonic() - start < 0.05
+    assert container_runtime("/nonexistent/podman") is None
 
 
 def test_image_tag_hashes_dockerfile_and_context(tmp_path):
@@ -98,19 +98,19 @@ def test_image_tag_hashes_dockerfile_and_context(tmp_path):
         image_tag(tmp_path / "missing", tmp_path)
 
 
-def test_build_is_skipped_when_the_tag_exists_and_failures_show_the_log(engine, task_image, base_image, tmp_path):
-    assert image_exists(task_image, engine=engine)
+def test_build_is_skipped_when_the_tag_exists_and_failures_show_the_log(runtime, task_image, base_image, tmp_path):
+    assert image_exists(task_image, runtime=runtime)
     ctx = tmp_path / "ctx"
     ctx.mkdir()
     (ctx / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo building-step-output && exit 3\n")
     with pytest.raises(SandboxError, match="building-step-output"):
-        build_image(ctx / "Dockerfile", ctx, engine=engine, timeout_s=300)
+        build_image(ctx / "Dockerfile", ctx, runtime=runtime, timeout_s=300)
     start = time.monotonic()
     (ctx / "Dockerfile").write_text(f"FROM {base_image}\nRUN true\n")
-    tag = build_image(ctx / "Dockerfile", ctx, engine=engine)
-    assert build_image(ctx / "Dockerfile", ctx, engine=engine) == tag and image_exists(tag, engine=engine)
+    tag = build_image(ctx / "Dockerfile", ctx, runtime=runtime)
+    assert build_image(ctx / "Dockerfile", ctx, runtime=runtime) == tag and image_exists(tag, runtime=runtime)
     assert time.monotonic() - start < 120
-    subprocess.run([engine, "rmi", "-f", tag], capture_output=True, check=False)
+    subprocess.run([runtime, "rmi", "-f", tag], capture_output=True, check=False)
 
 
 # -- the session ---------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def test_shell_state_persists_and_the_image_is_the_machine(session):
 def test_root_without_privileges_or_network(session):
     r = session.run("id -u; grep CapEff /proc/self/status; cat /proc/1/cmdline | tr '\\0' ' '")
     lines = r.stdout.splitlines()
-    assert lines[0] == "0" and int(lines[1].split()[1], 16) == 0 and "_session.py" in lines[2]
+    assert lines[0] == "0" and int(lines[1].split()[1], 16) == 0 and "rlvr_session.py" in lines[2]
     r = session.run("python3 -I -c \"import socket; socket.create_connection(('1.1.1.1', 53), 2)\"")
     assert r.exit_code != 0 and "unreachable" in r.stderr.lower()
 
@@ -182,35 +182,35 @@ def test_finish_exports_image_files_and_agent_changes(session, tmp_path):
         assert data is not None and data.read() == b"changed\n"
 
 
-def test_close_leaves_no_process_and_no_container(engine, task_image):
+def test_close_leaves_no_process_and_no_container(runtime, task_image):
     s = ContainerSession(task_image).start()
     s.start_shell()
     marker = f"9{os.getpid()}7"
     s.run(f"sleep {marker} & (sleep {marker} &) ; true")
     pid1 = s.host_pid()
-    assert pid1 is not None and _host_cmdlines_with(marker) and s.name in _containers(engine)
+    assert pid1 is not None and _host_cmdlines_with(marker) and s.name in _containers(runtime)
     s.close()
     assert not _host_cmdlines_with(marker) and not os.path.exists(f"/proc/{pid1}")
-    assert s.name not in _containers(engine)
+    assert s.name not in _containers(runtime)
     assert s.run("true").error is not None  # a closed session never restarts
     s.close()  # idempotent
 
 
-def test_a_dropped_session_removes_its_container(engine, task_image):
+def test_a_dropped_session_removes_its_container(runtime, task_image):
     s = ContainerSession(task_image).start()
     name = s.name
     del s
     gc.collect()
-    assert name not in _containers(engine)
+    assert name not in _containers(runtime)
 
 
-def test_an_image_without_python_names_the_fix(engine, base_image, tmp_path):
+def test_an_image_without_python_names_the_fix(runtime, base_image, tmp_path):
     (tmp_path / "Dockerfile").write_text(f"FROM {base_image}\nRUN rm -f /usr/bin/python3*\n")
-    tag = build_image(tmp_path / "Dockerfile", tmp_path, engine=engine)
+    tag = build_image(tmp_path / "Dockerfile", tmp_path, runtime=runtime)
     s = ContainerSession(tag, container=ContainerConfig())
     with pytest.raises(SandboxError, match=r"has no `python3`.*apt-get install"):
         s.start()
-    assert s.name not in _containers(engine)
+    assert s.name not in _containers(runtime)
 
 
 def test_a_workdir_the_image_lacks_is_created(task_image, tmp_path):
@@ -223,13 +223,13 @@ def test_a_workdir_the_image_lacks_is_created(task_image, tmp_path):
         assert "./made.txt" in tar.getnames()
 
 
-def test_the_image_user_is_kept(engine, base_image, tmp_path):
+def test_the_image_user_is_kept(runtime, base_image, tmp_path):
     (tmp_path / "Dockerfile").write_text(
         f"FROM {base_image}\n"
         "RUN echo 'app:x:1000:1000::/home/app:/bin/bash' >> /etc/passwd && mkdir -p /home/app /app "
         "&& chown 1000:1000 /home/app /app\n"
         "USER app\nWORKDIR /app\n")
-    tag = build_image(tmp_path / "Dockerfile", tmp_path, engine=engine)
+    tag = build_image(tmp_path / "Dockerfile", tmp_path, runtime=runtime)
     with ContainerSession(tag, SessionConfig(home="/home/app")) as s:
         s.start_shell()
         r = s.run("id -u; pwd; echo mine > f.txt && cat f.txt")
@@ -239,6 +239,6 @@ def test_the_image_user_is_kept(engine, base_image, tmp_path):
         assert tar.getmember("./f.txt").uid == 1000
 
 
-def test_a_missing_image_is_an_error(engine):
+def test_a_missing_image_is_an_error(runtime):
     with pytest.raises(SandboxError, match="not in"):
         ContainerSession("localhost/rlvr-no-such-image:none")

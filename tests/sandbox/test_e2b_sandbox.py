@@ -141,11 +141,11 @@ def test_run_python_through_sdk(fake_e2b):
     assert (app.created, app.killed) == (1, 1)
 
 
-def test_unit_test_verifier_on_e2b_backend(fake_e2b):
+def test_unit_test_verifier_on_e2b_provider(fake_e2b):
     from rlvr.verifiers.code import UnitTestVerifier
 
     _app, options = fake_e2b
-    verifier = UnitTestVerifier(backend="e2b", e2b=options)
+    verifier = UnitTestVerifier(provider="e2b", e2b=options)
     tests = {"format": "assert", "tests": "assert add(2, 3) == 5"}
     good = verifier.verify("def add(a, b):\n    return a + b", tests)
     assert good.status == "correct" and "e2b" in good.detail
@@ -158,7 +158,7 @@ def test_remote_failure_is_error_verdict(fake_e2b):
 
     app, options = fake_e2b
     app.fail_create = True
-    verifier = UnitTestVerifier(backend="e2b", e2b=options)
+    verifier = UnitTestVerifier(provider="e2b", e2b=options)
     tests = {"format": "assert", "tests": "assert add(1, 1) == 2"}
     verdict = verifier.verify("def add(a, b):\n    return a + b", tests)
     assert verdict.status == "error" and verdict.reward is None and "e2b" in verdict.detail

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -182,3 +183,34 @@ def _leftovers(box: LocalSandbox | None = None) -> list[str]:
 def test_import_is_light():
     code = "import sys, rlvr.sandbox; print('rlvr.verifiers.code' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_job_sees_no_supervisor_file_descriptors():
+    """A job inherits only stdin/stdout/stderr and its result channel, not the supervisor's pipes."""
+    with LocalSandbox(pool_size=1) as box:
+        result = box.run_python("import os\nprint(sorted(int(f) for f in os.listdir('/proc/self/fd')))\n", timeout_s=5)
+    assert result.ok, result.stderr
+    assert eval(result.stdout) in ([0, 1, 2, 3], [0, 1, 2, 3, 4])  # 4: the fd listdir itself opened
+
+
+def test_timeout_is_not_stretched_by_the_cleanup():
+    """A timed-out job is reaped before leftovers are hunted (the cleanup used to spin 3 s on its zombie)."""
+    with LocalSandbox(pool_size=1) as box:
+        box.warm()
+        start = time.monotonic()
+        result = box.run_python("import time\ntime.sleep(60)\n", timeout_s=1.0)
+        elapsed = time.monotonic() - start
+        after = box.run_python("print(1)", timeout_s=5)
+    assert result.timed_out
+    assert elapsed < 3.5, elapsed  # the 1 s limit plus reaping, not plus a 3 s kill loop (a contract, not a speed goal)
+    assert after.stdout == b"1\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox runs as another uid only when the caller is root")
+def test_unreadable_python_path_is_a_clear_error_not_a_weaker_sandbox(tmp_path):
+    """A mount the sandbox uid cannot read used to make bubblewrap fail its probe and fall back silently."""
+    closed = tmp_path / "closed" / "site-packages"
+    closed.mkdir(parents=True)
+    os.chmod(closed.parent, 0o700)
+    with pytest.raises(SandboxError, match=r"python_path entry .* not readable by the sandbox uid"):
+        LocalSandbox(python_path=(str(closed),), pool_size=0)

@@ -167,7 +167,7 @@ def test_memory_of_all_processes_together_is_capped():
         assert s.run("echo alive").stdout == "alive\n"
 
 
-# the grading runner's guard (`rlvr.sandbox._session_pytest._guard`), in a forked child of this process
+# the grading runner's guard (`rlvr.sandbox.guest.rlvr_session_pytest._guard`), in a forked child of this process
 GUARD_DENIED = {
     "proc-mem": "open('/proc/self/mem', 'rb')",
     "proc-mem-of-the-thread": "open('/proc/thread-self/mem', 'rb')",
@@ -202,7 +202,7 @@ GUARD_ALLOWED = {
 
 
 def _guarded(source: str) -> int:
-    from rlvr.sandbox._session_pytest import _guard
+    from rlvr.sandbox.guest.rlvr_session_pytest import _guard
 
     pid = os.fork()
     if pid == 0:
@@ -221,7 +221,7 @@ def _guarded(source: str) -> int:
 
 @pytest.mark.parametrize("name", sorted(GUARD_DENIED))
 def test_the_graders_guard_ends_a_test_child_that_reaches_for_its_memory(name):
-    from rlvr.sandbox._session_pytest import DENIED_EXIT
+    from rlvr.sandbox.guest.rlvr_session_pytest import DENIED_EXIT
 
     assert _guarded(GUARD_DENIED[name]) == DENIED_EXIT
 

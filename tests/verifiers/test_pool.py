@@ -103,8 +103,8 @@ def test_batch_order_and_parallel_workers():
         assert len(pids) == 2
 
 
-def test_inline_isolation_turns_exceptions_into_errors():
-    v = _Toy(VerifierConfig(isolation="inline"))
+def test_inline_scoring_turns_exceptions_into_errors():
+    v = _Toy(VerifierConfig(scoring="inline"))
     assert v.verify("raise", "x").status == "error"
     assert v.verify("a", "a").status == "correct"
 

@@ -25,7 +25,7 @@ def test_extract_answer(response: str, answer: str | None) -> None:
 
 @pytest.fixture(scope="module")
 def inline() -> ReasoningGymVerifier:
-    return ReasoningGymVerifier(task="spell_backward", size=5, seed=1, isolation="inline")
+    return ReasoningGymVerifier(task="spell_backward", size=5, seed=1, scoring="inline")
 
 
 def test_scores_with_the_generator(inline: ReasoningGymVerifier) -> None:

@@ -267,10 +267,7 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
         verdict = Verdict.error(detail)
     else:
         traj = await run.play(_EnginePolicy(llm_engine, hf_tokenizer, sampling_params), raise_policy_errors=True)
-        why = tokens.check_episode()
-        verdict = traj.verdict or Verdict.error("the environment ended the episode without a verdict")
-        if why is not None and verdict.status != "error":
-            verdict = Verdict.error(f"token alignment failed: {why}")
+        verdict = run.sequence_verdict(traj)
     start = len(tokens.prompt_ids)
     ranges = [(start + lo, start + hi) for lo, hi in tokens.spans]
     logprobs = [0.0] * start + list(tokens.logprobs) if want_logprobs else None

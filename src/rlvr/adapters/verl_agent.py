@@ -29,9 +29,10 @@ The response budget is veRL's `rollout.response_length` (`TokenBudget(..., "comp
 turn may sample what is left of it (`max_tokens`); when it runs out before the env ends the episode,
 the episode is scored by the env's own rule for a cut episode (`EpisodeRun.cut`:
 `MultiTurnEnv.final_verdict`, else the last assistant message), as the OpenRLHF agent does, and
-`extra_fields["rlvr_truncated"]` is True. An environment that raises mid-episode gives an error
-verdict (the driver's rule), which `on_error` turns into a failed rollout or a NaN score; a failing
-generation server propagates.
+`extra_fields["rlvr_truncated"]` is True. An environment that raises mid-episode, or a chat template
+that rewrites earlier turns (the episode stops there), gives an error verdict (the driver's rule,
+`EpisodeRun.sequence_verdict`), which `on_error` turns into a failed rollout or a NaN score; a
+failing generation server propagates.
 """
 
 from __future__ import annotations
@@ -63,10 +64,10 @@ from rlvr.adapters.verl import (
     verl_overrides,
 )
 from rlvr.core.errors import AdapterError
-from rlvr.core.types import Message, Task, Verdict
+from rlvr.core.types import Message, Task, TokenSample, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
 from rlvr.rollout.policy import Episode, Generation
-from rlvr.rollout.tokens import TokenAlignmentError
+from rlvr.rollout.tokens import EpisodeTokens, TokenAlignmentError
 
 __all__ = ["ReplayServerManager", "RlvrAgentLoop", "row_task", "verl_replay"]
 
@@ -126,8 +127,8 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
             `tool_rewards` ([]), `rlvr_truncated`.
 
         Raises:
-            ErrorVerdict: an error verdict with on_error='raise' (veRL marks the rollout failed).
-            TokenAlignmentError: the chat template rewrites earlier turns (no single sequence exists).
+            ErrorVerdict: an error verdict with on_error='raise' (veRL marks the rollout failed); a
+                chat template that rewrites earlier turns (no single sequence exists) gives one.
             AdapterError: the prompt is longer than rollout.prompt_length, or a bad row.
         """
         env_id, env_args, task, error = row_task(kwargs)
@@ -142,13 +143,11 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
                                f"rollout.prompt_length={self.prompt_length}; raise data.max_prompt_length")
         start = time.perf_counter()
         traj = await run.play(policy, raise_policy_errors=True)
-        if run.tokens.misaligned is not None:
-            raise TokenAlignmentError(f"task {task.id!r}: {run.tokens.misaligned}")
         if traj.verdict is None:
             raise AdapterError(f"environment {run.env.spec.id!r} ended the episode without a verdict")
-        verdict = error or traj.verdict
+        verdict = error or run.sequence_verdict(traj)  # a template that rewrote history: an error verdict
         score, info = score_result(verdict, on_error=self.on_error, where=f"task {task.id!r} ({env_id})")
-        sample = run.tokens.episode_sample()
+        sample = _sample(run.tokens)
         n = self.response_length
         timing = {"generate_sequences": policy.seconds,
                   "tool_calls": time.perf_counter() - start - policy.seconds}
@@ -163,6 +162,19 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
             extra_fields={"reward_extra_info": info, "turn_scores": list(traj.rewards), "tool_rewards": [],
                           "rlvr_truncated": run.was_cut},
         )
+
+
+def _sample(tokens: EpisodeTokens) -> TokenSample:
+    """The episode's one token sequence (for a misaligned episode: its tokens up to the rewrite).
+
+    A misaligned episode has an error verdict (`EpisodeRun.sequence_verdict`), scored NaN with
+    on_error='nan'; its tokens are those up to where the chat template rewrote history, as the
+    OpenRLHF agent returns them.
+    """
+    if tokens.misaligned is None:
+        return tokens.episode_sample()
+    return TokenSample(prompt_ids=list(tokens.prompt_ids), completion_ids=list(tokens.completion_ids),
+                       loss_mask=list(tokens.loss_mask), logprobs=None)
 
 
 class _ServerPolicy:

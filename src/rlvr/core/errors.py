@@ -7,7 +7,7 @@ RlvrError
 ├── VerifierError    a verifier could not be built or its worker pool failed
 ├── SandboxError     process isolation could not be set up
 ├── AdapterError     a trainer's API did not accept what rlvr produced
-└── BackendError     a trainer / inference backend is missing or failed to launch
+└── BackendError     a trainer backend, or a service a run needs (Ray, a model server), is missing or failed
 ```
 
 A wrong answer is never an exception: it is a `Verdict` with `status="incorrect"`.
@@ -54,7 +54,7 @@ class AdapterError(RlvrError):
 
 
 class BackendError(RlvrError):
-    """A trainer or inference backend is not installed or failed to launch."""
+    """A trainer backend, or a service a run needs (a Ray cluster, a model server), is missing or failed to launch."""
 
 
 class MissingExtraError(BackendError, ImportError):

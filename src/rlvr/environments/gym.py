@@ -195,7 +195,7 @@ class _ReturnVerifier(Verifier):
     name: ClassVar[str] = "gymnasium_return"
 
     def __init__(self) -> None:
-        super().__init__(VerifierConfig(isolation="inline"))
+        super().__init__(VerifierConfig(scoring="inline"))
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
         """A scorer that explains why a single response cannot be scored."""

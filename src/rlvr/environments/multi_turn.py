@@ -128,7 +128,7 @@ class MultiTurnEnv(Environment):
         if self.verifier_timeout_s is not None:
             return self.verifier_timeout_s
         stock = type(self.verifier).verify is Verifier.verify
-        if stock and self.verifier.config.isolation == "process":
+        if stock and self.verifier.config.scoring == "process":
             return None
         return float(self.verifier.config.timeout_s) + VERIFIER_TIMEOUT_MARGIN_S
 
@@ -325,6 +325,15 @@ class ToolEnv(MultiTurnEnv):
         if text_answers:
             messages.append(Message(role="user", content=render_text_results(text_answers)))
         return messages, False
+
+    def final_response(self) -> str:
+        """The final answer: the last assistant message when it made no tool call; '' when the turns ran out.
+
+        An episode cut at `max_turns` on a message with calls has no final answer (the prompt asks for
+        one without a call), so its call markup is never scored: a calculator call whose expression
+        is the answer (`{"expression": "-4"}`) would otherwise read as the answer -4.
+        """
+        return "" if self._last_calls else super().final_response()
 
     def step_reward(self, action: Message, observation: Sequence[Message]) -> dict[str, float]:
         """`tool_calls` and `tool_errors` of this step (0 for the final answer)."""

@@ -180,7 +180,7 @@ class SQLToolEnv(ToolEnv):
         tags = [TextTag.xml("sql", tool="execute_sql", argument="query",
                             response_template="<observation>\n{output}\n</observation>")] if text_tags else []
         weights = {"format": format_weight} if format_weight else None
-        # the engine's own time limit fires first; the tool's is the backstop
+        # the database's own time limit fires first; the tool's is the backstop
         sql_tool = Tool(self.execute_sql, timeout_s=tool_timeout_s + 5.0)
         super().__init__(tasks, verifier, spec, [sql_tool], text_tags=tags, max_turns=max_turns,
                          reward_weights=weights)
@@ -202,7 +202,7 @@ class SQLToolEnv(ToolEnv):
         if not checked.ok and checked.parsed:
             raise ToolError(f"query rejected: {checked.reason}")
         limit = Limits(timeout_s=self.tool_timeout_s, max_rows=10_000, max_bytes=4 * 1024 * 1024)
-        outcome = execute_bounded(ref.db, query, ref.backend, limit)
+        outcome = execute_bounded(ref.db, query, ref.dialect, limit)
         if not outcome.ok:
             raise ToolError(f"{outcome.kind}: {outcome.message}")
         return _render(outcome.columns, outcome.rows, self.max_rows_shown)
@@ -213,13 +213,6 @@ class SQLToolEnv(ToolEnv):
             self._last_calls = self._last_errors = 0
             return [], True
         return await super().env_response(action)
-
-    def final_response(self) -> str:
-        """The final answer: the last assistant message without tool calls; '' when the turns ran out."""
-        last = self.messages[-1] if self.messages else None
-        if last is None or last.role != "assistant" or self._last_calls:
-            return ""
-        return last.content
 
     def step_reward(self, action: Message, observation: Sequence[Message]) -> dict[str, float]:
         """`tool_calls`, `tool_errors` and `format` (1.0 for a well-formed turn) of this step.

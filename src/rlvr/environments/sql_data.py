@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
 from rlvr.core.files import atomic_path
+from rlvr.core.renames import renamed_parameters
 from rlvr.core.types import Message, Task
 from rlvr.environments.loaders import Rows, require_field
 from rlvr.verifiers.sql import SQLReference
@@ -258,6 +259,7 @@ def _user_prompt(schema: str, question: str, evidence: str | None) -> str:
     return f"Database schema:\n{schema}\n\n{knowledge}Question: {question.strip()}"
 
 
+@renamed_parameters({"compare": "rules"})
 def load_sql_tasks(
     rows: Rows | Sequence[dict[str, Any]],
     db_dir: str | Path | None = None,
@@ -270,7 +272,7 @@ def load_sql_tasks(
     system_prompt: str | None = SQL_SYSTEM_PROMPT,
     question_key: str | None = None,
     gold_key: str | None = None,
-    compare: dict[str, Any] | None = None,
+    rules: dict[str, Any] | None = None,
 ) -> list[Task]:
     """Turn BIRD / Spider style rows into tasks whose reference is an `SQLReference` (as a dict).
 
@@ -285,7 +287,7 @@ def load_sql_tasks(
         system_prompt: the system message ('' or None for none).
         question_key: the question field (default `question`).
         gold_key: the gold SQL field (default the first of `SQL`, `query`, `gold_sql`, `sql`).
-        compare: comparison-rule overrides stored in every reference.
+        rules: equivalence-rule overrides stored in every reference (`EquivalenceRules` fields).
 
     Returns:
         One `Task` per row; `metadata` keeps `db_id`, `question`, `evidence`, `difficulty`.
@@ -303,7 +305,7 @@ def load_sql_tasks(
         question = _first_key(row, [question_key] if question_key else _QUESTION_KEYS, where, "question")
         gold = _first_key(row, [gold_key] if gold_key else _GOLD_KEYS, where, "gold")
         path = Path(db) if db is not None else _database(Path(db_dir or "."), require_field(row, "db_id", where), where)
-        reference = SQLReference(gold=gold, db=str(path.resolve()), compare=compare or {})
+        reference = SQLReference(gold=gold, db=str(path.resolve()), rules=rules or {})
         hint = row.get("evidence") if evidence else None
         hint = hint if isinstance(hint, str) else None
         user = _user_prompt(describe_schema(path, schema, sample_rows), question, hint)

@@ -217,11 +217,7 @@ class TerminalEnv(ToolEnv):
 
     def final_response(self) -> str:
         """The answer: `submit`'s, else the text of the last assistant message without commands."""
-        if self._answer is not None:
-            return self._answer
-        if self._last_calls:
-            return ""
-        return super().final_response()
+        return self._answer if self._answer is not None else super().final_response()
 
     async def final_verdict(self) -> Verdict:
         """Stop the agent's processes, export the work directory, grade it in a fresh sandbox."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rlvr.core.errors import ConfigError, DataError
+from rlvr.core.renames import old_names, renamed_parameters
 from rlvr.core.types import EnvSpec, Message, Task
 from rlvr.environments.terminal import MAX_OUTPUT_CHARS, TerminalEnv
 from rlvr.verifiers.terminal import TerminalReference, TerminalTask, TerminalVerifier, load_task
@@ -47,11 +48,11 @@ def _verifier(verifier: TerminalVerifier | None, overrides: dict[str, Any], env_
         return verifier
     from rlvr.verifiers.terminal import TerminalConfig
 
-    unknown = sorted(set(overrides) - set(TerminalConfig.model_fields))
+    unknown = sorted(set(overrides) - set(TerminalConfig.model_fields) - old_names(set(TerminalConfig.model_fields)))
     if unknown:
         raise ConfigError(f"{env_id}: unknown argument(s) {', '.join(unknown)}; the factory takes tasks_dir, limit, "
                           "task_ids, max_turns, command_timeout_s, max_output_chars, system_prompt, show_tests, "
-                          f"backend, and the verifier options {', '.join(sorted(TerminalConfig.model_fields))}")
+                          f"provider, and the verifier options {', '.join(sorted(TerminalConfig.model_fields))}")
     try:
         return TerminalVerifier(**overrides)
     except ValueError as exc:
@@ -77,29 +78,29 @@ def _budget(task: TerminalTask) -> float:
     return task.agent_timeout_s + task.test_timeout_s
 
 
-Backend = Literal["auto", "local", "container"]
+Provider = Literal["auto", "local", "container"]
 
 
-def _containers(backend: str) -> bool:
-    """Whether tasks that need a container are included: 'container' demands an engine, 'auto' uses one if any."""
+def _containers(provider: str) -> bool:
+    """Whether tasks that need a container are included ('container' demands a container runtime)."""
     from rlvr.verifiers.terminal.workspace import container_available
 
-    if backend not in ("auto", "local", "container"):
-        raise ConfigError(f"backend must be 'auto', 'local' or 'container', got {backend!r}")
-    if backend == "local":
+    if provider not in ("auto", "local", "container"):
+        raise ConfigError(f"provider must be 'auto', 'local' or 'container', got {provider!r}")
+    if provider == "local":
         return False
     if container_available():
         return True
-    if backend == "container":
-        raise ConfigError("backend='container' needs a working podman or docker: install podman (Debian package "
-                          "`podman`) or start a docker daemon; backend='auto' leaves those tasks out instead")
+    if provider == "container":
+        raise ConfigError("provider='container' needs a working podman or docker: install podman (Debian package "
+                          "`podman`) or start a docker daemon; provider='auto' leaves those tasks out instead")
     return False
 
 
 def _build(env_id: str, description: str, references: list[TerminalReference], dataset: str, *,
            system_prompt: str | None, limit: int | None, task_ids: Sequence[str] | str | None, max_turns: int,
            command_timeout_s: float, max_output_chars: int, verifier: TerminalVerifier | None,
-           overrides: dict[str, Any], show_tests: bool = False, backend: str = "auto") -> TerminalEnv:
+           overrides: dict[str, Any], show_tests: bool = False, provider: str = "auto") -> TerminalEnv:
     _check_limit(limit)
     built = _verifier(verifier, overrides, env_id)
     wanted = _ids(task_ids)
@@ -115,13 +116,13 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
                 skipped.append((name, f"unreadable: {exc}"))
                 _LOG.warning("%s: task %s left out: %s", env_id, name, exc)
     needs = any(t.placement != "local" and t.format != "agentbench" for _r, t in loaded)
-    containers = _containers(backend) if needs else False
+    containers = _containers(provider) if needs else False
     for ref, task in loaded:
         if wanted is not None and task.task_id not in wanted:
             continue
         if task.placement != "local":
-            why = "no container backend" if not containers or task.format == "agentbench" else (
-                container_problem(task) if backend == "auto" else None)
+            why = "no container runtime" if not containers or task.format == "agentbench" else (
+                container_problem(task) if provider == "auto" else None)
             if why is not None:
                 skipped.append((task.task_id, f"{task.placement_reason} ({why})"))
                 continue
@@ -142,10 +143,11 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
                        max_output_chars=max_output_chars, show_tests=show_tests, skipped=skipped)
 
 
+@renamed_parameters({"backend": "provider"})
 def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,
                 task_ids: Sequence[str] | str | None = None, max_turns: int = 30, command_timeout_s: float = 60.0,
                 max_output_chars: int = MAX_OUTPUT_CHARS, system_prompt: str | None = TERMINAL_SYSTEM_PROMPT,
-                show_tests: bool = False, backend: Backend = "auto", verifier: TerminalVerifier | None = None,
+                show_tests: bool = False, provider: Provider = "auto", verifier: TerminalVerifier | None = None,
                 **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/tbench-v1`: a directory of Terminal-Bench tasks (default: the suite shipped with rlvr).
 
@@ -158,9 +160,9 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,
         max_output_chars: cap of one command's observation.
         system_prompt: system message ('' or None for none).
         show_tests: give the agent a writable copy of the task's tests at /tests (grading uses a fresh one).
-        backend: 'auto' (local tasks in bubblewrap; tasks that need an image in podman/docker when one
-            works here and has their base image, else left out), 'local' (leave those out),
-            'container' (require an engine; images are built, base images must be pullable).
+        provider: the sandbox provider: 'auto' (local tasks in bubblewrap; tasks that need an image in
+            podman/docker when one works here and has their base image, else left out), 'local' (leave those out),
+            'container' (require a container runtime; images are built, base images must be pullable).
         verifier: a `TerminalVerifier` to use as is.
         **verifier_overrides: `TerminalConfig` options (e.g. `reward="fraction"`).
 
@@ -174,13 +176,14 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,
     return _build("terminal/tbench-v1", "Terminal-Bench tasks in a persistent bubblewrap shell, tests graded in a "
                   "fresh sandbox.", refs, str(root), system_prompt=system_prompt, limit=limit, task_ids=task_ids,
                   max_turns=max_turns, command_timeout_s=command_timeout_s, max_output_chars=max_output_chars,
-                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests, backend=backend)
+                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests, provider=provider)
 
 
+@renamed_parameters({"backend": "provider"})
 def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Sequence[str] | str | None = None,
                 max_turns: int = 30, command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
                 system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,
-                backend: Backend = "auto", verifier: TerminalVerifier | None = None,
+                provider: Provider = "auto", verifier: TerminalVerifier | None = None,
                 **verifier_overrides: Any) -> TerminalEnv:
     """`terminal/harbor-v1`: a directory of Harbor tasks (instruction.md, task.toml, tests/test.sh).
 
@@ -195,7 +198,7 @@ def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Seque
     return _build("terminal/harbor-v1", "Harbor tasks in a persistent bubblewrap shell, test.sh graded in a fresh "
                   "sandbox.", refs, str(tasks_dir), system_prompt=system_prompt, limit=limit, task_ids=task_ids,
                   max_turns=max_turns, command_timeout_s=command_timeout_s, max_output_chars=max_output_chars,
-                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests, backend=backend)
+                  verifier=verifier, overrides=verifier_overrides, show_tests=show_tests, provider=provider)
 
 
 def make_agentbench_os(split: Literal["dev", "test", "all"] = "all", path: str | None = None, limit: int | None = None,

@@ -270,6 +270,20 @@ class EpisodeRun:
         return Trajectory(task_id=self.task.id, messages=list(self.messages), rewards=self.rewards,
                           verdict=self.verdict, info=info, **fields)
 
+    def sequence_verdict(self, trajectory: Trajectory) -> Verdict:
+        """The verdict of `trajectory` (this episode's) for a trainer that trains on one token sequence.
+
+        Its verdict, or an error verdict (reward None: masked, never a 0) when it has none or its
+        tokens do not line up (`EpisodeTokens.check_episode`: the chat template rewrote history),
+        in the same words `play` uses when it stops a misaligned episode, so every trainer path
+        reports a rewriting template alike.
+        """
+        verdict = trajectory.verdict or Verdict.error("the environment ended the episode without a verdict")
+        why = self.tokens.check_episode() if self.tokens is not None else None
+        if why is not None and verdict.status != "error":
+            verdict = Verdict.error(f"token alignment failed: {why}")
+        return verdict
+
     def error_trajectory(self, exc: BaseException) -> Trajectory:
         """The trajectory of an episode that raised `exc`: an error verdict (reward None), `error` set."""
         detail = f"{type(exc).__name__}: {exc}"

@@ -298,7 +298,7 @@ class EpisodeTokens:
 
         Args:
             message: the assistant message (as parsed from the sampled text).
-            completion_ids: the sampled ids, length T, as the inference engine returned them
+            completion_ids: the sampled ids, length T, as the model server or generator returned them
                 (ending with the sampled end-of-turn/EOS token when the model stopped on it).
             logprobs: sampling logprob of each id, length T, or None when the policy has none.
             prompt_ids: the ids the policy conditioned on, if it reports them (else rendered here:

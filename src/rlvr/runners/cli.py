@@ -52,7 +52,9 @@ MaxTokensOpt = Annotated[int, typer.Option(min=1, help="Most tokens per model tu
 TemperatureOpt = Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0 = greedy).")]
 TopPOpt = Annotated[float, typer.Option(help="Nucleus sampling mass.")]
 SeedOpt = Annotated[int, typer.Option(help="Base seed (environment resets, sampling).")]
-ModelEngineOpt = Annotated[str, typer.Option(help="Local model engine without --base-url: transformers or vllm.")]
+GeneratorOpt = Annotated[str, typer.Option(help="What generates with a local model (no --base-url): transformers "
+                                           "(model.generate) or vllm (vllm.LLM).")]
+OldGeneratorOpt = Annotated[str | None, typer.Option("--model-engine", hidden=True, help="Renamed --generator.")]
 EngineOpt = Annotated[str, typer.Option(help="Where verification runs: local (worker processes) or ray.")]
 RayAddressOpt = Annotated[str | None, typer.Option(help="With --engine ray: auto, HOST:PORT, or unset.")]
 WorkersOpt = Annotated[int | None, typer.Option(min=1, help="Verifier workers (local) or Ray actors (ray).")]
@@ -71,6 +73,14 @@ def _fail(exc: Exception) -> typer.Exit:
 
 def _warn(message: str) -> None:
     err_console.print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _renamed(old: str | None, old_flag: str, new: str, new_flag: str) -> str:
+    """The value of a renamed flag: given under its old name it still counts, with a warning naming the new one."""
+    if old is None:
+        return new
+    _warn(f"{old_flag} was renamed {new_flag}; use {new_flag} {old}")
+    return old
 
 
 def _show_version(value: bool) -> None:
@@ -485,7 +495,7 @@ _EVAL_HELP = "\n\n".join([
     "print pass@1 / pass@k (unbiased estimator), mean reward and counts per verdict status.",
     "The policy: --policy oracle|noop|script:PATH (scripted, no model: oracle must score correct, noop must "
     "not), else --model with --base-url (an OpenAI-compatible server, e.g. vLLM), else --model as a local "
-    "model folder or `smollm2` (run with --model-engine transformers or vllm).",
+    "model folder or `smollm2` (run with --generator transformers or vllm).",
     "Verification runs with --engine local (worker processes, --workers N) or --engine ray (Ray actors on "
     "the cluster at --ray-address), as for `rlvr verify`.",
     "Rerunning the same command resumes (skips the (task, sample) pairs already written); a larger -n adds "
@@ -510,10 +520,11 @@ def eval_(
     top_p: TopPOpt = 1.0,
     seed: SeedOpt = 0,
     layout: Annotated[str, typer.Option(help="Token layout: auto, episode, turn or none.")] = "auto",
-    model_engine: ModelEngineOpt = "transformers",
+    generator: GeneratorOpt = "transformers",
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     workers: WorkersOpt = None,
+    model_engine: OldGeneratorOpt = None,
     tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for token fields with --base-url.")] = None,
     token_in: Annotated[bool, typer.Option(help="With --base-url: send prompts as token ids (/v1/completions).")] = (
         False
@@ -529,7 +540,8 @@ def eval_(
         config = EvalConfig.build(
             env=env, env_args=parse_env_args(env_arg), output=output, model=model, base_url=base_url, policy=policy,
             n=n, k=k, limit=limit, concurrency=concurrency, max_tokens=max_tokens, temperature=temperature,
-            top_p=top_p, seed=seed, layout=layout, model_engine=model_engine, tokenizer=tokenizer,
+            top_p=top_p, seed=seed, layout=layout, tokenizer=tokenizer,
+            generator=_renamed(model_engine, "--model-engine", generator, "--generator"),
             token_in=token_in, overwrite=overwrite, engine=engine, ray_address=ray_address, workers=workers,
         )
         run_eval(config, console=console, err_console=err_console)

@@ -15,10 +15,11 @@ from rlvr.runners.cli import (
     ConcurrencyOpt,
     EngineOpt,
     EnvArgs,
+    GeneratorOpt,
     LimitOpt,
     MaxTokensOpt,
-    ModelEngineOpt,
     ModelOpt,
+    OldGeneratorOpt,
     PolicyOpt,
     RayAddressOpt,
     SeedOpt,
@@ -27,6 +28,7 @@ from rlvr.runners.cli import (
     WorkersOpt,
     _check_engine,
     _fail,
+    _renamed,
     _warn,
     app,
     console,
@@ -68,11 +70,12 @@ def synth(
     temperature: TemperatureOpt = 1.0,
     top_p: TopPOpt = 1.0,
     seed: SeedOpt = 0,
-    model_engine: ModelEngineOpt = "transformers",
+    generator: GeneratorOpt = "transformers",
     tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for token counts with --base-url.")] = None,
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     workers: WorkersOpt = None,
+    model_engine: OldGeneratorOpt = None,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier run in OUTPUT instead of resuming it.")] = False,
 ) -> None:
     """Synthetic SFT rows and pass-rate-banded RL tasks from an environment (help text: `_SYNTH_HELP`)."""
@@ -86,8 +89,9 @@ def synth(
         config = SynthConfig.build(
             env=env, env_args=parse_env_args(env_arg), output=output, n=n, model=model, base_url=base_url,
             policy=policy, band=parse_band(band), keep=keep, dedup=dedup, limit=limit, concurrency=concurrency,
-            max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, model_engine=model_engine,
-            tokenizer=tokenizer, engine=engine, ray_address=ray_address, workers=workers, overwrite=overwrite,
+            max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, tokenizer=tokenizer,
+            generator=_renamed(model_engine, "--model-engine", generator, "--generator"), engine=engine,
+            ray_address=ray_address, workers=workers, overwrite=overwrite,
         )
         with _Progress(err_console) as bar:
             result = run_synth(config, progress=bar)

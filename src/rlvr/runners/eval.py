@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from rlvr.adapters.tokens import Layout
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.metrics import VerdictStats, pass_at_k
+from rlvr.core.renames import renamed_fields
 from rlvr.core.types import STATUSES, Trajectory
 from rlvr.environments.base import Environment
 from rlvr.runners.models import resolve_model
@@ -190,7 +191,7 @@ def build_policy(
     policy: str | None,
     model: str | None,
     base_url: str | None,
-    engine: str = "transformers",
+    generator: str = "transformers",
     tokenizer: str | None = None,
     token_in: bool = False,
     sampling: Sampling | None = None,
@@ -200,10 +201,10 @@ def build_policy(
 
     `policy` (oracle | noop | script:PATH) wins; else with `base_url` an `OpenAIPolicy` serving
     `model` (its tokenizer: `tokenizer`, or `model` itself when it is a local folder); else a local
-    model (`engine` transformers or vllm) at `model`, resolved by `resolve_model` (`smollm2` alias).
+    model (`generator` transformers or vllm) at `model`, resolved by `resolve_model` (`smollm2` alias).
 
     Raises:
-        ConfigError: neither a policy nor a model, or an unknown engine.
+        ConfigError: neither a policy nor a model, or an unknown generator.
     """
     sampling = sampling or Sampling()
     if policy is not None:
@@ -219,11 +220,11 @@ def build_policy(
         return OpenAIPolicy(base_url=base_url, model=model, sampling=sampling, tokenizer=tok, token_in=token_in,
                             api_key=api_key)
     path = resolve_model(model)
-    if engine == "transformers":
+    if generator == "transformers":
         return TransformersPolicy(path, sampling=sampling)
-    if engine == "vllm":
+    if generator == "vllm":
         return VLLMPolicy(path, sampling=sampling)
-    raise ConfigError(f"--model-engine must be 'transformers' or 'vllm', got {engine!r}")
+    raise ConfigError(f"--generator must be 'transformers' or 'vllm', got {generator!r}")
 
 
 LAYOUTS = ("auto", "episode", "turn", "none")
@@ -252,7 +253,8 @@ class RolloutConfig(BaseModel):
     policy: str | None = Field(default=None, description="Scripted policy (oracle, noop, script:PATH); wins.")
     model: str | None = Field(default=None, description="Served model name (with base_url) or local model.")
     base_url: str | None = Field(default=None, description="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.")
-    model_engine: str = Field(default="transformers", description="Local model engine: transformers or vllm.")
+    generator: str = Field(default="transformers", description="What generates with a local model: transformers "
+                           "(`model.generate`) or vllm (`vllm.LLM`).")
     tokenizer: str | None = Field(default=None, description="Tokenizer of a served model (token fields, counts).")
     # -- sampling
     n: int = Field(default=1, ge=1, description="Samples per task.")
@@ -265,6 +267,11 @@ class RolloutConfig(BaseModel):
     engine: str = Field(default="local", description="Where verification runs: local or ray (`rlvr.runners.engine`).")
     ray_address: str | None = Field(default=None, description="With engine ray: auto, HOST:PORT, or None.")
     workers: int | None = Field(default=None, ge=1, description="Verifier workers (local) or Ray actors (ray).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_fields(cls, data: Any) -> Any:
+        return renamed_fields(data, {"model_engine": "generator"}, cls.__name__)
 
     @model_validator(mode="after")
     def _sampling_is_valid(self) -> RolloutConfig:
@@ -296,12 +303,12 @@ class RolloutConfig(BaseModel):
         """The part of the run record the policy and sampling make up (scripted policies do not sample)."""
         local_model = self.policy is None and self.base_url is None
         return {"env": self.env, "env_args": self.env_args, "policy": self.policy, "model": self.model,
-                "base_url": self.base_url, "model_engine": self.model_engine if local_model else None,
+                "base_url": self.base_url, "generator": self.generator if local_model else None,
                 "sampling": None if self.policy is not None else vars(self.sampling()), "seed": self.seed}
 
     def build_policy(self, *, token_in: bool = False) -> Policy:
         """The policy these options describe (`build_policy`)."""
-        return build_policy(policy=self.policy, model=self.model, base_url=self.base_url, engine=self.model_engine,
+        return build_policy(policy=self.policy, model=self.model, base_url=self.base_url, generator=self.generator,
                             tokenizer=self.tokenizer, token_in=token_in, sampling=self.sampling())
 
 
@@ -357,7 +364,7 @@ def run_eval(config: EvalConfig, *, console: Any, err_console: Any) -> EvalStats
     Verification runs where `config.engine` says, exactly as for `rlvr verify`: `local` (this
     machine's verifier worker processes) or `ray` (Ray actors on the cluster at `ray_address`; see
     `rlvr.runners.engine`). Generation runs where the policy is: a server (`base_url`) or a local
-    model (`model_engine` transformers or vllm).
+    model (`generator` transformers or vllm).
 
     Raises:
         ConfigError: bad options (no policy or model, unknown engine, a resume with another configuration, ...).

@@ -23,7 +23,15 @@ turns        list  {"role": "assistant", "text": str, "ids": [int]}  (ids end wi
 expected     dict  rlvr's own result: status, reward (None for error), prompt_ids, response_ids,
                    loss_mask (episode layout of `rlvr.adapters.tokens.EpisodeTokens`: 1 on model
                    tokens, 0 on environment tokens)
+chat_template str  (optional) the chat template every path renders the record with, instead of the
+                   tokenizer's own (`record_tokenizer`)
 ```
+
+*Cross-trainer episodes* (`tests/data/parity/episodes.json`, `build_episode_records`) are multi-turn
+records of the kinds in `EPISODE_KINDS`, played the way trainers that need one token sequence play
+them (`EpisodeRun(..., stop_on_misalignment=True)`, as the veRL and OpenRLHF agents do); their
+`expected` also holds `messages` (the episode's conversation, OpenAI dicts) and `misaligned` (why
+the chat template rewrote history, None when it did not: the same text on every path).
 
 A replay function has the signature `replay(record, tokenizer) -> {"reward": float | None,
 "prompt_ids": [int], "response_ids": [int], "response_mask": [int]}` (plus optional extra keys).
@@ -53,15 +61,20 @@ from rlvr.rollout.tokens import ChatTokenizer, render_prompt_ids
 from rlvr.runners.verify import sample_rows
 
 __all__ = [
+    "EPISODE_KINDS",
     "REPLAY_BACKENDS",
+    "THINK_STRIPPING_TEMPLATE",
     "ReplayPolicy",
     "action_message",
+    "build_episode_records",
     "build_records",
     "compare_replay",
+    "episode_expected",
     "expected_for",
     "load_tokenizer_for",
     "model_turn_ids",
     "record_task",
+    "record_tokenizer",
     "replay_records",
     "trl_replay",
 ]
@@ -286,15 +299,15 @@ async def _expected_episode(record: dict[str, Any], env: Environment, task: Task
     return _fields(verdict, traj.prompt_ids, traj.completion_ids, traj.loss_mask), _observations(traj.messages)
 
 
-def _observations(messages: Sequence[Message]) -> list[list[dict[str, Any]]]:
-    """The environment's answer to each model turn but the last: the messages between assistant messages."""
+def _observations(messages: Sequence[Message], turns: int | None = None) -> list[list[dict[str, Any]]]:
+    """The environment's answer to each model turn but the last (of `turns` when given, else of those played)."""
     out: list[list[dict[str, Any]]] = []
     for message in messages:
         if message.role == "assistant":
             out.append([])
         elif out:
             out[-1].append(message.to_openai())
-    return out[:-1]
+    return out[: (turns if turns is not None else len(out)) - 1]
 
 
 def _fields(verdict: Verdict, prompt_ids: Sequence[int], response_ids: Sequence[int],
@@ -311,6 +324,106 @@ def expected_for(record: dict[str, Any], tokenizer: ChatTokenizer) -> dict[str, 
     "episode": environment turns rendered as chat-template suffixes, masked 0).
     """
     return _expected(record, tokenizer)[0]
+
+
+# -- cross-trainer episodes -----------------------------------------------------------------------
+EPISODE_KINDS: tuple[str, ...] = ("oracle", "tool_error", "wrong_final", "max_turns", "error_reference",
+                                  "rewrite_template")
+"""The multi-turn episodes every trainer path must play alike: a calculator call then the right answer,
+a malformed call first, a wrong final answer, calls until the env's turn limit truncates the episode,
+a grader that breaks on the final answer (an error verdict: reward None, masked, never 0), and a chat
+template that rewrites history (`THINK_STRIPPING_TEMPLATE`)."""
+
+THINK_STRIPPING_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{%- set content = message['content'] or '' -%}"
+    "{%- if message['role'] == 'assistant' and not loop.last and '</think>' in content -%}"
+    "{%- set content = content.split('</think>')[-1].lstrip('\\n') -%}"
+    "{%- endif -%}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + content + '<|im_end|>\\n' -}}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
+)
+"""A ChatML template that drops the `<think>` block of every assistant turn but the last, as Qwen3's
+drops those before the latest user query: rendering an environment turn rewrites the model's earlier
+turn, so no single token sequence holds the episode (`rlvr.rollout.tokens`, rule 3)."""
+
+_THINK = "<think>\nThe calculator is exact, so I use it.\n</think>\n"
+
+
+def record_tokenizer(record: dict[str, Any], tokenizer: Any) -> Any:
+    """`tokenizer`, or a copy of it with the record's `chat_template` when the record names one."""
+    template = record.get("chat_template")
+    if template is None:
+        return tokenizer
+    import copy
+
+    copied = copy.deepcopy(tokenizer)
+    copied.chat_template = template
+    return copied
+
+
+def _episode_scripts(env: Environment, task: Task) -> dict[str, tuple[list[str], dict[str, Any]]]:
+    """Per `EPISODE_KINDS` kind: the model turn texts and the record fields it overrides."""
+    scripts = _scripts(env, task)
+    if "tool_error" not in scripts:
+        raise ConfigError(f"environment {env.spec.id!r} needs tools and reference actions for cross-trainer episodes")
+    oracle = scripts["oracle"]
+    out: dict[str, tuple[list[str], dict[str, Any]]] = {
+        kind: (scripts[kind], {}) for kind in ("oracle", "tool_error", "wrong_final")}
+    out["max_turns"] = ([oracle[0]] * env.spec.max_turns, {})
+    out["error_reference"] = (oracle, {"reference": json.dumps("")})
+    out["rewrite_template"] = ([_THINK + oracle[0], *oracle[1:]], {"chat_template": THINK_STRIPPING_TEMPLATE})
+    return out
+
+
+def build_episode_records(env_id: str, env_args: dict[str, Any], tokenizer: Any, *,
+                          task_index: int = 0) -> list[dict[str, Any]]:
+    """The cross-trainer episodes (`EPISODE_KINDS`) of one task of a tool env, `expected` by `episode_expected`.
+
+    Raises:
+        ConfigError: the env has no tools or no reference actions; a script does not play as meant.
+    """
+    env = cached_env(env_id, env_args)
+    task = env.tasks[task_index]
+    out = []
+    for kind, (texts, fields) in _episode_scripts(env, task).items():
+        record = {**_base(env_id, env_args, env, task, kind, True), **fields, "id": f"ep-{task.id}-{kind}"}
+        tok = record_tokenizer(record, tokenizer)
+        record["turns"] = [{"role": "assistant", "text": t, "ids": model_turn_ids(tok, t)} for t in texts]
+        expected, observed = asyncio.run(_stopping_episode(record, tok))
+        out.append({**record, "turns": _with_env_turns(record["turns"], observed), "expected": expected})
+    return out
+
+
+async def _stopping_episode(record: dict[str, Any],
+                            tokenizer: ChatTokenizer) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """Play a record as trainers that need one token sequence do: stop with an error verdict once misaligned."""
+    env = cached_env(record["env_id"], record["env_args"]).episode_copy()
+    turns = _model_turns(record)
+    run = EpisodeRun(env, record_task(record), tokenizer=tokenizer, layout="auto", stop_on_misalignment=True)
+    traj = await run.play(ReplayPolicy(tokenizer, turns, token_in=False))
+    if traj.error is not None or run.tokens is None:
+        raise ConfigError(f"record {record['id']!r}: {traj.error or 'no tokens'}")
+    misaligned = run.tokens.check_episode()
+    if misaligned is None and len(run.finish_reasons) != len(turns):
+        raise ConfigError(f"record {record['id']!r}: the episode ended at model turn {len(run.finish_reasons)} of "
+                          f"{len(turns)}")
+    verdict = traj.verdict or Verdict.error("the episode ended without a verdict")
+    tokens = run.tokens
+    expected = {**_fields(verdict, tokens.prompt_ids, tokens.completion_ids, tokens.loss_mask),
+                "messages": [m.to_openai() for m in traj.messages], "misaligned": misaligned}
+    return expected, _observations(traj.messages, len(turns))
+
+
+def episode_expected(record: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """The result rlvr gives for a cross-trainer episode record (with its `chat_template`): its `expected`.
+
+    Token fields are those of the episode as played (`EpisodeTokens.prompt_ids`, `completion_ids`,
+    `loss_mask`): the episode layout when the tokens line up, else the tokens up to where the
+    template rewrote history (what the veRL and OpenRLHF agents hold when they stop).
+    """
+    return asyncio.run(_stopping_episode(record, record_tokenizer(record, tokenizer)))[0]
 
 
 # -- TRL replay ------------------------------------------------------------------------------------
@@ -462,7 +575,7 @@ def replay_records(backend: str, records: Sequence[dict[str, Any]], tokenizer: A
     out = []
     for record in records:
         try:
-            result = dict(fn(record, tokenizer))
+            result = dict(fn(record, record_tokenizer(record, tokenizer)))
         except Exception as exc:  # one broken record must not hide the others' results
             result = {"error": f"{type(exc).__name__}: {exc}"}
         out.append({"id": record["id"], **result})

@@ -255,13 +255,13 @@ class RequestBatcher:
     """Requests that arrive while a batch is running form the next batch: one `run` call per batch.
 
     Used by the in-process model policies (`VLLMPolicy`, `TransformersPolicy`): concurrent episodes
-    share one engine without a server. `run(prompts, seeds)` gets up to `max_batch` prompts (token
-    ids) and their per-request seeds and returns one `Generation` per prompt, in order; it runs in
-    a worker thread, never two at once. An exception in `run` is given to every request of that
-    batch (no hang); the next batch still runs.
+    share one generator (the model in this process) without a server. `run(prompts, seeds)` gets up
+    to `max_batch` prompts (token ids) and their per-request seeds and returns one `Generation` per
+    prompt, in order; it runs in a worker thread, never two at once. An exception in `run` is given
+    to every request of that batch (no hang); the next batch still runs.
 
     Args:
-        run: the engine call, `(list[list[int]], list[int | None]) -> list[Generation]`.
+        run: the generator call, `(list[list[int]], list[int | None]) -> list[Generation]`.
         max_batch: most requests per call (None: all that are waiting).
     """
 
@@ -406,8 +406,8 @@ class VLLMPolicy:
 
     Ids and logprobs come from `RequestOutput.outputs[0]` (`token_ids`; `logprobs` with
     `SamplingParams(logprobs=0)` holds the sampled token's logprob at each position).
-    Generation runs in a worker thread; requests that arrive while the engine is busy form the
-    next batch (one `LLM.generate` call), so concurrent episodes share the engine. vLLM starts its engine in a spawned
+    Generation runs in a worker thread; requests that arrive while vLLM is busy form the
+    next batch (one `LLM.generate` call), so concurrent episodes share it. vLLM starts its engine in a spawned
     process: a script that builds this policy needs the `if __name__ == "__main__":` guard.
 
     Args:
@@ -440,7 +440,7 @@ class VLLMPolicy:
     ) -> Generation:
         """Sample one assistant turn (token-in when `prompt_ids` is given).
 
-        Requests that arrive while the engine is busy are batched into its next `generate` call.
+        Requests that arrive while the model is busy are batched into its next `generate` call.
         """
         assert self.tokenizer is not None
         ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self.tokenizer, messages, tools=tools)
@@ -465,7 +465,7 @@ class VLLMPolicy:
         return generations
 
     def close(self) -> None:
-        """Shut the engine's worker processes down (the policy is unusable afterwards)."""
+        """Shut vLLM's engine worker processes down (the policy is unusable afterwards)."""
         engine = getattr(getattr(self._llm, "llm_engine", None), "engine_core", None)
         if engine is not None:
             engine.shutdown()

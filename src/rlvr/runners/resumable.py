@@ -28,6 +28,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.files import atomic_path, atomic_write
+from rlvr.core.renames import renamed_keys
 
 __all__ = ["FSYNC_EVERY_S", "AppendWriter", "ResumableOutput", "RunRecord", "complete_lines", "meta_path"]
 
@@ -73,7 +74,8 @@ class RunRecord:
 
     Args:
         output: the output file.
-        config: the configuration (JSON-serialisable); nested dicts are compared field by field.
+        config: the configuration (JSON-serialisable); nested dicts are compared field by field. Keys
+            under a name since renamed are recorded under the new one (`rlvr.core.renames`).
         labels: how a nested dict's fields are named in messages, e.g. `{"verifier_config":
             "verifier option"}` (default `KEY.FIELD`).
     """
@@ -81,11 +83,14 @@ class RunRecord:
     def __init__(self, output: Path, config: Mapping[str, Any], *, labels: Mapping[str, str] | None = None) -> None:
         self.output = output
         self.path = meta_path(output)
-        self.config = dict(config)
+        self.config = renamed_keys(config)
         self.labels = dict(labels or {})
 
     def read(self) -> dict[str, Any] | None:
         """The recorded object, or None when there is none (an output written before records existed).
+
+        Keys written under a name since renamed are read under the new one (`rlvr.core.renames`), so
+        a record from an older rlvr does not make a resume refuse.
 
         Raises:
             DataError: the record is not readable JSON (the message says to pass --overwrite).
@@ -96,7 +101,7 @@ class RunRecord:
             old = json.loads(self.path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise DataError(f"{self.path}: not a readable run record ({exc}); pass --overwrite to start over") from exc
-        return old if isinstance(old, dict) else {}
+        return renamed_keys(old) if isinstance(old, dict) else {}
 
     def changes(self, old: Mapping[str, Any]) -> list[str]:
         """Human-readable differences between a recorded configuration and this one (`FIELD: OLD → NEW`).

@@ -267,7 +267,7 @@ def run_synth(config: SynthConfig, *, progress: Any = None) -> SynthResult:
 
     Raises:
         ConfigError: bad options; a resume with another configuration (the message names what changed).
-        MissingExtraError: `engine="ray"` without Ray, a model engine without its extra.
+        MissingExtraError: `engine="ray"` without Ray, a generator (transformers, vllm) without its extra.
     """
     from rlvr.runners.eval import evaluate, read_trajectories, verified_env
     from rlvr.runners.synth_report import build_report, write_report

@@ -59,7 +59,7 @@ __all__ = [
 _RAW_CHARS = 2000
 _RESERVED = ("_line", "verdict", "_bad_row")
 """Output columns an input row may not carry itself: replaced in the output (with a warning)."""
-_EXECUTION_ONLY = {"isolation", "workers", "max_concurrency", "backoff_s", "cache", "cache_path"}
+_EXECUTION_ONLY = {"scoring", "workers", "max_concurrency", "backoff_s", "cache", "cache_path"}
 """Verifier options that do not change verdicts: left out of the recorded configuration."""
 
 RowKeys = tuple[str, str] | tuple[str, str, str | None, str | None]
@@ -405,7 +405,7 @@ def _warn(message: str) -> None:
 def run_config(input_path: Path, verifier: Verifier, response_key: str, reference_key: str) -> dict[str, Any]:
     """The configuration an output's verdicts depend on (recorded in `meta_path`, compared on resume).
 
-    Verifier options that only change how scoring runs (`isolation`, `workers`; for judges also
+    Verifier options that only change how scoring runs (`scoring`, `workers`; for judges also
     `max_concurrency`, `backoff_s`, `cache`, `cache_path`) are left out.
     """
     try:

@@ -3,9 +3,9 @@ r"""`ContainerSession`: a terminal session inside a podman or docker container, 
 Terminal-Bench and Harbor tasks whose Dockerfile needs a real image (a base image other than a
 stock distribution, packages the host lacks, files outside the working directory, `USER`,
 multi-stage builds) cannot be reproduced by `SandboxSession`'s host-`/usr` bubblewrap sandbox.
-For them, `build_image` builds the task's Dockerfile with a container engine (the `podman` or
+For them, `build_image` builds the task's Dockerfile with a container runtime (the `podman` or
 `docker` CLI) and `ContainerSession` runs the image with the same stdlib-only supervisor
-(`rlvr/sandbox/_session.py`) as the container's pid 1, spoken to over the engine client's
+(`rlvr/sandbox/guest/rlvr_session.py`) as the container's pid 1, spoken to over the container runtime client's
 stdin/stdout. Everything above the protocol (the shell on a pty, `exec`, the `pytest` op, `finish`'s
 export) is inherited from `SandboxSession` unchanged.
 
@@ -13,14 +13,14 @@ Differences from the bubblewrap session:
 
 - the image's own files are the machine: the working directory, HOME and /tmp keep what the
   image put there (no tmpfs over them); writes go to the container's writable layer, whose size
-  the engine does not cap unless its storage driver supports `--storage-opt size=` (pass it in
+  the container runtime does not cap unless its storage driver supports `--storage-opt size=` (pass it in
   `ContainerConfig.extra_args`); `SessionConfig.workdir_mb` and `tmp_mb` do not apply;
 - the image's ENV is the base of the shell's environment (below `env`), its `USER` is kept
   unless `ContainerConfig.user` says otherwise, its ENTRYPOINT is replaced by the supervisor;
-- the supervisor needs `python3` (3.10 or newer: `_session.py` evaluates `X | None`
+- the supervisor needs `python3` (3.10 or newer: `rlvr_session.py` evaluates `X | None`
   annotations) in the image; `SessionConfig.python` names another interpreter in the image;
-- limits: the supervisor's rlimits and nice value as in `SandboxSession`, plus the engine's
-  cgroup limits (`--memory`, `--pids-limit`, `--cpus`) where the engine can apply them here;
+- limits: the supervisor's rlimits and nice value as in `SandboxSession`, plus the container runtime's
+  cgroup limits (`--memory`, `--pids-limit`, `--cpus`) where the container runtime can apply them here;
 - isolation: `--network none`, `--cap-drop ALL`, `no-new-privileges`, private pid namespace; with
   podman also a user namespace (`--uidmap`: container root is host uid 100000, not host root).
   The user namespace is also what makes RLIMIT_NPROC (`SessionConfig.processes`) bite: the
@@ -30,15 +30,15 @@ Differences from the bubblewrap session:
   processes are bounded by the supervisor's kill at 90 % of `processes` and by `pids_limit` only.
 
 The container never outlives the session: it is named (`rlvr-<random>`), `close()` (also run by
-`__del__` and at interpreter exit) removes it with `<engine> rm -f`, and if this process dies
-without closing, the engine client sees end-of-file on its stdin, the supervisor exits, and
+`__del__` and at interpreter exit) removes it with `<runtime> rm -f`, and if this process dies
+without closing, the container runtime client sees end-of-file on its stdin, the supervisor exits, and
 `run --rm` removes the container.
 
-Finding the engine and building images: `rlvr.sandbox.engines`.
+Finding the container runtime and building images: `rlvr.sandbox.runtimes`.
 
 Example:
-    >>> engine = container_engine()                                  # doctest: +SKIP
-    >>> tag = build_image("task/Dockerfile", "task", engine=engine)  # doctest: +SKIP
+    >>> runtime = container_runtime()                                  # doctest: +SKIP
+    >>> tag = build_image("task/Dockerfile", "task", runtime=runtime)  # doctest: +SKIP
     >>> with ContainerSession(tag) as s:                             # doctest: +SKIP
     ...     s.start_shell()
     ...     s.run("cd /tmp && echo hi > f; pwd; cat f").stdout
@@ -58,38 +58,46 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import IO
+from typing import IO, Any
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import closed_at_exit, kill_group
-from rlvr.sandbox.engines import (
+from rlvr.core.renames import renamed_attribute
+from rlvr.sandbox.host_process import closed_at_exit, kill_group
+from rlvr.sandbox.local import remove_tree
+from rlvr.sandbox.runtimes import (
     ContainerConfig,
-    EngineInfo,
+    RuntimeInfo,
     _cli,
     _image_config,
     _ulimit_args,
     auto_ulimits,
     build_image,
-    container_engine,
-    engine_info,
+    container_runtime,
     image_env,
     image_exists,
     image_tag,
+    runtime_info,
 )
-from rlvr.sandbox.local import remove_tree
 from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig, stage_supervisor
 
 __all__ = [
     "ContainerConfig",
     "ContainerSession",
-    "EngineInfo",
+    "RuntimeInfo",
     "build_image",
-    "container_engine",
-    "engine_info",
+    "container_runtime",
     "image_env",
     "image_exists",
     "image_tag",
+    "runtime_info",
 ]
+
+_RENAMED = {"container_engine": "container_runtime", "engine_info": "runtime_info", "EngineInfo": "RuntimeInfo"}
+
+
+def __getattr__(name: str) -> Any:
+    """The old names of `container_runtime`, `runtime_info` and `RuntimeInfo`, with a DeprecationWarning."""
+    return renamed_attribute(globals(), _RENAMED, __name__, name)
 
 _RM_TIMEOUT_S = 60.0
 _SUP_DIR = "/run/rlvr/sup"
@@ -105,7 +113,7 @@ def _check_path(path: str) -> str:
 
 
 def _mount_args(mount: Mount) -> list[str]:
-    """Engine options for one `Mount` (tmpfs mounts are executable and world-writable like /tmp)."""
+    """Container runtime options for one `Mount` (tmpfs mounts are executable and world-writable like /tmp)."""
     dest = _check_path(mount.dest)
     if mount.kind == "tmpfs":
         return ["--tmpfs", f"{dest}:rw,exec,nosuid,nodev,size={mount.size_mb}m,mode=1777"]
@@ -125,10 +133,10 @@ class ContainerSession(SandboxSession):
         mounts: extra mounts: host paths bound read-only or read-write (readable by the
             container's host uid, i.e. by others when a uid map is used), or tmpfs mounts.
         env: environment of the shell and of `exec` processes, over the image's ENV.
-        container: engine options.
+        container: container runtime options.
 
     Raises:
-        SandboxError: no working engine, or `image` is not in its local store.
+        SandboxError: no working container runtime, or `image` is not in its local store.
     """
 
     def __init__(self, image: str, config: SessionConfig | None = None, mounts: Sequence[Mount] = (),
@@ -144,21 +152,21 @@ class ContainerSession(SandboxSession):
         self.image = image
         self.container = container or ContainerConfig()
         self.name = f"rlvr-{secrets.token_hex(6)}"
-        self.info = engine_info(self.container.engine)
+        self.info = runtime_info(self.container.container_runtime)
         image_config = _image_config(image, self.info.path)
         self.image_workdir = os.path.normpath(str(image_config.get("WorkingDir") or "/"))
         self.image_user = str(image_config.get("User") or "")
         if self.container.image_env:
-            self.env = {**self.env, **image_env(image, engine=self.info.path), "PS1": "", "PS2": "", **(env or {})}
+            self.env = {**self.env, **image_env(image, runtime=self.info.path), "PS1": "", "PS2": "", **(env or {})}
         user = (self.container.user if self.container.user is not None else self.image_user).split(":")[0]
         if user and not user.isdigit() and "USER" not in (env or {}):
             self.env["USER"] = user
 
     # -- launch ------------------------------------------------------------------------------
     def _argv(self, sup_dir: str, info_fd: int = -1) -> list[str]:
-        """The engine command line that starts the container (`info_fd` is unused)."""
+        """The container runtime command line that starts the container (`info_fd` is unused)."""
         cfg, ccfg, info = self.config, self.container, self.info
-        argv = [info.path, *info.global_args(ccfg.runtime), "run", "--rm", "-i", "--name", self.name,
+        argv = [info.path, *info.global_args(ccfg.oci_runtime), "run", "--rm", "-i", "--name", self.name,
                 "--pull", "never", "--log-driver", "none", "--network", ccfg.network, "--hostname", "sandbox",
                 "--security-opt", "no-new-privileges"]
         if ccfg.cap_drop_all:
@@ -189,7 +197,7 @@ class ContainerSession(SandboxSession):
         if os.path.normpath(cfg.workdir) == self.image_workdir or self._workdir_tmpfs:
             argv += ["-w", cfg.workdir]  # podman refuses a `-w` the image lacks (unless it is the image's own)
         argv += ["--entrypoint", self.python, *ccfg.extra_args, self.image,
-                 "-I", "-S", f"{_SUP_DIR}/_session.py"]
+                 "-I", "-S", f"{_SUP_DIR}/rlvr_session.py"]
         return argv
 
     def start(self) -> ContainerSession:
@@ -200,7 +208,7 @@ class ContainerSession(SandboxSession):
         with a tmpfs of `SessionConfig.workdir_mb` there (the image had nothing in it to keep).
 
         Raises:
-            SandboxError: the engine could not start the container, the image has no usable
+            SandboxError: the container runtime could not start the container, the image has no usable
                 `python3` (the message names the fix), or the supervisor did not report ready
                 within `ContainerConfig.start_timeout_s`.
         """
@@ -212,7 +220,7 @@ class ContainerSession(SandboxSession):
         self._dirs.append(sup_dir)
         with tarfile.open(os.path.join(sup_dir, "empty.tar"), "w"):
             pass
-        for name in ("_session.py", "empty.tar"):
+        for name in ("rlvr_session.py", "empty.tar"):
             os.chmod(os.path.join(sup_dir, name), 0o644)
         try:
             self._launch(sup_dir)
@@ -231,7 +239,7 @@ class ContainerSession(SandboxSession):
         return self
 
     def _launch(self, sup_dir: str) -> None:
-        """Start the engine client and wait for the supervisor's ready line."""
+        """Start the container runtime client and wait for the supervisor's ready line."""
         self.name = f"rlvr-{secrets.token_hex(6)}"
         argv = self._argv(sup_dir)
         self._stderr.clear()
@@ -271,7 +279,8 @@ class ContainerSession(SandboxSession):
                     f"Python ({_SUPERVISOR_MIN_PYTHON} or newer, standard library only). Add it to the Dockerfile, "
                     "e.g. `RUN apt-get update && apt-get install -y --no-install-recommends python3` (Debian, "
                     "Ubuntu) or `RUN apk add --no-cache python3` (Alpine), or base the image on `python:3.x`; or "
-                    f"set SessionConfig(python=...) to its interpreter's path in the image. Engine said: {err}")
+                    "set SessionConfig(python=...) to its interpreter's path in the image. The container runtime "
+                    f"said: {err}")
         if "syntaxerror" in low or "unsupported operand type(s) for |" in low:
             return (f"the `{python}` of the image {self.image} is too old for the session supervisor (it needs "
                     f"Python {_SUPERVISOR_MIN_PYTHON} or newer): install a newer python3 in the Dockerfile. "
@@ -305,11 +314,11 @@ class ContainerSession(SandboxSession):
         self._dirs = []
 
     def _stop_container(self) -> None:
-        """`rm -f` the container, then reap the engine client (killed if it hangs)."""
+        """`rm -f` the container, then reap the container runtime client (killed if it hangs)."""
         proc, self._proc = self._proc, None
         if self._launched:
             self._launched = False
-            _remove_container(self.info, self.name, self.container.runtime)
+            _remove_container(self.info, self.name, self.container.oci_runtime)
         if proc is None:
             return
         with contextlib.suppress(OSError):
@@ -330,16 +339,16 @@ class ContainerSession(SandboxSession):
 
 
 def _drain(stream: IO[bytes], into: collections.deque[bytes]) -> None:
-    """Keep the engine client's stderr read (so it never blocks on a full pipe), the last chunks kept."""
+    """Keep the container runtime client's stderr read (so it never blocks on a full pipe), the last chunks kept."""
     with contextlib.suppress(OSError, ValueError):
         while chunk := os.read(stream.fileno(), 4096):
             into.append(chunk)
 
 
-def _remove_container(info: EngineInfo, name: str, runtime: str | None = None) -> None:
+def _remove_container(info: RuntimeInfo, name: str, oci_runtime: str | None = None) -> None:
     """`rm -f` the container (podman: without the 10 s SIGTERM grace, which pid 1 ignores anyway)."""
-    argv = [info.path, *info.global_args(runtime), "rm", "-f"]
+    argv = [info.path, *info.global_args(oci_runtime), "rm", "-f"]
     done = _cli([*argv, "-t", "0", name] if info.kind == "podman" else [*argv, name], _RM_TIMEOUT_S)
     if done.returncode != 0 and info.kind == "podman" and b"unknown shorthand flag" in done.stderr:
-        _cli([info.path, *info.global_args(runtime), "kill", name], _RM_TIMEOUT_S)
+        _cli([info.path, *info.global_args(oci_runtime), "kill", name], _RM_TIMEOUT_S)
         _cli([*argv, name], _RM_TIMEOUT_S)

@@ -1,7 +1,7 @@
 """`E2BSandbox`: the `run_python` protocol in an E2B cloud sandbox (extra `e2b`).
 
-Selected only by explicit configuration (`UnitTestVerifier(backend="e2b")`). Each run ships the
-in-sandbox supervisor (`_supervisor.py --once`, the same code the local workers run) and the job
+Selected only by explicit configuration (`UnitTestVerifier(provider="e2b")`, the sandbox provider). Each run ships the
+in-sandbox supervisor (`rlvr_supervisor.py --once`, the same code the local workers run) and the job
 inside one `commands.run` call, so the job gets the same rlimits, fresh child process, output
 caps and deadline as locally, on top of E2B's own VM isolation. Any remote failure (cannot
 create the sandbox, connection lost, API error) becomes `ExecResult.error`, which the verifier

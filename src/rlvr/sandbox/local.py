@@ -12,7 +12,7 @@ Every run gets a fresh work directory (`/work` inside bubblewrap), a read-only g
   so the cap is the budget), `/dev` itself is read-only (bubblewrap's `--dev` is an uncapped
   tmpfs), the root is read-only; a one-shot run's files are copied from a read-only staging
   bind into `/work` before the command starts; pooled workers wipe `/work`, `/tmp`, `/dev/shm`
-  and System V IPC objects after every job (`_supervisor.py`); a seccomp filter refuses System V
+  and System V IPC objects after every job (`rlvr_supervisor.py`); a seccomp filter refuses System V
   IPC and `memfd_create` (RAM no mount caps and no rlimit counts; `seccomp_filter`);
 
 - an unprivileged uid: when the caller is root, bubblewrap itself is started as `uid` (65534,
@@ -43,8 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import run_captured
 from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
+from rlvr.sandbox.guest import GUEST_DIR
+from rlvr.sandbox.host_process import run_captured
 
 __all__ = ["LocalSandbox", "capped_dev", "find_bwrap", "sandbox_python", "system_binds"]
 
@@ -54,7 +55,7 @@ STAGE = "/.rlvr-stage"
 """Where a one-shot bubblewrap run sees its host work directory (read-only), to copy into the `/work` tmpfs."""
 _COPY_IN = 'cp -R /.rlvr-stage/. /work/ || exit 125; exec "$@"'
 """Shell step before a one-shot bubblewrap command with files: fill the `/work` tmpfs from the staging bind."""
-SUPERVISOR = Path(__file__).with_name("_supervisor.py")
+SUPERVISOR = GUEST_DIR / "rlvr_supervisor.py"
 
 _SHIM = (
     "import json,os,resource as r,sys\n"
@@ -159,7 +160,7 @@ def system_binds() -> list[str]:
 
 
 def rlimits_for(cfg: SandboxConfig, timeout_s: float) -> dict[str, int]:
-    """The rlimits of one run under `cfg` (names as in `_supervisor._LIMITS`), for `timeout_s` seconds."""
+    """The rlimits of one run under `cfg` (names as in `rlvr_supervisor._LIMITS`), for `timeout_s` seconds."""
     return {
         "cpu_s": cfg.cpu_s or math.ceil(timeout_s) + 1,
         "address_space": cfg.memory_mb * 1024 * 1024,
@@ -407,7 +408,7 @@ class LocalSandbox:
 
     # -- plumbing ------------------------------------------------------------------------
     def limits(self, timeout_s: float) -> dict[str, int]:
-        """The rlimits of one run (names as in `_supervisor._LIMITS`), for `timeout_s` seconds."""
+        """The rlimits of one run (names as in `rlvr_supervisor._LIMITS`), for `timeout_s` seconds."""
         return rlimits_for(self.config, timeout_s)
 
     def child_env(self, work: str | None = None, tmp: str | None = None) -> dict[str, str]:

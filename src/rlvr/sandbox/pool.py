@@ -1,7 +1,7 @@
 """Pre-started sandboxed Python workers (`LocalSandbox.run_python` uses them).
 
 Each worker is one sandbox (same isolation as a one-shot run) whose command is the supervisor
-(`rlvr/sandbox/_supervisor.py`): a warm interpreter that forks a fresh child per job, so a job
+(`rlvr/sandbox/guest/rlvr_supervisor.py`): a warm interpreter that forks a fresh child per job, so a job
 pays a `fork` instead of a sandbox launch plus an interpreter start. Between jobs the supervisor
 kills everything the job left behind and wipes the job directory and /tmp; after
 `jobs_per_worker` jobs the worker is replaced by a fresh sandbox (started in the background).
@@ -26,8 +26,8 @@ import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from rlvr.sandbox._process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.config import ExecResult
+from rlvr.sandbox.host_process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 
 if TYPE_CHECKING:
     from rlvr.sandbox.local import LocalSandbox

@@ -13,7 +13,7 @@ inside the sandbox:
   `_SHM_MB`): size-capped tmpfs mounts, so a disk filler fills its own RAM-backed quota, never the
   host's disk or memory; `/dev` itself is read-only (bubblewrap's `--dev` alone is an uncapped
   tmpfs: issue 20's agent wrote 1 GiB to `/dev/shm` outside `memory_total_mb`);
-- the supervisor (`rlvr/sandbox/_session.py`) as pid 1: it cannot be killed from inside, reaps
+- the supervisor (`rlvr/sandbox/guest/rlvr_session.py`) as pid 1: it cannot be killed from inside, reaps
   orphans, runs the shell on a pty with per-command deadlines, and at `finish` kills every other
   process of the sandbox before it streams the work directory out as a tar.
 
@@ -48,14 +48,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox._process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
+from rlvr.sandbox.guest import GUEST_DIR
+from rlvr.sandbox.host_process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
 from rlvr.sandbox.local import _is_root, _prefix, capped_dev, find_bwrap, remove_tree, sandbox_python, system_binds
 from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, PytestRun, SessionConfig, UnpackError
 
 __all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SandboxSession", "SessionConfig", "UnpackError"]
 
-SUPERVISOR_FILES = tuple(Path(__file__).with_name(n) for n in ("_session.py", "_session_proc.py", "_session_shell.py",
-                                                               "_session_pytest.py", "_supervisor.py"))
+SUPERVISOR_FILES = tuple(GUEST_DIR / n for n in ("rlvr_session.py", "rlvr_session_proc.py", "rlvr_session_shell.py",
+                                                 "rlvr_session_pytest.py", "rlvr_supervisor.py"))
 """The in-sandbox supervisor's files (standard library only), copied side by side into each sandbox."""
 _GRACE_S = 10.0
 _SHM_MB = 64
@@ -197,7 +198,7 @@ class SandboxSession:
         for mount in self.mounts:
             argv += mount.argv()
         argv += ["--remount-ro", "/", "--chdir", cfg.workdir, "--clearenv", "--setenv", "PATH", self.env["PATH"],
-                 "--", self.python, "-I", "-S", "/run/rlvr/sup/_session.py"]
+                 "--", self.python, "-I", "-S", "/run/rlvr/sup/rlvr_session.py"]
         return argv
 
     def start(self) -> SandboxSession:
@@ -457,7 +458,7 @@ class SandboxSession:
         close-on-exec pipe to the supervisor, so programs the tests start can neither see nor
         write the report channel. Only test files under `trusted_root` (a folder inside the
         sandbox) are collected and can pass: the grader's runner compiles them itself
-        (`rlvr.sandbox._session_pytest`); tests elsewhere are not run (exit code 5, no tests).
+        (`rlvr.sandbox.guest.rlvr_session_pytest`); tests elsewhere are not run (exit code 5, no tests).
         """
         reply = self.request({"op": "pytest", "args": list(args), "site": list(site), "cwd": cwd or self.config.workdir,
                               "trusted_root": trusted_root,

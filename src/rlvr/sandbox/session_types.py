@@ -46,7 +46,7 @@ class SessionConfig(BaseModel):
                                "`LocalSandbox` chooses (this interpreter, or the system python3 when root).")
 
     def limits(self) -> dict[str, int]:
-        """The rlimits of the sandbox's processes (names as in `_session._LIMITS`)."""
+        """The rlimits of the sandbox's processes (names as in `rlvr_session._LIMITS`)."""
         return {"address_space": self.memory_mb << 20, "file_size": self.file_size_mb << 20,
                 "open_files": self.open_files, "processes": self.processes, "memory_total": self.memory_total_mb << 20}
 

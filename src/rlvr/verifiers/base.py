@@ -16,8 +16,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rlvr.core.renames import renamed_fields
 from rlvr.core.types import Verdict
 from rlvr.verifiers._pool import Outcome, PoolClosedError, WorkerPool
 
@@ -30,15 +31,21 @@ class VerifierConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     timeout_s: float = Field(default=10.0, gt=0, description="Hard wall-clock limit per item, seconds.")
-    isolation: Literal["process", "inline"] = Field(
+    scoring: Literal["process", "inline"] = Field(
         default="process",
-        description="'process': score in worker processes with a hard timeout (default). "
-        "'inline': score in the calling thread; faster to debug, but no hard timeout.",
+        description="Where scoring runs. 'process': in worker processes with a hard timeout (default). "
+        "'inline': in the calling thread; faster to debug, but no hard timeout. (Sandbox isolation levels "
+        "are `SandboxConfig.isolation`.)",
     )
     memory_limit_mb: int | None = Field(
         default=4096, ge=64, description="Address-space limit of each worker process, MiB (None: unlimited)."
     )
     workers: int = Field(default=1, ge=1, description="Worker processes used by `verify`/`averify`.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_verifier_fields(cls, data: Any) -> Any:
+        return renamed_fields(data, {"isolation": "scoring"}, cls.__name__)
 
 
 class Verifier(ABC):
@@ -67,7 +74,7 @@ class Verifier(ABC):
         Returns a Verdict; `timeout` past `config.timeout_s` seconds, `error` (reward None)
         if the scorer crashed.
         """
-        if self.config.isolation == "inline":
+        if self.config.scoring == "inline":
             return self._inline(response, reference)
         for _ in range(3):  # a concurrent close() may retire the pool under us: take the new one
             try:
@@ -83,7 +90,7 @@ class Verifier(ABC):
     def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
         """Score `(response, reference)` pairs with up to `workers` processes; same order as input."""
         items = list(pairs)
-        if self.config.isolation == "inline":
+        if self.config.scoring == "inline":
             return [self._inline(r, ref) for r, ref in items]
         n = max(1, min(workers or self.config.workers, len(items) or 1))
         pool = self._get_pool(n)

@@ -119,7 +119,7 @@ class ReasoningGymVerifier(Verifier):
         ConfigError: if `task` is missing or not a registered reasoning-gym generator.
 
     Example:
-        >>> v = ReasoningGymVerifier(task="spell_backward", size=4, isolation="inline")
+        >>> v = ReasoningGymVerifier(task="spell_backward", size=4, scoring="inline")
         >>> v.verify("<answer>x</answer>", {"index": 0, "answer": v.answer(0)}).status
         'incorrect'
     """

@@ -27,7 +27,7 @@ class ConstantVerifier(Verifier):
     name: ClassVar[str] = "constant"
 
     def __init__(self, status: Status = "correct", reward: float | None = 1.0) -> None:
-        super().__init__(VerifierConfig(isolation="inline"))
+        super().__init__(VerifierConfig(scoring="inline"))
         Verdict(status=status, reward=reward)  # validate the pair now, not at first call
         self.status: Status = status
         self.reward = reward

@@ -43,7 +43,7 @@ def _env(verifier: Any) -> SingleTurnEnv:
 
 
 def test_a_weak_verifier_has_every_wrong_probe_as_a_false_pass() -> None:
-    report = audit(_env(AlwaysCorrectMath(isolation="inline")), n=len(TASKS))
+    report = audit(_env(AlwaysCorrectMath(scoring="inline")), n=len(TASKS))
     assert report.domain == "math" and report.n == 4
     assert report.tried > 40 and report.false_passes == report.tried
     assert report.controls_failed == 0 and report.controls.tried >= 8
@@ -54,20 +54,20 @@ def test_a_weak_verifier_has_every_wrong_probe_as_a_false_pass() -> None:
 
 
 def test_a_verifier_that_rejects_everything_fails_every_control() -> None:
-    report = audit(_env(NeverCorrectMath(isolation="inline")), n=2)
+    report = audit(_env(NeverCorrectMath(scoring="inline")), n=2)
     assert report.false_passes == 0 and report.controls_failed == report.controls.tried > 0
     assert not report.passed
 
 
 def test_the_real_math_verifier_is_audited_through_a_wrapper() -> None:
-    env = _env(FormatReward(MathVerifier(isolation="inline"), weight=0.1))
+    env = _env(FormatReward(MathVerifier(scoring="inline"), weight=0.1))
     assert verifier_domain(env.verifier) == "math"
     report = audit(env, n=1)
     assert report.tried and report.controls.tried
 
 
 def test_json_report_schema() -> None:
-    data = audit(_env(AlwaysCorrectMath(isolation="inline")), n=2).to_json()
+    data = audit(_env(AlwaysCorrectMath(scoring="inline")), n=2).to_json()
     assert json.loads(json.dumps(data)) == data
     assert {"tried", "false_passes", "controls_failed", "families"} <= set(data)
     assert all(isinstance(data[k], int) for k in ("tried", "false_passes", "controls_failed"))
@@ -89,7 +89,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module", autouse=True)
 def registered() -> None:
-    registry.register("test/audit-weak-v1", lambda: _env(AlwaysCorrectMath(isolation="inline")), override=True)
+    registry.register("test/audit-weak-v1", lambda: _env(AlwaysCorrectMath(scoring="inline")), override=True)
     registry.register("test/audit-constant-v1", lambda: _env(ConstantVerifier()), override=True)
 
 
@@ -103,7 +103,7 @@ def test_cli_exits_1_on_a_false_pass_and_writes_the_report(tmp_path: Path) -> No
 
 
 def test_cli_exits_0_on_a_number_gold_the_verifier_grades_soundly(tmp_path: Path) -> None:
-    registry.register("test/audit-number-v1", lambda: SingleTurnEnv(TASKS[:1], MathVerifier(isolation="inline"),
+    registry.register("test/audit-number-v1", lambda: SingleTurnEnv(TASKS[:1], MathVerifier(scoring="inline"),
                                                                     EnvSpec(id="test/audit-v1")), override=True)
     out = tmp_path / "audit.json"
     result = runner.invoke(app, ["check", "test/audit-number-v1", "--adversarial", "--report", str(out)])

@@ -78,7 +78,7 @@ def test_reversed_order_over_tied_keys_is_left_out(db: str) -> None:
     assert "flip-order-by" not in tied and "same-result-flip-order-by" not in tied
     distinct = _by_name(sql_probes({"gold": "SELECT name FROM customer ORDER BY name", "db": db}))
     assert "flip-order-by" in distinct  # names are distinct: the reversed order is wrong
-    unordered = _by_name(sql_probes({"gold": "SELECT name FROM customer", "db": db, "compare": {"order": "never"}}))
+    unordered = _by_name(sql_probes({"gold": "SELECT name FROM customer", "db": db, "rules": {"order": "never"}}))
     assert "flip-order-by" not in unordered
 
 
@@ -96,7 +96,7 @@ def test_controls_have_exactly_the_gold_result(db: str) -> None:
         if name == "columns-permuted":
             rows = [tuple(reversed(r)) for r in rows]
         assert rows == _rows(db, gold), name
-    strict = {p.name for p in sql_probes({"gold": gold, "db": db, "compare": {"columns": "strict"}}) if p.control}
+    strict = {p.name for p in sql_probes({"gold": gold, "db": db, "rules": {"columns": "strict"}}) if p.control}
     assert "columns-permuted" not in strict
 
 
@@ -113,7 +113,7 @@ def test_a_gold_that_does_not_run_is_refused(db: str) -> None:
 
 def test_the_sql_verifier_rejects_every_wrong_probe_and_accepts_every_control(db: str) -> None:
     before = Path(db).read_bytes()
-    with SQLVerifier(isolation="inline") as verifier:
+    with SQLVerifier(scoring="inline") as verifier:
         for gold in ("SELECT DISTINCT country FROM customer WHERE age > 30 ORDER BY country LIMIT 2",
                      "SELECT name, score FROM customer WHERE age BETWEEN 20 AND 50", "SELECT COUNT(*) FROM tag"):
             ref = {"gold": gold, "db": db}

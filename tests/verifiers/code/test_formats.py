@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
+import time
+
 import pytest
 
+from rlvr.core.errors import MissingExtraError
+from rlvr.sandbox import LocalSandbox
 from rlvr.verifiers.code import UnitTestVerifier
+from rlvr.verifiers.code._pytest import run_pytest
+from rlvr.verifiers.code.spec import as_test_spec
+from rlvr.verifiers.code.verifier import CodeConfig, _Clock, _SandboxFailure
 from rlvr.verifiers.registry import get_verifier
 
 ADD_TESTS = {"format": "assert", "tests": "assert add(2, 3) == 5\nassert add(-1, 1) == 0\nassert add(0, 0) == 0"}
@@ -134,3 +143,35 @@ def test_deterministic(verifier):
     first = verifier.verify("def add(a, b):\n    return a * b", ADD_TESTS)
     second = verifier.verify("def add(a, b):\n    return a * b", ADD_TESTS)
     assert (first.status, first.reward, first.detail) == (second.status, second.reward, second.detail)
+
+
+def test_pytest_missing_in_the_sandbox_is_an_error_verdict():
+    """`No module named pytest` is the grader's fault: error (reward None), never a 0 for the candidate."""
+    box = LocalSandbox(pool_size=0)  # no python_path: the sandbox's Python alone
+    if box.run([box.python, "-c", "import pytest"], timeout_s=30).ok:
+        pytest.skip(f"{box.python} has pytest itself")
+    config = CodeConfig()
+    spec = as_test_spec({"format": "pytest", "files": {"test_sq.py": "from solution import square\n\n"
+                                                                   "def test_sq():\n    assert square(3) == 9\n"}})
+    with pytest.raises(_SandboxFailure, match="pytest cannot be imported in the sandbox"):
+        run_pytest(spec, "def square(x):\n    return x * x\n", config, box, _Clock(30))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("e2b") is not None, reason="e2b installed")
+def test_e2b_backend_without_the_extra_fails_at_start_up():
+    from rlvr.verifiers.code import UnitTestVerifier
+
+    with pytest.raises(MissingExtraError, match=r"rlvr\[e2b\]"):
+        UnitTestVerifier(provider="e2b")
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_assert_program_has_the_per_test_limit_not_the_overall_one():
+    from rlvr.verifiers.code import UnitTestVerifier
+
+    with UnitTestVerifier(test_timeout_s=1.0, timeout_s=30.0) as verifier:
+        verifier.verify("def f():\n    return 1\n", {"format": "assert", "tests": "assert f() == 1"})  # warm-up
+        start = time.monotonic()
+        verdict = verifier.verify("while True:\n    pass\n", {"format": "assert", "tests": "assert f() == 1"})
+    assert verdict.status == "timeout"
+    assert time.monotonic() - start < 15  # would be ~30 s with the overall limit

@@ -13,7 +13,7 @@ import pytest
 from rlvr.verifiers.math import MathConfig
 from rlvr.verifiers.math.score import score_math
 
-CONFIG = MathConfig(isolation="inline")
+CONFIG = MathConfig(scoring="inline")
 
 
 class Case(NamedTuple):

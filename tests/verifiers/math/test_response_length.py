@@ -11,7 +11,7 @@ import pytest
 from rlvr.verifiers.math import MathConfig
 from rlvr.verifiers.math.score import score_math
 
-CONFIG = MathConfig(isolation="inline")
+CONFIG = MathConfig(scoring="inline")
 PAD = "a" * 100_050
 
 CASES = [
@@ -37,6 +37,6 @@ def test_length_limit_never_changes_the_answer_read(name: str, response: str, go
 
 
 def test_the_limit_is_configurable() -> None:
-    config = MathConfig(isolation="inline", max_response_chars=200_000)
+    config = MathConfig(scoring="inline", max_response_chars=200_000)
     # both answers are read: a hedge
     assert score_math(config, "\\boxed{3}" + PAD + "\\boxed{5}", "5").status == "incorrect"

@@ -103,7 +103,7 @@ def test_a_connection_killed_every_time_is_an_error_not_a_zero(postgres_url):  #
     killer = threading.Thread(target=_terminate_reader_sessions,
                               args=(postgres_url.replace("rlvr_reader@", "postgres@"), stop, False))
     gold = "SELECT 1 AS one"
-    verifier = SQLVerifier(isolation="inline", query_timeout_s=3.0, timeout_s=10.0)
+    verifier = SQLVerifier(scoring="inline", query_timeout_s=3.0, timeout_s=10.0)
     ref = {"gold": gold, "db": postgres_url}
     assert verifier.verify(f"```sql\n{gold}\n```", ref).status == "correct"
     killer.start()

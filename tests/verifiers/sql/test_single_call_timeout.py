@@ -59,7 +59,7 @@ def test_bounded_execution_still_answers_normal_queries(shop_db):
 
 
 def test_inline_verifier_prediction_stops_at_its_limit(shop_db):
-    verifier = SQLVerifier(isolation="inline", query_timeout_s=0.5, timeout_s=2.0)
+    verifier = SQLVerifier(scoring="inline", query_timeout_s=0.5, timeout_s=2.0)
     ref = {"gold": "SELECT 1", "db": str(shop_db)}
     assert verifier.verify("```sql\nSELECT 1\n```", ref).status == "correct"
     start = time.monotonic()
@@ -73,7 +73,7 @@ def test_interactive_tool_answers_within_its_limit():
         pytest.skip(f"shared data {questions} is absent")
     from rlvr.environments.sql import make_text2sql_interactive
 
-    env = make_text2sql_interactive(str(questions), db_dir=str(SQL_DATA), limit=1, isolation="inline",
+    env = make_text2sql_interactive(str(questions), db_dir=str(SQL_DATA), limit=1, scoring="inline",
                                     tool_timeout_s=1.0)
     env.reset_sync(env.tasks[0])
     env.step_sync("<sql>SELECT 1</sql>")

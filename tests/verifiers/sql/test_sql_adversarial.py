@@ -5,6 +5,7 @@ Each runs against a writable SQLite file the test owns, and the file's sha256 mu
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -14,14 +15,16 @@ from sqlhelp import make_shop_db, sha256
 from rlvr.verifiers.sql import SQLVerifier
 from rlvr.verifiers.sql.execute import Limits, execute
 
+FENCE = "`" * 3
+
 
 @pytest.fixture
 def verifier() -> SQLVerifier:
-    return SQLVerifier(isolation="inline", query_timeout_s=1.0, timeout_s=5.0)
+    return SQLVerifier(scoring="inline", query_timeout_s=1.0, timeout_s=5.0)
 
 
 def _ref(db: Path, gold: str = "SELECT id, name FROM t", **compare: str) -> dict:
-    return {"gold": gold, "db": str(db), "compare": compare}
+    return {"gold": gold, "db": str(db), "rules": compare}
 
 
 def _count(db: Path) -> int:
@@ -132,7 +135,7 @@ def test_hundred_megabyte_string_is_capped(shop_db):
 
 
 def test_many_rows_of_big_strings_hit_the_byte_cap(shop_db):
-    verifier = SQLVerifier(isolation="inline", max_bytes=1_000_000)
+    verifier = SQLVerifier(scoring="inline", max_bytes=1_000_000)
     verdict = verifier.verify("SELECT printf('%.*c', 100000, 'x') FROM t", _ref(shop_db))
     assert verdict.status == "incorrect"
     assert "max_bytes" in verdict.detail
@@ -163,10 +166,10 @@ def test_prediction_error_carries_the_db_message(verifier, shop_db):
     assert "no such column: nope" in verdict.detail
 
 
-@pytest.mark.parametrize(("policy", "status"), [("compare", "correct"), ("incorrect", "incorrect"),
+@pytest.mark.parametrize(("policy", "status"), [("score", "correct"), ("incorrect", "incorrect"),
                                                 ("error", "error")])
 def test_both_empty_is_reported_and_configurable(shop_db, policy, status):
-    verifier = SQLVerifier(isolation="inline", empty_gold=policy)
+    verifier = SQLVerifier(scoring="inline", empty_gold=policy)
     verdict = verifier.verify("SELECT id FROM t WHERE id < 0", _ref(shop_db, "SELECT id FROM empty"))
     assert verdict.status == status
     assert "gold result is empty" in verdict.detail
@@ -206,3 +209,26 @@ def test_generated_db_helper_is_deterministic(tmp_path):
 def test_broken_gold_masks_even_a_response_without_query(verifier, shop_db):
     verdict = verifier.verify("I have no idea.", _ref(shop_db, "SELECT x FROM missing"))
     assert verdict.status == "error" and verdict.reward is None
+
+
+@pytest.mark.parametrize("attack", [
+    "REPLACE INTO t (id, name) VALUES (1, 'x')",
+    "INSERT OR REPLACE INTO t (id, name) VALUES (1, 'x')",
+    "INSERT INTO t (id, name) VALUES (1, 'x') ON CONFLICT(id) DO UPDATE SET name = 'y'",
+    "WITH c AS (SELECT 5000 AS id) INSERT INTO t (id) SELECT id FROM c",
+    "VACUUM INTO '{tmp}/copy.db'",
+    "PRAGMA journal_mode = WAL",
+    "SELECT * FROM pragma_journal_mode('wal')",
+    "SELECT * FROM pragma_writable_schema(1)",
+    "CREATE TEMP VIEW x AS SELECT 1",
+    "CREATE TEMP TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END",
+    "SELECT writefile('{tmp}/w.txt', 'x')",
+    "SELECT fts3_tokenizer('simple')",
+    "SAVEPOINT s",
+])
+def test_more_write_paths_are_incorrect_and_file_unchanged(verifier, shop_db, tmp_path, attack):
+    before = sha256(shop_db)
+    verdict = verifier.verify(f"{FENCE}sql\n{attack.format(tmp=tmp_path)}\n{FENCE}", _ref(shop_db))
+    assert verdict.status == "incorrect" and verdict.reward == 0.0, verdict
+    assert sha256(shop_db) == before
+    assert sorted(os.listdir(tmp_path)) == ["shop.sqlite"]

@@ -93,5 +93,5 @@ def test_spider_plausible_wrong_queries_are_incorrect(sql_data, verifier, gold, 
 def test_bird_set_semantics_accepts_duplicates(sql_data, verifier):
     """Under BIRD's rules (set, strict columns) a missing DISTINCT that only adds repeats is correct."""
     gold = next(r["gold_sql"] for r in bird_rows(sql_data, "superhero") if r["question_id"] == 758)
-    ref = {**_bird_ref(sql_data, "superhero", gold), "compare": {"duplicates": "set", "columns": "strict"}}
+    ref = {**_bird_ref(sql_data, "superhero", gold), "rules": {"duplicates": "set", "columns": "strict"}}
     assert verifier.verify(gold.replace("DISTINCT ", "", 1), ref).status == "correct"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from decimal import Decimal
@@ -15,15 +16,25 @@ from sqlhelp import make_shop_db
 
 from rlvr.core.errors import ConfigError
 from rlvr.verifiers.registry import get_verifier
-from rlvr.verifiers.sql import CompareRules, SQLConfig, SQLReference, SQLVerifier
-from rlvr.verifiers.sql.compare import canonical, compare_results
+from rlvr.verifiers.sql import EquivalenceRules, SQLConfig, SQLReference, SQLVerifier
+from rlvr.verifiers.sql.equivalence import canonical, check_equivalence
 from rlvr.verifiers.sql.extract import classify, extract_sql, normalize_sql
 
-DEFAULT = CompareRules()
+DEFAULT = EquivalenceRules()
+FENCE = "`" * 3
+
+
+@pytest.fixture
+def verifier() -> SQLVerifier:
+    return SQLVerifier(scoring="inline", query_timeout_s=1.0, timeout_s=5.0)
+
+
+def _ref(db: Path, gold: str = "SELECT id, name FROM t") -> dict:
+    return {"gold": gold, "db": str(db)}
 
 
 def _eq(gold, pred, ordered=False, **rules):
-    return compare_results(gold, pred, CompareRules(**rules), ordered).equal
+    return check_equivalence(gold, pred, EquivalenceRules(**rules), ordered).equal
 
 
 @pytest.mark.parametrize(("gold", "pred", "ordered", "rules", "equal"), [
@@ -57,12 +68,12 @@ def test_compare_rules(gold, pred, ordered, rules, equal):
 
 
 def test_order_follows_the_gold_top_level_order_by(shop_db):
-    v = SQLVerifier(isolation="inline")
+    v = SQLVerifier(scoring="inline")
     ref = {"gold": "SELECT id FROM t WHERE id < 5 ORDER BY id DESC", "db": str(shop_db)}
     assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id", ref).status == "incorrect"
     unordered = {"gold": "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY id DESC LIMIT 4)", "db": str(shop_db)}
     assert v.verify("SELECT id FROM t WHERE id > 996 ORDER BY id DESC", unordered).status == "correct"
-    always = {**ref, "compare": {"order": "always"}, "gold": "SELECT id FROM t WHERE id < 5"}
+    always = {**ref, "rules": {"order": "always"}, "gold": "SELECT id FROM t WHERE id < 5"}
     assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id DESC", always).status == "incorrect"
 
 
@@ -72,13 +83,13 @@ def test_order_follows_the_gold_top_level_order_by(shop_db):
 def test_property_result_equals_itself_and_its_shuffle(rows, rng):
     shuffled = list(rows)
     rng.shuffle(shuffled)
-    assert compare_results(rows, rows, DEFAULT, ordered=True).equal
-    assert compare_results(rows, shuffled, DEFAULT, ordered=False).equal
+    assert check_equivalence(rows, rows, DEFAULT, ordered=True).equal
+    assert check_equivalence(rows, shuffled, DEFAULT, ordered=False).equal
 
 
 @given(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(), st.binary(), st.decimals()))
 def test_property_canonical_is_hashable_and_stable(value):
-    for rules in (DEFAULT, CompareRules(coerce="strict"), CompareRules(coerce="loose", float_digits=None)):
+    for rules in (DEFAULT, EquivalenceRules(coerce="strict"), EquivalenceRules(coerce="loose", float_digits=None)):
         first = canonical(value, rules)
         hash(first)
         if value is not None:
@@ -108,7 +119,7 @@ def test_extraction(response, sql, source):
 @pytest.mark.parametrize("response", ["", "I don't know.", "The table has 3 rows.", "<solution></solution>"])
 def test_no_query_is_no_answer(response, shop_db):
     assert extract_sql(response) is None
-    verdict = SQLVerifier(isolation="inline").verify(response, {"gold": "SELECT 1", "db": str(shop_db)})
+    verdict = SQLVerifier(scoring="inline").verify(response, {"gold": "SELECT 1", "db": str(shop_db)})
     assert verdict.status == "no_answer" and verdict.reward == 0.0
 
 
@@ -144,13 +155,13 @@ def test_postgres_into_and_for_update_are_writes():
 def test_config_and_reference_validation(tmp_path):
     with pytest.raises(ValueError, match="query_timeout_s"):
         SQLConfig(timeout_s=5, query_timeout_s=5)
-    with pytest.raises(ValueError, match="unknown comparison rule"):
-        SQLReference(gold="SELECT 1", db="x.sqlite", compare={"ordr": "always"})
+    with pytest.raises(ValueError, match="unknown equivalence rule"):
+        SQLReference(gold="SELECT 1", db="x.sqlite", rules={"ordr": "always"})
     with pytest.raises(ValueError):
-        SQLReference(gold="SELECT 1", db="x.sqlite", compare={"order": "sometimes"})
-    assert SQLReference(gold="SELECT 1", db="postgresql://u@localhost/db").backend == "postgres"
-    assert SQLReference(gold="SELECT 1", db="duckdb:///x.duckdb").backend == "duckdb"
-    verdict = SQLVerifier(isolation="inline").verify("SELECT 1", {"gold": "SELECT 1"})
+        SQLReference(gold="SELECT 1", db="x.sqlite", rules={"order": "sometimes"})
+    assert SQLReference(gold="SELECT 1", db="postgresql://u@localhost/db").dialect == "postgres"
+    assert SQLReference(gold="SELECT 1", db="duckdb:///x.duckdb").dialect == "duckdb"
+    verdict = SQLVerifier(scoring="inline").verify("SELECT 1", {"gold": "SELECT 1"})
     assert verdict.status == "error" and "db" in verdict.detail
     with pytest.raises(ConfigError, match="unknown option"):
         get_verifier("sql", ordr="always")
@@ -159,7 +170,7 @@ def test_config_and_reference_validation(tmp_path):
 
 def test_reference_as_json_string(shop_db):
     ref = json.dumps({"gold": "SELECT count(*) FROM t", "db": str(shop_db)})
-    assert SQLVerifier(isolation="inline").verify("SELECT count(id) FROM t", ref).status == "correct"
+    assert SQLVerifier(scoring="inline").verify("SELECT count(id) FROM t", ref).status == "correct"
 
 
 def test_cli_verify_jsonl(shop_db, tmp_path):
@@ -200,15 +211,88 @@ ODD = ["SELECT", "```sql\n```", "<solution>;</solution>", "WITH x AS", "SELECT *
 @given(text=st.text(max_size=300) | st.sampled_from(ODD))
 @settings(max_examples=80, deadline=None)
 def test_property_arbitrary_text_never_raises(small_ref, text):
-    verdict = SQLVerifier(isolation="inline", query_timeout_s=1.0, timeout_s=5.0).verify(text, small_ref)
+    verdict = SQLVerifier(scoring="inline", query_timeout_s=1.0, timeout_s=5.0).verify(text, small_ref)
     assert verdict.status in ("incorrect", "no_answer", "timeout")
     assert verdict.reward == 0.0
 
 
 def test_unparsable_gold_is_an_error_unless_order_is_given(shop_db):
-    v = SQLVerifier(isolation="inline")
+    v = SQLVerifier(scoring="inline")
     gold = "SELECT id FROM t WHERE id < 3 GLOB"  # sqlglot cannot parse it, SQLite cannot run it either
     assert v.verify("SELECT 1", {"gold": gold, "db": str(shop_db)}).status == "error"
     odd = "SELECT id FROM t WHERE id < 3 AND name REGEXP_LIKE_NOT_SQL"
-    verdict = v.verify("SELECT 1", {"gold": odd, "db": str(shop_db), "compare": {"order": "never"}})
+    verdict = v.verify("SELECT 1", {"gold": odd, "db": str(shop_db), "rules": {"order": "never"}})
     assert verdict.status == "error" and "gold query failed" in verdict.detail
+
+
+@pytest.mark.parametrize("response", [
+    f"{FENCE}sql\nSELECT id, name FROM t; -- every item\n{FENCE}",
+    f"{FENCE}sql\nSELECT id, name FROM t;\n-- returns every item\n{FENCE}",
+    f"{FENCE}sql\nSELECT id, name FROM t;\n/* done */\n{FENCE}",
+    "<answer>SELECT id, name FROM t; -- every item</answer>",
+    "SELECT id, name FROM t; -- every item",
+    f"{FENCE}sql\r\nSELECT id, name\r\nFROM t\r\n{FENCE}",
+    f"{FENCE}sql SELECT id, name FROM t{FENCE}",
+    "The query is `SELECT id, name FROM t`.",
+])
+def test_query_markup_variants_are_read(verifier, shop_db, response):
+    found = extract_sql(response)
+    assert found is not None and found.sql.replace("\r\n", " ").replace("\n", " ") == "SELECT id, name FROM t", found
+    assert verifier.verify(response, _ref(shop_db)).status == "correct"
+
+
+def test_comment_only_statement_is_not_a_second_statement(verifier, shop_db):
+    assert classify("SELECT 1; -- done").ok
+    assert not classify("SELECT 1; -- done\nDROP TABLE t").ok
+    # a gold with a trailing comment runs instead of being "2 statements" (an error verdict)
+    verdict = verifier.verify("SELECT id, name FROM t", _ref(shop_db, "SELECT id, name FROM t; -- all"))
+    assert verdict.status == "correct", verdict
+
+
+def test_integral_float_equals_its_int_at_any_magnitude():
+    rules = EquivalenceRules()
+    for n in (1, 10**8, 123456789012, 10**15):
+        assert canonical(float(n), rules) == canonical(n, rules), n
+    assert canonical(123456789011.99998, rules) == canonical(123456789012, rules)  # float sum noise
+    assert canonical(123456789012.0, rules) != canonical(123456789000, rules)  # no longer rounded together
+    assert canonical(1 / 3, rules) == canonical(0.333333333, rules)  # small floats: significant digits as before
+
+
+def test_very_wide_permuted_result():
+    gold = [tuple(range(2000))]
+    pred = [tuple(reversed(range(2000)))]
+    assert check_equivalence(gold, pred, EquivalenceRules(), ordered=False).equal
+
+
+def test_look_alike_columns_neither_hang_nor_miss_the_permutation():
+    rules = EquivalenceRules()
+    # 12 identical columns and one that matches nothing: a 12! search before the fix
+    gold = [("abc"[i % 3],) * 12 + (i,) for i in range(300)]
+    pred = [(*row[:-1], row[-1] + 1) for row in gold]
+    assert not check_equivalence(gold, pred, rules, ordered=False).equal
+    # one row, many equal values, one differing column
+    assert not check_equivalence([(0,) * 15 + (1,)], [(0,) * 15 + (2,)], rules, ordered=False).equal
+    # 12 distinct columns holding the same multiset of values, shuffled: found by the pair checks
+    gold = [(*tuple(r * k % 13 for k in range(1, 13)), r) for r in range(26)]
+    perm = list(range(13))
+    random.Random(0).shuffle(perm)
+    shuffled = [tuple(row[j] for j in perm) for row in gold]
+    assert check_equivalence(gold, shuffled, rules, ordered=False).equal
+    assert check_equivalence(gold, shuffled, rules, ordered=True).equal
+    broken = [(*row[:-1], row[-1] + 100) for row in gold]
+    assert not check_equivalence(gold, broken, rules, ordered=False).equal
+
+
+@pytest.mark.parametrize(("db", "fragment"), [
+    ("mysql://user@host/db", "unsupported database URL scheme 'mysql'"),
+    ("file:/tmp/x.sqlite", "unsupported database URL scheme 'file'"),
+])
+def test_unknown_database_scheme_is_an_error_naming_it(verifier, db, fragment):
+    verdict = verifier.verify("SELECT 1", {"gold": "SELECT 1", "db": db})
+    assert verdict.status == "error" and verdict.reward is None
+    assert fragment in verdict.detail
+
+
+def test_directory_as_database_says_so(verifier, tmp_path):
+    verdict = verifier.verify("SELECT 1", {"gold": "SELECT 1", "db": str(tmp_path)})
+    assert verdict.status == "error" and verdict.reward is None and "is not a file" in verdict.detail

@@ -125,7 +125,7 @@ def _golds(dialect: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def verifier() -> SQLVerifier:
-    return SQLVerifier(isolation="inline", query_timeout_s=2.0, timeout_s=10.0)
+    return SQLVerifier(scoring="inline", query_timeout_s=2.0, timeout_s=10.0)
 
 
 def test_postgres_gold_vs_gold(postgres_url, verifier):

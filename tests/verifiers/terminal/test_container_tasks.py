@@ -1,8 +1,8 @@
-"""Tasks whose environment needs an image run through the container backend (podman or docker).
+"""Tasks whose environment needs an image run through the container provider (podman or docker).
 
 The task image is built from a Terminal-Bench Dockerfile `FROM` the registry-free base image
-(tests/conftest.py) with a tool installed outside the working directory, which the local
-bubblewrap backend cannot provide. Skips cleanly without a working container engine.
+(tests/conftest.py) with a tool installed outside the working directory, which the
+local (bubblewrap) provider cannot provide. Skips cleanly without a working container runtime.
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ def test_placement_is_container(tasks_dir):
     assert "not a stock distribution" in task.placement_reason and "/usr/local/bin" in task.placement_reason
 
 
-def test_local_backend_leaves_it_out_and_the_container_backend_runs_it(tasks_dir):
-    local = make_tbench(tasks_dir, backend="local")
+def test_local_provider_leaves_it_out_and_the_container_provider_runs_it(tasks_dir):
+    local = make_tbench(tasks_dir, provider="local")
     assert not local.tasks and local.skipped[0][0] == "greet-everyone"
     assert [t.id for t in make_tbench(tasks_dir).tasks] == ["greet-everyone"]  # auto: its base image is here
-    env = make_tbench(tasks_dir, backend="container")
+    env = make_tbench(tasks_dir, provider="container")
     try:
         assert [t.id for t in env.tasks] == ["greet-everyone"]
         for policy, want in ((OraclePolicy(), "correct"), (NoopPolicy(), "incorrect")):
@@ -94,6 +94,6 @@ def test_auto_leaves_out_a_task_whose_base_image_is_absent(tmp_path):
     assert not env.tasks and "not in" in env.skipped[0][1] and "pull it first" in env.skipped[0][1]
 
 
-def test_bad_backend_names_the_choices(tasks_dir):
-    with pytest.raises(ConfigError, match="backend must be"):
-        make_tbench(tasks_dir, backend="docker-compose")  # type: ignore[arg-type]
+def test_bad_provider_names_the_choices(tasks_dir):
+    with pytest.raises(ConfigError, match="provider must be"):
+        make_tbench(tasks_dir, provider="docker-compose")  # type: ignore[arg-type]

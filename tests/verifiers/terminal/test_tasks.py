@@ -10,7 +10,6 @@ import pytest
 from rlvr.core.errors import DataError
 from rlvr.environments.terminal_data import TBENCH_SUITE
 from rlvr.verifiers.terminal import find_task_dirs, load_harbor, load_task, load_tbench, parse_response
-from rlvr.verifiers.terminal.shell import split_commands
 from rlvr.verifiers.terminal.testscript import plan_tests
 
 HARBOR = Path(__file__).resolve().parents[2] / "data" / "terminal" / "harbor"
@@ -96,12 +95,6 @@ def test_selection_options_are_kept_and_tests_outside_tests_are_refused(tmp_path
     assert plan.mode == "pytest" and plan.cwd == "/tests" and plan.pytest_args == ("-k", "not slow") and plan.selective
     with pytest.raises(DataError, match="outside /tests"):
         plan_tests("pytest /app/tests", tests, cwd="/app", env={})
-
-
-def test_shell_classification():
-    kinds = [c.kind for c in split_commands("set -e\nexport A=1\npip install x\nuvx -p 3.13 -w pytest pytest /tests\n"
-                                            "echo done\nmake")]
-    assert kinds == ["noop", "export", "install", "pytest", "noop", "other"]
 
 
 @pytest.mark.parametrize(("dockerfile", "reason"), [

@@ -62,16 +62,16 @@ def _loose(rows: Rows, digits: int | None, as_set: bool) -> Any:
     return set(keyed) if as_set else Counter(keyed)
 
 
-def _rules(verifier: Any, compare: dict[str, Any]) -> Any:
+def _rules(verifier: Any, overrides: dict[str, Any]) -> Any:
     inner = verifier
     while hasattr(inner, "inner"):
         inner = inner.inner
     config = getattr(inner, "config", None)
     if config is not None and hasattr(config, "rules"):
-        return config.rules(compare)
-    from rlvr.verifiers.sql.config import CompareRules
+        return config.rules(overrides)
+    from rlvr.verifiers.sql.config import EquivalenceRules
 
-    return CompareRules.model_validate(compare)
+    return EquivalenceRules.model_validate(overrides)
 
 
 # -- mutations of the gold tree ------------------------------------------------------------
@@ -283,7 +283,7 @@ class _Judge:
         self._total_order: bool | None = None
 
     def run(self, sql: str) -> Any:
-        return self._execute(self.ref.db, sql, self.ref.backend)
+        return self._execute(self.ref.db, sql, self.ref.dialect)
 
     def columns_of(self, table: str) -> list[str]:
         outcome = self.run(f'SELECT * FROM "{table}" LIMIT 0')
@@ -330,7 +330,7 @@ def sql_probes(reference: Any, verifier: Any = None) -> list[Probe]:
 
     Args:
         reference: the task's `SQLReference` (or its dict form).
-        verifier: the environment's verifier (its comparison rules decide what counts as equal).
+        verifier: the environment's verifier (its equivalence rules decide what counts as equal).
 
     Raises:
         ValueError: the reference is not an SQL reference, or its gold query does not parse or run.
@@ -338,7 +338,7 @@ def sql_probes(reference: Any, verifier: Any = None) -> list[Probe]:
     from rlvr.verifiers.sql.score import as_reference
 
     ref = as_reference(reference)
-    rules = _rules(verifier, ref.compare)
+    rules = _rules(verifier, ref.rules)
     try:
         tree = cast(exp.Expression, sqlglot.parse_one(ref.gold, read=ref.dialect))
     except sqlglot.errors.ParseError as exc:

@@ -17,7 +17,7 @@ sandbox of the task); none of them does the task. Each tries to fake the grading
 - `control` (control probes): the task's reference solution (the oracle), which must pass.
 
 The one copy of these scripts lives here; the terminal verifier's own tests keep their episode
-cases (tests/verifiers/terminal/test_tamper*.py).
+cases (tests/verifiers/terminal/test_sandbox_cheats_never_pass.py and its siblings).
 """
 
 from __future__ import annotations

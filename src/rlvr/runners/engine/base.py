@@ -71,7 +71,7 @@ class _Failed(Verifier):
     name: ClassVar[str] = "failed"
 
     def __init__(self, reason: str) -> None:
-        super().__init__(VerifierConfig(isolation="inline"))
+        super().__init__(VerifierConfig(scoring="inline"))
         self.reason = reason
 
     def scorer(self) -> Callable[[str, Any], Verdict]:  # pragma: no cover - verify_batch is overridden

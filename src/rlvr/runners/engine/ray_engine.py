@@ -45,7 +45,7 @@ class _VerifyActor:
 
     def ready(self) -> int:
         """Start the verifier's worker processes now; return this actor's process id."""
-        if self.verifier.config.isolation == "process":
+        if self.verifier.config.scoring == "process":
             self.verifier._get_pool(self.workers).warm()
         return os.getpid()
 

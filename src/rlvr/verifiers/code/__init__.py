@@ -1,6 +1,6 @@
 """Unit-test verifier: code extracted from a response, run against tests in `rlvr.sandbox`.
 
-Pipeline: `extract` (markdown fence or raw text) -> run in the sandbox (`_child` reports values,
+Pipeline: `extract` (markdown fence or raw text) -> run in the sandbox (`rlvr_code_child` reports values,
 `rewrite` turns asserts into probes) -> decide in the parent (`compare`, `verifier`).
 """
 

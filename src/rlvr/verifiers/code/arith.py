@@ -23,7 +23,7 @@ import math
 import operator
 from typing import Any
 
-from rlvr.verifiers.code import _ast
+from rlvr.verifiers import _ast
 
 __all__ = ["LEAF", "MAX_INT_BITS", "MAX_ITEMS", "TemplateRefused", "evaluate_template", "split_operand"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from rlvr.verifiers.code import _ast
+from rlvr.verifiers import _ast
 
 __all__ = ["extract_code"]
 

@@ -1,7 +1,7 @@
 """Assert-style tests rewritten into probes whose verdict the parent decides.
 
 Every `assert EXPR` becomes `__rlvr_probe__(SITE, (operand, ...))`: the child evaluates the
-operands and reports their values (strictly encoded, see `_child.encode`); the parent
+operands and reports their values (strictly encoded, see `rlvr_code_child.encode`); the parent
 re-evaluates the assertion on the decoded plain values. Operands that are literals (`8`,
 `[1, 2]`, `"abc"`, `-1.5`) never enter the sandbox: the child gets a hole in their place, so a
 candidate that reads the test file or forges the result channel still has to *compute* the
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlvr.verifiers.code import _ast
+from rlvr.verifiers import _ast
 from rlvr.verifiers.code.arith import evaluate_template, split_operand
 
 __all__ = [
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 HARDENED_MODULE = "_rlvr_strict"
-"""Module (the `_child` source, mounted read-only next to the tests) that hardened pytest files import."""
+"""Module (the `rlvr_code_child` source, mounted read-only next to the tests) that hardened pytest files import."""
 
 _OPS: dict[type[ast.cmpop], Any] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
@@ -468,7 +468,7 @@ class _Hardener(ast.NodeTransformer):
 
 
 def harden_pytest(source: str) -> str:
-    """Rewrite a pytest file's asserts to compare plain copies of their operands (`_child.strict_compare`).
+    """Rewrite a pytest file's asserts to compare plain copies of their operands (`rlvr_code_child.strict_compare`).
 
     An operand that is not a plain built-in value (an always-equal object, a str subclass...)
     makes the assert raise, so the test fails. The helper module is imported first thing (after

@@ -26,7 +26,7 @@ proves the harness reached the end; it is not secret from code that searches mem
 (4) the test code is compiled before the candidate runs and test files are read-only, so editing
 or deleting them changes nothing; (5) stdout is never parsed for verdicts; (6) builtins, imported
 modules' attributes and `sys.modules` are restored after the candidate's top level and again
-after every call the test code makes (`_child._Guard`; calls are rewritten by
+after every call the test code makes (`rlvr_code_child._Guard`; calls are rewritten by
 `rewrite.wrap_calls`), so `builtins.abs = ...` or `sys.getsizeof = ...` done inside the tested
 function (MBPP 596) cannot change what the expected side computes; a change made between calls
 (a finalizer, a property of a returned object) fails the next probe; (7) the candidate's top
@@ -68,15 +68,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from rlvr.core.errors import MissingExtraError, SandboxError
+from rlvr.core.renames import renamed_fields
 from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
+from rlvr.sandbox.guest import rlvr_code_child
 from rlvr.sandbox.pool import SUPERVISOR_DIED
+from rlvr.verifiers import _ast
 from rlvr.verifiers.base import Verifier, VerifierConfig
-from rlvr.verifiers.code import _ast, _child
-from rlvr.verifiers.code.compare import normalize_output, values_equal
+from rlvr.verifiers.code.equivalence import normalize_output, values_equal
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import (
     Site,
@@ -93,7 +95,7 @@ from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioT
 
 __all__ = ["CodeConfig", "TestResult", "UnitTestVerifier", "score_code"]
 
-CHILD_SOURCE = Path(_child.__file__).read_text(encoding="utf-8")
+CHILD_SOURCE = Path(rlvr_code_child.__file__).read_text(encoding="utf-8")
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
@@ -108,12 +110,18 @@ class CodeConfig(VerifierConfig):
     abs_tol: float = Field(default=1e-6, ge=0, description="Absolute float tolerance of call-based comparisons.")
     type_strict: bool = Field(default=True, description="Call-based: types must match (True != 1, [1] != (1,)).")
     language: str = Field(default="python", description="Fence language to extract (only Python runs today).")
-    backend: Literal["local", "e2b"] = Field(
-        default="local", description="'local' (LocalSandbox) or 'e2b' (E2BSandbox, extra `e2b`; only when asked).")
+    provider: Literal["local", "e2b"] = Field(
+        default="local", description="Sandbox provider: 'local' (LocalSandbox) or 'e2b' (E2BSandbox, extra `e2b`; "
+        "only when asked).")
     e2b: dict[str, Any] = Field(default_factory=dict, description="E2BSandbox options (template, api_key, domain, "
                                 "api_url, sandbox_url, ...).")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Isolation and limits.")
     require_full_isolation: bool = Field(default=False, description="Refuse to score without bubblewrap.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_code_fields(cls, data: Any) -> Any:
+        return renamed_fields(data, {"backend": "provider"}, cls.__name__)
 
 
 @dataclass(frozen=True)
@@ -131,7 +139,7 @@ _SANDBOX_LOCK = threading.Lock()
 
 def _sandbox(config: CodeConfig, python_path: tuple[str, ...] = ()) -> Any:
     """The process-wide sandbox for this configuration (its pre-started workers are shared)."""
-    key = (config.sandbox, config.require_full_isolation, python_path, config.backend,
+    key = (config.sandbox, config.require_full_isolation, python_path, config.provider,
            json.dumps(config.e2b, sort_keys=True, default=str))
     with _SANDBOX_LOCK:
         box = _SANDBOXES.get(key)
@@ -140,7 +148,7 @@ def _sandbox(config: CodeConfig, python_path: tuple[str, ...] = ()) -> Any:
                 "require_full_isolation": config.sandbox.require_full_isolation or config.require_full_isolation,
                 "python_path": (*config.sandbox.python_path, *python_path),
             })
-            if config.backend == "e2b":
+            if config.provider == "e2b":
                 from rlvr.sandbox.e2b import E2BSandbox
 
                 box = E2BSandbox(sandbox_cfg, **config.e2b)
@@ -266,7 +274,7 @@ def _site_failure(site: Site, record: dict[str, Any]) -> str | None:
     if not isinstance(values, list) or len(values) != site.n_slots:
         return "malformed probe record"
     try:
-        operands = site_operands(site, [_child.decode(v) for v in values])
+        operands = site_operands(site, [rlvr_code_child.decode(v) for v in values])
         ok = judge_operands(site, operands)
     except Exception as exc:  # a malformed record is the candidate's doing: a failure, not a crash
         return f"could not evaluate ({type(exc).__name__}: {str(exc)[:100]})"
@@ -289,8 +297,8 @@ def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: _
             out.append(TestResult(name, "timeout", "overall time limit reached"))
             continue
         nonce = secrets.token_hex(16)
-        args = [_child.encode(_literal(a, spec.literal)) for a in case.args]
-        kwargs = {k: _child.encode(_literal(v, spec.literal)) for k, v in case.kwargs.items()}
+        args = [rlvr_code_child.encode(_literal(a, spec.literal)) for a in case.args]
+        kwargs = {k: rlvr_code_child.encode(_literal(v, spec.literal)) for k, v in case.kwargs.items()}
         job = {"kind": "call", "code": code, "fn": spec.fn, "args": args, "kwargs": kwargs, "nonce": nonce}
         result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
         out.append(_judge_call(name, _literal(case.expected, spec.literal), _records(result), nonce, result, config))
@@ -309,7 +317,7 @@ def _judge_call(name: str, expected: Any, records: list[dict[str, Any]], nonce: 
             return TestResult(name, "fail", "returned a value that is not a plain built-in value")
         return TestResult(name, "fail", f"no result ({_why(result)})")
     try:
-        got = _child.decode(values[0]["value"])
+        got = rlvr_code_child.decode(values[0]["value"])
     except Exception:  # malformed by the candidate
         return TestResult(name, "fail", "malformed result")
     if values_equal(got, expected, rel_tol=config.rel_tol, abs_tol=config.abs_tol, type_strict=config.type_strict):
@@ -420,7 +428,7 @@ class UnitTestVerifier(Verifier):
         base = config or CodeConfig()
         if overrides:
             base = CodeConfig.model_validate({**base.model_dump(), **overrides})
-        if base.backend == "e2b" and importlib.util.find_spec("e2b") is None:
+        if base.provider == "e2b" and importlib.util.find_spec("e2b") is None:
             raise MissingExtraError("e2b", "e2b")  # fail at start-up, not as an error verdict per row
         super().__init__(base)
 

@@ -42,7 +42,7 @@ DEFAULT_RULER_RUBRIC = (
 class JudgeConfig(VerifierConfig):
     """Settings of a pointwise LLM judge behind an OpenAI-compatible `/chat/completions` endpoint.
 
-    `timeout_s` (inherited) is the limit of one HTTP call, seconds. `isolation`, `memory_limit_mb` and
+    `timeout_s` (inherited) is the limit of one HTTP call, seconds. `scoring`, `memory_limit_mb` and
     `workers` are not used: a judge waits on the network in threads, capped by `max_concurrency`.
     """
 

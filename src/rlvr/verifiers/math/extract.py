@@ -19,7 +19,7 @@ that is a sentence ("The largest $n$ is 34.") falls back to its last math expres
 The fallback reads LaTeX thousands groups (``32,\!348``, ``1{,}234``) as one number.
 
 Conventions (see `MathConfig`): the ``:`` of ``1:2`` is a ratio, read as division by the parser,
-except against a gold clock time ``h:mm`` (`compare`); reference boxes joined by "or" /
+except against a gold clock time ``h:mm`` (`equivalence`); reference boxes joined by "or" /
 "equivalently" / "i.e." are alternatives (`ALTERNATIVE_SEP`), by "and"/commas a multi-part answer.
 """
 
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 # Joins the alternative forms of one gold answer ("\boxed{15\frac{39}{40}}, or \boxed{\frac{639}{40}}")
-# in `extract_reference`'s text; `compare_answers` accepts a prediction equal to any of them.
+# in `extract_reference`'s text; `check_equivalence` accepts a prediction equal to any of them.
 ALTERNATIVE_SEP = "\x1f"
 
 

@@ -3,8 +3,8 @@ r"""String normalisation of an extracted answer, before parsing.
 Most rules come from the MATH answer normaliser (hendrycks/math ``math_equivalence.py``:
 ``\left``/``\right``, ``\dfrac``, units in ``\text{}``, degree signs, trailing periods) and from
 Minerva's ``normalize_final_answer`` (Lewkowycz et al. 2022, appendix D: units words, ``\$``,
-thousands separators, "x =" prefixes, handled here and in `compare`). Percent signs and units are
-recorded as flags so `compare` can apply `MathConfig.percent` / `MathConfig.units` explicitly.
+thousands separators, "x =" prefixes, handled here and in `equivalence`). Percent signs and units are
+recorded as flags so `equivalence` can apply `MathConfig.percent` / `MathConfig.units` explicitly.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """`score_math`: the pure scoring function run inside verifier worker processes.
 
 Pipeline: cap input sizes -> extract the gold answer from the reference (answer or full
-solution) -> extract the final answer from the response -> normalise -> compare
-(`rlvr.verifiers.math.compare`). Arbitrary text never raises: unparseable answers compare as
-strings. Only an internal bug propagates, and the `Verifier` base turns it into `status="error"`.
+solution) -> extract the final answer from the response -> normalise -> check equivalence
+(`rlvr.verifiers.math.equivalence`). Arbitrary text never raises: unparseable answers are
+equivalent only as equal strings. Only an internal bug propagates, and the `Verifier` base turns
+it into `status="error"`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import numbers
 import time
 
 from rlvr.core.types import Verdict
-from rlvr.verifiers.math.compare import compare_answers
 from rlvr.verifiers.math.config import MathConfig
+from rlvr.verifiers.math.equivalence import check_equivalence
 from rlvr.verifiers.math.extract import extract_answer, extract_reference, final_part
 
 __all__ = ["score_math"]
@@ -39,14 +40,14 @@ def _same_answer(a: str, b: str, config: MathConfig) -> bool:
 
     `(b,c)=(6,5)` then `\boxed{(6,5)}`: the tuple assignment names the order of its own tuple.
     """
-    return compare_answers(a, b, config).equal or compare_answers(b, a, config).equal
+    return check_equivalence(a, b, config).equal or check_equivalence(b, a, config).equal
 
 
 def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
     r"""Score one response against one math reference.
 
     Args:
-        config: the verifier configuration (rewards, extraction and comparison rules).
+        config: the verifier configuration (rewards, extraction and equivalence rules).
         response: free-form model output. Its final part (after the last closing reasoning marker,
             found in the whole text) is read; a final part longer than `config.max_response_chars`
             is `no_answer`: cutting it could drop a competing answer or the start of a hidden block.
@@ -94,7 +95,7 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
         return Verdict(status="incorrect", reward=config.incorrect_reward, components={"correct": 0.0},
                        extracted=pred.text, elapsed_s=time.perf_counter() - start,
                        detail=f"{why} ({pred.source}); gold {gold.text!r}")
-    result = compare_answers(gold.text, pred.text, config)
+    result = check_equivalence(gold.text, pred.text, config)
     relation = "==" if result.equal else "!="
     detail = f"{pred.source} {result.pred!r} {relation} gold {result.gold!r} ({result.how})"
     return Verdict(

@@ -1,6 +1,6 @@
-"""Configuration of the SQL verifier: comparison rules, limits, rewards, and the reference model.
+"""Configuration of the SQL verifier: equivalence rules, limits, rewards, and the reference model.
 
-The default comparison follows the execution-accuracy evaluators text-to-SQL results are
+The default equivalence follows the execution-accuracy evaluators text-to-SQL results are
 reported with:
 
 - Spider test-suite evaluation (taoyds/test-suite-sql-eval, `exec_eval.py: result_eq`): row order
@@ -21,20 +21,29 @@ In both, values are compared with Python equality, which is what `coerce="numeri
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rlvr.core.renames import renamed_attribute, renamed_fields
 from rlvr.verifiers.base import VerifierConfig
 
-__all__ = ["CompareRules", "SQLConfig", "SQLReference"]
+__all__ = ["EquivalenceRules", "SQLConfig", "SQLReference"]
+
+_RENAMED = {"CompareRules": "EquivalenceRules"}
+
+
+def __getattr__(name: str) -> Any:
+    """`CompareRules`, the old name of `EquivalenceRules`, with a DeprecationWarning."""
+    return renamed_attribute(globals(), _RENAMED, __name__, name)
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _SCHEMES = {"sqlite", "postgresql", "postgres", "duckdb"}
 
 
-class CompareRules(BaseModel):
-    """How two query results are compared. Frozen; unknown fields are rejected.
+class EquivalenceRules(BaseModel):
+    """When two query results are equivalent. Frozen; unknown fields are rejected.
 
     Each rule is named by its field; the defaults are those of the Spider test-suite evaluation
     (see the module docstring for sources).
@@ -81,8 +90,8 @@ class CompareRules(BaseModel):
     )
 
 
-class SQLConfig(CompareRules, VerifierConfig):
-    """Configuration of `SQLVerifier`: comparison rules, per-query limits and rewards.
+class SQLConfig(EquivalenceRules, VerifierConfig):
+    """Configuration of `SQLVerifier`: equivalence rules, per-query limits and rewards.
 
     `timeout_s` (the hard per-item watchdog of the worker pool) must exceed twice
     `query_timeout_s`, so that a slow gold plus a slow prediction end as a `timeout` verdict
@@ -96,7 +105,7 @@ class SQLConfig(CompareRules, VerifierConfig):
     query_timeout_s: float = Field(
         default=5.0,
         gt=0,
-        description="Limit of each query (gold and prediction separately), seconds. Enforced inside the engine: "
+        description="Limit of each query (gold and prediction separately), seconds. Enforced inside the database: "
         "SQLite progress handler, PostgreSQL statement_timeout, DuckDB interrupt().",
     )
     max_rows: int = Field(default=100_000, ge=1, description="A result with more rows than this is not compared.")
@@ -104,13 +113,13 @@ class SQLConfig(CompareRules, VerifierConfig):
         default=64 * 1024 * 1024,
         ge=1024,
         description="A result larger than this (sum of value sizes, bytes) is not compared. For SQLite it is also "
-        "the engine's SQLITE_LIMIT_LENGTH, so a huge string fails inside SQLite instead of being built.",
+        "SQLite's SQLITE_LIMIT_LENGTH, so a huge string fails inside SQLite instead of being built.",
     )
     # -- empty gold -------------------------------------------------------------------
-    empty_gold: Literal["compare", "incorrect", "error"] = Field(
-        default="compare",
-        description="When the gold returns no rows: 'compare' (an empty prediction is correct, as in "
-        "test-suite-sql-eval and BIRD; flagged in `detail`); 'incorrect' (no prediction can be correct: "
+    empty_gold: Literal["score", "incorrect", "error"] = Field(
+        default="score",
+        description="When the gold returns no rows: 'score' (as any gold: an empty prediction is correct, as "
+        "in test-suite-sql-eval and BIRD; flagged in `detail`); 'incorrect' (no prediction can be correct: "
         "an always-empty query earns nothing); 'error' (reward None: the sample is masked).",
     )
     # -- extraction -------------------------------------------------------------------
@@ -123,6 +132,14 @@ class SQLConfig(CompareRules, VerifierConfig):
     no_answer_reward: float = Field(default=0.0, description="Reward when no SQL query could be extracted.")
     timeout_reward: float = Field(default=0.0, description="Reward when the prediction ran past query_timeout_s.")
 
+    @field_validator("empty_gold", mode="before")
+    @classmethod
+    def _renamed_empty_gold(cls, value: Any) -> Any:
+        if value == "compare":
+            warnings.warn("empty_gold='compare' was renamed empty_gold='score'", DeprecationWarning, stacklevel=2)
+            return "score"
+        return value
+
     @model_validator(mode="after")
     def _timeouts_fit(self) -> SQLConfig:
         if self.timeout_s <= 2 * self.query_timeout_s:
@@ -132,10 +149,10 @@ class SQLConfig(CompareRules, VerifierConfig):
             )
         return self
 
-    def rules(self, overrides: dict[str, Any] | None = None) -> CompareRules:
-        """The comparison rules of this config, with a reference's `compare` overrides applied."""
-        base = {name: getattr(self, name) for name in CompareRules.model_fields}
-        return CompareRules.model_validate({**base, **(overrides or {})})
+    def rules(self, overrides: dict[str, Any] | None = None) -> EquivalenceRules:
+        """The equivalence rules of this config, with a reference's `rules` overrides applied."""
+        base = {name: getattr(self, name) for name in EquivalenceRules.model_fields}
+        return EquivalenceRules.model_validate({**base, **(overrides or {})})
 
 
 class SQLReference(BaseModel):
@@ -144,7 +161,7 @@ class SQLReference(BaseModel):
     A task's `reference` is this model's JSON form (`model_dump()`); `SQLVerifier` accepts either.
 
     Example:
-        >>> SQLReference(gold="SELECT 1", db="data/chinook.sqlite").backend
+        >>> SQLReference(gold="SELECT 1", db="data/chinook.sqlite").dialect
         'sqlite'
     """
 
@@ -155,9 +172,9 @@ class SQLReference(BaseModel):
         description="The database: a SQLite file path (or sqlite:///PATH), a PostgreSQL URL "
         "(postgresql://user@host:port/db), or a DuckDB file (duckdb:///PATH or a path ending in .duckdb)."
     )
-    compare: dict[str, Any] = Field(
+    rules: dict[str, Any] = Field(
         default_factory=dict,
-        description="Per-task overrides of the verifier's comparison rules (`CompareRules` field names), "
+        description="Per-task overrides of the verifier's equivalence rules (`EquivalenceRules` field names), "
         "e.g. {'order': 'always'}.",
     )
 
@@ -177,19 +194,24 @@ class SQLReference(BaseModel):
                              "sqlite:///PATH, a postgresql://user@host:port/db URL, or duckdb:///PATH")
         return value
 
-    @field_validator("compare")
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_fields(cls, data: Any) -> Any:
+        return renamed_fields(data, {"compare": "rules"}, cls.__name__)
+
+    @field_validator("rules")
     @classmethod
     def _known_rules(cls, value: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(value) - set(CompareRules.model_fields))
+        unknown = sorted(set(value) - set(EquivalenceRules.model_fields))
         if unknown:
-            raise ValueError(f"unknown comparison rule(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(sorted(CompareRules.model_fields))}")
-        CompareRules.model_validate(value)  # values checked now, not at scoring time
+            raise ValueError(f"unknown equivalence rule(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted(EquivalenceRules.model_fields))}")
+        EquivalenceRules.model_validate(value)  # values checked now, not at scoring time
         return value
 
     @property
-    def backend(self) -> Literal["sqlite", "postgres", "duckdb"]:
-        """Which engine runs the queries, read from the form of `db`."""
+    def dialect(self) -> Literal["sqlite", "postgres", "duckdb"]:
+        """The SQL dialect (and database) that runs the queries, read from the form of `db`; also sqlglot's name."""
         lowered = self.db.lower()
         if lowered.startswith(("postgresql://", "postgres://")):
             return "postgres"
@@ -198,6 +220,7 @@ class SQLReference(BaseModel):
         return "sqlite"
 
     @property
-    def dialect(self) -> str:
-        """The sqlglot dialect name of the backend."""
-        return self.backend
+    def backend(self) -> Literal["sqlite", "postgres", "duckdb"]:
+        """Renamed `dialect` (a DeprecationWarning)."""
+        warnings.warn("SQLReference.backend was renamed dialect", DeprecationWarning, stacklevel=2)
+        return self.dialect

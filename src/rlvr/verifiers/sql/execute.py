@@ -13,16 +13,16 @@ does can leak into the other) and closes it afterwards.
 - PostgreSQL (`psycopg`, the `sql` extra): a read-only transaction (`default_transaction_read_only`,
   `conn.read_only`), `statement_timeout` for each round trip (set to the time left), rows
   streamed from a server-side cursor so a huge result never reaches the client at once. Use a
-  role that can only SELECT: the engine then refuses writes twice.
+  role that can only SELECT: the database then refuses writes twice.
 - DuckDB (`duckdb`, the `sql` extra): `read_only=True`, external access, extension autoloading
   and configuration changes disabled; the time limit calls `interrupt()` from a timer.
 
-Every engine checks its limit between steps of its own (SQLite between virtual-machine
+Every database checks its limit between steps of its own (SQLite between virtual-machine
 instructions), so one call into a single slow function (`instr`, `replace`, `printf` on
 megabyte strings) runs past it. Hence two rules: a query whose rows arrive after the limit is a
 `timeout`, never `ok`; and `execute_bounded` runs `execute` in a killable worker process, so it
-returns at the limit (plus `BOUND_GRACE_S`) whatever the engine is doing. The `execute_sql` tool
-and inline verification use `execute_bounded`; the verifier's worker pool (`isolation="process"`)
+returns at the limit (plus `BOUND_GRACE_S`) whatever the database is doing. The `execute_sql` tool
+and inline verification use `execute_bounded`; the verifier's worker pool (`scoring="process"`)
 has its own hard per-item timeout and calls `execute` directly.
 
 Outcomes are data (`Execution`), never exceptions, except a missing driver (`MissingExtraError`).
@@ -42,6 +42,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from rlvr.core.errors import MissingExtraError
+from rlvr.core.renames import renamed_parameters
 
 __all__ = ["BOUND_GRACE_S", "Execution", "Limits", "duckdb_path", "execute", "execute_bounded", "sqlite_path"]
 
@@ -76,11 +77,11 @@ class Execution:
     """The outcome of one query.
 
     Attributes:
-        kind: 'ok'; 'error' (the engine refused or failed: `message` holds its error); 'timeout';
+        kind: 'ok'; 'error' (the database refused or failed: `message` holds its error); 'timeout';
             'too_large' (over `max_rows`/`max_bytes`); 'unavailable' (the database cannot be opened).
         columns: column names, in order.
         rows: the rows, as tuples (only for 'ok').
-        message: the engine's message for non-'ok' outcomes.
+        message: the database's message for non-'ok' outcomes.
         elapsed_s: seconds spent, connection included.
     """
 
@@ -319,36 +320,37 @@ def _run_duckdb(db: str, sql: str, limits: Limits, _deadline: float) -> Executio
         conn.close()
 
 
-_BACKENDS: dict[str, Callable[[str, str, Limits, float], Execution]] = {
+_DIALECTS: dict[str, Callable[[str, str, Limits, float], Execution]] = {
     "sqlite": _run_sqlite, "postgres": _run_postgres, "duckdb": _run_duckdb,
 }
 
 
-def execute(db: str, sql: str, backend: str = "sqlite", limits: Limits | None = None) -> Execution:
+@renamed_parameters({"backend": "dialect"})
+def execute(db: str, sql: str, dialect: str = "sqlite", limits: Limits | None = None) -> Execution:
     """Run one query on a fresh read-only connection to `db`.
 
     Args:
         db: SQLite path or `sqlite:///PATH`, PostgreSQL URL, or DuckDB path / `duckdb:///PATH`.
-        sql: one query (extra statements make the engine fail: SQLite and PostgreSQL refuse them).
-        backend: 'sqlite', 'postgres' or 'duckdb'.
+        sql: one query (extra statements make the database fail: SQLite and PostgreSQL refuse them).
+        dialect: 'sqlite', 'postgres' or 'duckdb'.
         limits: time limit and result caps (default `Limits()`).
 
     Returns:
         An `Execution` (rows, or the reason there are none).
 
     Raises:
-        MissingExtraError: the driver of a PostgreSQL or DuckDB backend is not installed.
-        ValueError: unknown `backend`.
+        MissingExtraError: the driver of a PostgreSQL or DuckDB database is not installed.
+        ValueError: unknown `dialect`.
     """
     limits = limits or Limits()
-    run = _BACKENDS.get(backend)
+    run = _DIALECTS.get(dialect)
     if run is None:
-        raise ValueError(f"unknown SQL backend {backend!r}; use one of {', '.join(_BACKENDS)}")
+        raise ValueError(f"unknown SQL dialect {dialect!r}; use one of {', '.join(_DIALECTS)}")
     start = time.monotonic()
     outcome = run(db, sql, limits, start + limits.timeout_s)
     outcome.elapsed_s = time.monotonic() - start
     if outcome.kind in ("ok", "too_large") and outcome.elapsed_s > limits.timeout_s + _LATE_S:
-        # one engine call (a single slow function) ran past the limit: its rows do not count
+        # one database call (a single slow function) ran past the limit: its rows do not count
         late = f"answered after {outcome.elapsed_s:.1f} s, past the {limits.timeout_s:g} s limit"
         return Execution("timeout", message=late, elapsed_s=outcome.elapsed_s)
     return outcome
@@ -375,7 +377,8 @@ def _bounded_pool() -> Any:
         return _BOUNDED
 
 
-def execute_bounded(db: str, sql: str, backend: str = "sqlite", limits: Limits | None = None) -> Execution:
+@renamed_parameters({"backend": "dialect"})
+def execute_bounded(db: str, sql: str, dialect: str = "sqlite", limits: Limits | None = None) -> Execution:
     """`execute` in a warm worker process that is killed at the limit: returns in `timeout_s + BOUND_GRACE_S`.
 
     Workers (up to 4, shared by the process, started on first use) run one query at a time; a
@@ -385,13 +388,13 @@ def execute_bounded(db: str, sql: str, backend: str = "sqlite", limits: Limits |
         The worker's `Execution`; 'timeout' when it was killed; 'error' when the worker crashed.
 
     Raises:
-        MissingExtraError: the driver of a PostgreSQL or DuckDB backend is not installed.
-        ValueError: unknown `backend`.
+        MissingExtraError: the driver of a PostgreSQL or DuckDB database is not installed.
+        ValueError: unknown `dialect`.
     """
     limits = limits or Limits()
-    if backend not in _BACKENDS:
-        raise ValueError(f"unknown SQL backend {backend!r}; use one of {', '.join(_BACKENDS)}")
-    driver = {"postgres": ("psycopg", "psycopg"), "duckdb": ("duckdb", "duckdb")}.get(backend)
+    if dialect not in _DIALECTS:
+        raise ValueError(f"unknown SQL dialect {dialect!r}; use one of {', '.join(_DIALECTS)}")
+    driver = {"postgres": ("psycopg", "psycopg"), "duckdb": ("duckdb", "duckdb")}.get(dialect)
     if driver is not None:
         import importlib.util
 
@@ -400,7 +403,7 @@ def execute_bounded(db: str, sql: str, backend: str = "sqlite", limits: Limits |
     pool = _bounded_pool()
     worker = pool._acquire()
     try:
-        outcome = worker.call((db, sql, backend, limits), limits.timeout_s + BOUND_GRACE_S)
+        outcome = worker.call((db, sql, dialect, limits), limits.timeout_s + BOUND_GRACE_S)
     finally:  # a killed worker's replacement starts in the background: the answer does not wait for it
         threading.Thread(target=pool._release, args=(worker,), daemon=True, name="rlvr-sql-release").start()
     if outcome.kind == "ok":

@@ -14,11 +14,11 @@ Extraction order (the first that yields a query wins):
 
 Trailing `;` tokens, and a comment after them, are dropped (`SELECT 1; -- done`).
 
-Classification (`classify`) parses the query with sqlglot in the backend's dialect; no
+Classification (`classify`) parses the query with sqlglot in the reference's dialect; no
 home-made regular expressions decide what a statement is. A query is accepted only if it is a
 single statement whose root is a query (SELECT, set operation, parenthesised query) and whose
 tree holds no data-changing or session-changing node (a `DELETE` inside a CTE, `SELECT ... INTO`,
-`FOR UPDATE`, ...). The engines enforce read-only access again, on their own (`execute`).
+`FOR UPDATE`, ...). The databases enforce read-only access again, on their own (`execute`).
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ def extract_sql(response: str, dialect: str = "sqlite") -> Extracted | None:
         sql = _from_fences(inner, dialect)
         if sql is None and not _is_statement(inner, dialect):
             sql = _from_statements(inner, dialect)  # prose around the query inside the tag
-        sql = inner if sql is None else sql  # otherwise the tag holds the answer as written: the engine judges it
+        sql = inner if sql is None else sql  # otherwise the tag holds the answer as written: the database judges it
         return Extracted(sql, "tag") if sql else None
     fenced = _from_fences(response, dialect)
     if fenced is not None:

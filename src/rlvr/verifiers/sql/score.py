@@ -2,7 +2,7 @@
 
 Pipeline: read the reference -> extract the predicted query -> classify and run the gold ->
 classify and run the prediction (each query on its own read-only connection) -> compare the rows
-under the comparison rules.
+under the equivalence rules.
 
 Outcomes:
 
@@ -34,8 +34,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from rlvr.core.types import Verdict
-from rlvr.verifiers.sql.compare import compare_results
-from rlvr.verifiers.sql.config import CompareRules, SQLConfig, SQLReference
+from rlvr.verifiers.sql.config import EquivalenceRules, SQLConfig, SQLReference
+from rlvr.verifiers.sql.equivalence import check_equivalence
 from rlvr.verifiers.sql.execute import Execution, Limits, duckdb_path, execute, execute_bounded, sqlite_path
 from rlvr.verifiers.sql.extract import classify, extract_sql
 
@@ -66,19 +66,19 @@ def as_reference(reference: Any) -> SQLReference:
 
 def _file_key(ref: SQLReference) -> tuple[Any, ...] | None:
     """Identity of a file database (path, size, mtime), or None for a server (never cached)."""
-    if ref.backend == "postgres":
+    if ref.dialect == "postgres":
         return None
-    path = str(sqlite_path(ref.db)) if ref.backend == "sqlite" else duckdb_path(ref.db)
+    path = str(sqlite_path(ref.db)) if ref.dialect == "sqlite" else duckdb_path(ref.db)
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (ref.backend, os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    return (ref.dialect, os.path.abspath(path), st.st_size, st.st_mtime_ns)
 
 
 def _runner(config: SQLConfig) -> Any:
     """`execute` inside the verifier's worker pool (its own hard timeout); a killable worker when inline."""
-    return execute_bounded if config.isolation == "inline" else execute
+    return execute_bounded if config.scoring == "inline" else execute
 
 
 def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits, run: Any = execute) -> Execution:
@@ -90,7 +90,7 @@ def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits, run: An
             if cached is not None:
                 _GOLD_CACHE.move_to_end(key)
                 return cached
-    outcome: Execution = run(ref.db, ref.gold, ref.backend, limits)
+    outcome: Execution = run(ref.db, ref.gold, ref.dialect, limits)
     if key is not None and outcome.ok and len(outcome.rows) <= _CACHE_MAX_ROWS:
         with _CACHE_LOCK:
             _GOLD_CACHE[key] = outcome
@@ -109,11 +109,11 @@ def _verdict(config: SQLConfig, status: str, detail: str, start: float, extracte
                    extracted=extracted, detail=detail, elapsed_s=time.perf_counter() - start)
 
 
-def _gold_outcome(config: SQLConfig, ref: SQLReference, rules: CompareRules) -> tuple[Execution | None, bool, str]:
+def _gold_outcome(config: SQLConfig, ref: SQLReference, rules: EquivalenceRules) -> tuple[Execution | None, bool, str]:
     """Run the gold: (its rows or None, whether row order is significant, the reason when None)."""
     gold_class = classify(ref.gold, ref.dialect, normalize=True)
     # A gold sqlglot cannot parse still runs on SQLite when the order rule does not need the parse.
-    if not gold_class.ok and (gold_class.parsed or ref.backend != "sqlite" or rules.order == "gold"):
+    if not gold_class.ok and (gold_class.parsed or ref.dialect != "sqlite" or rules.order == "gold"):
         hint = "" if gold_class.parsed else "; to score it anyway on SQLite, set the order rule to 'always' or 'never'"
         return None, False, f"the gold SQL is not usable: {gold_class.reason}{hint}"
     limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
@@ -142,7 +142,7 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
     start = time.perf_counter()
     try:
         ref = as_reference(reference)
-        rules = config.rules(ref.compare)
+        rules = config.rules(ref.rules)
     except (ValidationError, ValueError) as exc:
         return _verdict(config, "error", f"bad reference ({exc}); give {{'gold': SQL, 'db': PATH_OR_URL}}",
                         start, None)
@@ -159,11 +159,11 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
                                              "or SELECT/WITH statement)", start, None)
     pred_class = classify(found.sql, ref.dialect)
     # An SQL text sqlglot cannot parse still goes to SQLite, whose own parser, single-statement
-    # rule and authorizer decide; other engines get only what sqlglot accepted.
-    if not pred_class.ok and (pred_class.parsed or ref.backend != "sqlite"):
+    # rule and authorizer decide; other dialects get only what sqlglot accepted.
+    if not pred_class.ok and (pred_class.parsed or ref.dialect != "sqlite"):
         return _verdict(config, "incorrect", f"{flag}prediction rejected: {pred_class.reason}", start, found.sql)
     limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
-    pred: Execution = _runner(config)(ref.db, found.sql, ref.backend, limits)
+    pred: Execution = _runner(config)(ref.db, found.sql, ref.dialect, limits)
     if pred.kind == "timeout":
         return _verdict(config, "timeout", f"{flag}prediction timed out: {pred.message}", start, found.sql)
     if pred.kind == "unavailable":  # the database went away (a killed connection): says nothing of the query
@@ -173,7 +173,7 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
                         found.sql)
     if flag and config.empty_gold == "incorrect":
         return _verdict(config, "incorrect", f"{flag}no prediction counts (empty_gold='incorrect')", start, found.sql)
-    result = compare_results(gold.rows, pred.rows, rules, ordered)
+    result = check_equivalence(gold.rows, pred.rows, rules, ordered)
     if result.equal and pred_class.reads_table is False and classify(ref.gold, ref.dialect, normalize=True).reads_table:
         # constants (`SELECT 2`, a CTE of literals) only copy the gold's rows on this one database (red team)
         return _verdict(config, "incorrect", f"{flag}the prediction reads no table of the database (its rows are "

@@ -17,7 +17,7 @@ class SQLVerifier(Verifier):
     r"""Execute the predicted and the gold query and compare their results.
 
     The reference is an `SQLReference` (or its dict/JSON form): gold SQL, the database (SQLite
-    path, PostgreSQL URL or DuckDB file) and optional per-task comparison rules. See
+    path, PostgreSQL URL or DuckDB file) and optional per-task equivalence rules. See
     `rlvr.verifiers.sql.score` for every outcome and `SQLConfig` for the rules and limits.
 
     Example:
@@ -25,7 +25,7 @@ class SQLVerifier(Verifier):
         >>> path = os.path.join(tempfile.mkdtemp(), "t.sqlite")
         >>> with sqlite3.connect(path) as c:
         ...     _ = c.execute("CREATE TABLE t(x INTEGER)"); _ = c.execute("INSERT INTO t VALUES (1), (2)")
-        >>> v = SQLVerifier(isolation="inline")
+        >>> v = SQLVerifier(scoring="inline")
         >>> v.verify("```sql\nSELECT x FROM t ORDER BY x\n```", {"gold": "SELECT x FROM t", "db": path}).status
         'correct'
     """

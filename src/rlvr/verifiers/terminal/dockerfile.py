@@ -1,6 +1,6 @@
 """A task's Dockerfile as setup steps for the local sandbox, or the reason it needs a container.
 
-Parsed with `dockerfile-parse` (the containerbuildsystem project's parser). The local backend
+Parsed with `dockerfile-parse` (the containerbuildsystem project's parser). The local provider
 runs a Dockerfile whose image is a stock Linux distribution and whose instructions only prepare
 the working directory:
 

@@ -10,7 +10,7 @@ host. Grading then:
    unpacks the working directory into its own tmpfs; reward and report files are never taken
    from the agent's files (`/logs/verifier` is a new, empty tmpfs);
 3. runs the tests in clean processes: pytest mode runs the grader's own pytest (read-only
-   mount) through `rlvr.sandbox._session_pytest` in a non-dumpable child of the sandbox's init,
+   mount) through `rlvr.sandbox.guest.rlvr_session_pytest` in a non-dumpable child of the sandbox's init,
    with the environment built from scratch (no rc files, no inherited variables, no
    agent-controlled PATH), plugin autoload off, no cache, `--rootdir`/`--confcutdir` at /tests (a
    conftest.py or pytest.ini the agent planted in the working directory is not read), pytest

@@ -120,8 +120,8 @@ class TerminalTask(BaseModel):
     test_timeout_s: float = Field(default=60.0, gt=0, description="Budget of the tests, seconds.")
     placement: Placement = "local"
     placement_reason: str = Field(default="", description="Why the task needs a container ('' when local).")
-    image: str | None = Field(default=None, description="Base image (container backend).")
-    dockerfile: str | None = Field(default=None, description="Host path of the Dockerfile (container backend).")
+    image: str | None = Field(default=None, description="Base image (container provider).")
+    dockerfile: str | None = Field(default=None, description="Host path of the Dockerfile (container provider).")
     source: str = Field(default="", description="Where the task was read from (directory or package record).")
     metadata: dict[str, Any] = Field(default_factory=dict)
 

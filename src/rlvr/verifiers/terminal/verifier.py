@@ -50,7 +50,7 @@ class TerminalConfig(VerifierConfig):
 
     timeout_s: float = Field(default=3600.0, gt=0, description="Outer limit of one replayed verification (setup, "
                              "commands, tests), seconds; the task's own agent and test budgets apply inside it.")
-    isolation: Literal["process", "inline"] = Field(
+    scoring: Literal["process", "inline"] = Field(
         default="inline", description="'inline': score in the calling thread (the sandbox enforces every limit).")
     reward: Literal["binary", "fraction"] = Field(
         default="binary", description="'binary': 1.0 only when every test passes; 'fraction': the share of tests "
@@ -162,7 +162,7 @@ def score_terminal(config: TerminalConfig, response: str, reference: Any) -> Ver
         from rlvr.verifiers.terminal.workspace import container_available
 
         if not container_available():
-            return Verdict.error(f"task {task.task_id} needs a container backend (podman or docker): "
+            return Verdict.error(f"task {task.task_id} needs a container runtime (podman or docker): "
                                  f"{task.placement_reason}")
     commands, answer = parse_response(response, task)
     with _gate(config.max_parallel):

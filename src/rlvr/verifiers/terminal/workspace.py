@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.core.errors import DataError, SandboxError
-from rlvr.sandbox._process import closed_at_exit
+from rlvr.sandbox.host_process import closed_at_exit
 from rlvr.sandbox.local import remove_tree
 from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig, stage_dir
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
@@ -50,24 +50,24 @@ def expand_env(value: str, env: dict[str, str]) -> str:
 
 def container_available() -> bool:
     """True when a working podman or docker can run the tasks whose placement is 'container'."""
-    from rlvr.sandbox.engines import container_engine
+    from rlvr.sandbox.runtimes import container_runtime
 
-    return container_engine() is not None
+    return container_runtime() is not None
 
 
 def container_problem(task: TerminalTask) -> str | None:
-    """Why `task` cannot run in a container here (None when it can): no engine, or its base image is absent.
+    """Why `task` cannot run in a container here (None when it can): no container runtime, or its base image is absent.
 
     The base image (the Dockerfile's FROM, or Harbor's prebuilt `docker_image`) must be in the
-    engine's local store: rlvr never pulls (`podman pull IMAGE` first where a registry is reachable).
+    container runtime's local store: rlvr never pulls (`podman pull IMAGE` first where a registry is reachable).
     """
-    from rlvr.sandbox.engines import container_engine, image_exists
+    from rlvr.sandbox.runtimes import container_runtime, image_exists
 
-    engine = container_engine()
-    if engine is None:
+    runtime = container_runtime()
+    if runtime is None:
         return "no working podman or docker here"
-    if task.image and not image_exists(task.image, engine=engine):
-        return f"its base image {task.image!r} is not in {os.path.basename(engine)}'s local store (pull it first)"
+    if task.image and not image_exists(task.image, runtime=runtime):
+        return f"its base image {task.image!r} is not in {os.path.basename(runtime)}'s local store (pull it first)"
     return None
 
 
@@ -78,12 +78,12 @@ def task_image(task: TerminalTask) -> str:
     """The image of a container task: its Dockerfile built once (tag = content hash), or Harbor's prebuilt image.
 
     Raises:
-        SandboxError: no container engine works here, or the build failed (with its log).
+        SandboxError: no container runtime works here, or the build failed (with its log).
     """
-    from rlvr.sandbox.engines import build_image, container_engine
+    from rlvr.sandbox.runtimes import build_image, container_runtime
 
-    engine = container_engine()
-    if engine is None:
+    runtime = container_runtime()
+    if runtime is None:
         raise SandboxError(f"task {task.task_id} needs a container ({task.placement_reason}), and no working podman "
                            "or docker was found: install podman (Debian package `podman`) or start a docker daemon")
     if task.dockerfile is None:
@@ -91,7 +91,7 @@ def task_image(task: TerminalTask) -> str:
             raise SandboxError(f"task {task.task_id} names neither a Dockerfile nor an image")
         return task.image
     with _IMAGE_LOCK:  # concurrent episodes of one task build its image once
-        return build_image(task.dockerfile, os.path.dirname(task.dockerfile), engine=engine)
+        return build_image(task.dockerfile, os.path.dirname(task.dockerfile), runtime=runtime)
 
 
 def sandbox_for(task: TerminalTask, config: SessionConfig, mounts: list[Mount],

