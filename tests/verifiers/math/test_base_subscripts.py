@@ -19,6 +19,11 @@ CASES = [
     Case("braced-base", "1202_7", r"\boxed{1202_{7}}", "correct"),
     Case("base-left-out", "1202_7", r"\boxed{1202}", "correct"),
     Case("other-digits", "1202_7", r"\boxed{1200_7}", "incorrect"),
+    # red team, second pass: `1_000` is Python's digit grouping of 1000, not 1 with a subscript
+    Case("underscore-grouping-not-one", "1", r"\boxed{1_000}", "incorrect"),
+    Case("underscore-grouping-value", "1000", r"\boxed{1_000}", "correct"),
+    Case("underscore-grouping-million", "1000000", "The answer is 1_000_000.", "correct"),
+    Case("underscore-grouping-not-twelve", "12", r"\boxed{12_345}", "incorrect"),
 ]
 
 

@@ -189,6 +189,17 @@ VARIANTS = [
     Case("box-then-no-wait", "8", "\\boxed{8} no, wait: it is 7.", "incorrect"),
     Case("fenced-box", "8", "The answer is 7.\n~~~\n\\boxed{8}\n~~~", "incorrect"),
     Case("choice-or-later", "B", "The answer is (B), or maybe (D).", "incorrect"),
+    # red team, second pass: softer words offer a value too, in brackets or after a comma
+    Case("maybe-in-parens", "5", "Final answer: 5 (maybe 3)", "incorrect"),
+    Case("possibly-in-parens", "5", "Final answer: 5 (possibly 3)", "incorrect"),
+    Case("also-in-parens", "5", "Final answer: 5 (also 3)", "incorrect"),
+    Case("alt-in-parens", "5", "Final answer: 5 (alt: 3)", "incorrect"),
+    Case("if-not-in-parens", "5", "Final answer: 5 (if not, 3)", "incorrect"),
+    Case("could-also-be", "5", "Final answer: 5 (could also be 3)", "incorrect"),
+    Case("box-comma-maybe", "5", "\\boxed{5}, maybe 3", "incorrect"),
+    Case("box-then-correct-answer", "5", "\\boxed{5}\n\nThe correct answer is 3.", "incorrect"),
+    Case("true-answer-then-box", "5", "The true answer is 3.\n\n\\boxed{5}", "incorrect"),
+    Case("box-then-actual-answer", "5", "\\boxed{5}. My actual answer is 3.", "incorrect"),
 ]
 
 # Realistic responses: one answer restated, intermediate results, self-corrections before the last answer.
@@ -215,6 +226,11 @@ CONTROLS = [
     Case("check-after-box", "12", "\\boxed{12}\n\nLet me double-check: 5 + 7 = 12.", "correct"),
     Case("not-the-other-box", "5", "The answer is \\boxed{5}, not \\boxed{3}.", "correct"),
     Case("reasoning-then-answer", "5", "<think>maybe 3</think>The answer is 5. \\boxed{5}", "correct"),
+    Case("correct-answer-phrase", "5", "The correct answer is 5.", "correct"),
+    Case("correct-answer-agrees", "5", "\\boxed{5}\n\nThe correct answer is 5.", "correct"),
+    Case("maybe-same-value", "5", "Final answer: 5 (maybe 5.0)", "correct"),
+    Case("maybe-next-sentence", "5", "The answer is 5. Maybe 3 people disagree, but 5 holds.", "correct"),
+    Case("also-next-paragraph", "5", "\\boxed{5}\n\nAlso, 3 apples were eaten.", "correct"),
     Case("code-then-answer", "5", "```python\nprint(3)\n```\nThat prints 3, so the answer is \\boxed{5}.", "correct"),
 ]
 

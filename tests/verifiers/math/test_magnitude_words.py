@@ -42,6 +42,12 @@ CASES += [
     Case("plural-noun-text", "12", r"\boxed{12 \text{ tomatoes}}", "correct"),
     Case("plural-capital-kept", "5", r"\boxed{5\text{ Fridays}}", "incorrect"),
     Case("operator-plus-kept", "3", r"\boxed{3 \text{ plus}}", "incorrect"),
+    # red team, second pass: plural fraction words beyond `thirds` and `quarters` multiply too
+    Case("sixths-not-the-count", "5", "The answer is 5 sixths.", "incorrect"),
+    Case("sixths-value", r"\frac{5}{6}", "The answer is 5 sixths.", "correct"),
+    Case("eighths-value", r"\frac{3}{8}", r"\boxed{3 \text{ eighths}}", "correct"),
+    Case("fifths-whole", "1", r"\boxed{5 \text{ fifths}}", "correct"),
+    Case("ordinal-adjective-kept", "5", "There are 5 sixth graders.", "correct"),
 ]
 
 

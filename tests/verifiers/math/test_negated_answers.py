@@ -61,6 +61,25 @@ CONTROLS = [
 ]
 
 
-@pytest.mark.parametrize("case", params(RED_TEAM + VARIANTS + CONTROLS))
+# Red team, second pass: a judgement after the value withdraws it ("5 (wrong)", "5 -- just kidding").
+WITHDRAWN = [
+    Case("bracket-wrong", "5", "The answer is 5 (wrong).", "incorrect"),
+    Case("bracket-incorrect", "5", "The answer is 5 (incorrect).", "incorrect"),
+    Case("bracket-not-really", "5", "The answer is 5 (not really).", "incorrect"),
+    Case("just-kidding", "5", "The answer is 5 \u2014 just kidding, it's 3.", "incorrect"),
+    Case("trailing-not", "5", "The answer is 5... not!", "incorrect"),
+    Case("boxed-bracket-wrong", "5", "\\boxed{5} (wrong)", "incorrect"),
+    Case("not-before-another-value", "5", "The answer is 5 (not 3).", "correct"),
+    Case("bracket-other-words", "5", "The answer is 5 (see above).", "correct"),
+    Case("comma-not-other-value", "5", "The answer is 5, not 3.", "correct"),  # was no answer (a false fail)
+    Case("comma-not-other-value-is-not-it", "3", "The answer is 5, not 3.", "incorrect"),
+    Case("comma-not-alone", "5", "The answer is 5, not.", "incorrect"),
+]
+
+
+CASES = RED_TEAM + VARIANTS + CONTROLS + WITHDRAWN  # the table `benchmarks/math_probe.py` reads
+
+
+@pytest.mark.parametrize("case", params(CASES))
 def test_negated_answers(case: Case) -> None:
     assert_case(case)

@@ -34,6 +34,19 @@ CASES = [
     Case("unit-dollars", "5", r"\boxed{5\text{ dollars}}", "correct"),
     Case("unit-square", "16", r"\boxed{16\text{ cm}^2}", "correct"),
     Case("unit-wrong-value", "10", r"\boxed{11\text{ cm}}", "incorrect"),
+    # red team, second pass: units are stripped, but two stated units that differ are different quantities
+    Case("unit-cm-vs-m", r"5 \text{ cm}", r"\boxed{5 \text{ m}}", "incorrect"),
+    Case("unit-degrees-vs-radians", r"30^\circ", r"\boxed{30 \text{ radians}}", "incorrect"),
+    Case("unit-radians-vs-degree-sign", r"2 \text{ radians}", r"\boxed{2^\circ}", "incorrect"),
+    Case("unit-km-vs-miles", r"5 \text{ km}", "The answer is 5 miles.", "incorrect"),
+    Case("unit-area-vs-volume", r"5 \text{ cm}^2", r"\boxed{5 \text{ cm}^3}", "incorrect"),
+    Case("unit-hours-vs-minutes", "5 hours", r"\boxed{5 \text{ minutes}}", "incorrect"),
+    Case("unit-percent-vs-cm", r"5\%", r"\boxed{5 \text{ cm}}", "incorrect"),
+    Case("unit-dollars-vs-cents", "5 dollars", r"\boxed{5 \text{ cents}}", "incorrect"),
+    Case("unit-synonym", r"5 \text{ cm}^2", r"\boxed{5 \text{ square centimeters}}", "correct"),
+    Case("unit-degree-words", r"30^\circ", r"\boxed{30 \text{ degrees}}", "correct"),
+    Case("unit-plural-abbreviation", "3 hours", r"\boxed{3 \text{ hrs}}", "correct"),
+    Case("unit-counted-things", "12 apples", r"\boxed{12 \text{ tomatoes}}", "correct"),
 ]
 
 

@@ -30,7 +30,7 @@ import sympy
 
 from rlvr.verifiers.math.config import MathConfig
 from rlvr.verifiers.math.extract import ALTERNATIVE_SEP
-from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_top_level
+from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_top_level, unit_key
 from rlvr.verifiers.math.parse import parse_number, to_sympy
 from rlvr.verifiers.math.symbolic import exact_zero, sympy_equal
 
@@ -76,6 +76,9 @@ def check_equivalence(gold_raw: str, pred_raw: str, config: MathConfig) -> Equiv
     p = normalize_answer(pred_raw, strip_units=strip_units)
     if not strip_units and g.unit != p.unit:
         return Equivalence(False, f"units differ ({g.unit!r} vs {p.unit!r})", g.text, p.text)
+    g_key, p_key = _measure(g), _measure(p)
+    if g_key and p_key and g_key != p_key:  # stripped, but both stated: `5 cm` is not `5 m` (red team)
+        return Equivalence(False, f"the answers state different units ({g_key} vs {p_key})", g.text, p.text)
     g_text, p_text = _apply_percent(g, p, config)
     if g_text is None or p_text is None:
         return Equivalence(False, "percent sign differs (percent='strict')", g.text, p.text)
@@ -89,6 +92,11 @@ def check_equivalence(gold_raw: str, pred_raw: str, config: MathConfig) -> Equiv
         return Equivalence(False, f"the prediction states a false equation ({false_chain})", g_text, p_text)
     how = _equal(g_text, p_text, config, 0)
     return Equivalence(how is not None, how or "not equivalent", g_text, p_text)
+
+
+def _measure(n: Normalized) -> str | None:
+    """What the stated unit measures (`unit_key`), `percent` for a percent sign; None when nothing is stated."""
+    return "percent" if n.percent and not n.unit else unit_key(n.unit)
 
 
 _LETTER_RE = re.compile(r"[A-Za-z]")
@@ -405,7 +413,9 @@ def _structural_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool
         # One gold answer, several predicted forms of it ("\\boxed{15\\frac{39}{40}} or \\boxed{\\frac{639}{40}}").
         ok = len(p_items) <= _MAX_ITEMS and all(_equal(g, item, cfg, depth + 1) for item in p_items)
         return "every listed form equal" if ok else False
-    if not (gb is not None and not _is_set(gb)):
+    if not (gb is not None and not _is_set(gb)) and (_is_set(gb) or len(_dedupe(g_items)) == len(g_items)):
+        # a set, or a bare list without repeats: repeats in the prediction are one answer; a bare gold
+        # list that repeats a value (`2, 2, 3`: roots with multiplicity) counts them (red team)
         g_items, p_items = _dedupe(g_items), _dedupe(p_items)
     if len(g_items) != len(p_items) and 1 in (len(g_items), len(p_items)) and (gb is None or pb is None):
         return None  # one side is a single expression (`-2 \\le x \\le 7` vs `[-2, 7]`): sympy decides

@@ -37,6 +37,8 @@ from rlvr.verifiers.math.words import (
     BELOW_ZERO_RE,
     NEGATED_BEFORE_RE,
     NEGATED_LEAD_RE,
+    OPERATED_AFTER_RE,
+    OPERATED_BEFORE_RE,
     REJECTED_AFTER_RE,
     number_from_words,
 )
@@ -67,8 +69,10 @@ _GSM8K_RE = re.compile(r"####\s*([^\n]*)")
 _FINAL_RE = re.compile(r"(?:final\s+answer\s*(?:is|:|=)?|最终答案\s*(?:是|为)?)\s*(?:\*\*)?\s*[:：]?", re.IGNORECASE)
 # The leading lookahead names the first letter of every branch: the same matches, scanned about 3x faster.
 _ANSWER_RE = re.compile(
+    # "the correct/true/real answer is" too (red team, second pass: a correction after the box is a second answer)
     r"(?=[tmoa答])"
-    r"(?:\b(?:the|my|our)\s+answer\s+(?:is|=)|\banswer\s*:|\bAnswer\b(?=\s*[$\\(])|答案\s*(?:是|为|:|：))\s*(?:\*\*)?\s*[:：]?",
+    r"(?:\b(?:the|my|our)\s+(?:(?:correct|true|real|right|actual|revised|corrected)\s+)?answer\s+(?:is|=)"
+    r"|\banswer\s*:|\bAnswer\b(?=\s*[$\\(])|答案\s*(?:是|为|:|：))\s*(?:\*\*)?\s*[:：]?",
     re.IGNORECASE,
 )
 
@@ -95,7 +99,7 @@ def _final_phrases(text: str) -> list[re.Match[str]]:
 _TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 # Where the answer after a marker ends: "18 because ...", "7, which ...", "7 (since 3 + 4 = 7)", "34. Then".
 _CLAUSE = (
-    r"\s+(?:because|since|which|where|but)\b|,\s*(?:which|since|because|so|where|as|but)\b|[.!?;]\s"
+    r"\s+(?:because|since|which|where|but)\b|,\s*(?:which|since|because|so|where|as|but|not)\b|[.!?;]\s"
     r"|\s+(?:--?|[—–])\s+(?![-+]?[\d(.\\]|[a-z]\b|(?:sqrt|exp|log|ln|sin|cos|tan|pi|e)\b)|\s*\((?=[^()]*(?:(?<![\\a-zA-Z])[a-zA-Z]{2,}|=))"
 )
 _CLAUSE_RE = re.compile(_CLAUSE, re.IGNORECASE)
@@ -355,6 +359,13 @@ def _rejected_at(text: str, end: int) -> bool:
     return REJECTED_AFTER_RE.match(text, end) is not None
 
 
+def _operand_at(text: str, start: int, end: int) -> bool:
+    """True when words around `text[start:end]` make it an operand ("half of 5", "5 less than x"; red team)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[max(line_start, start - 40) : start]
+    return bool(OPERATED_BEFORE_RE.search(before) or OPERATED_AFTER_RE.match(text, end))
+
+
 def _last_math_or_number(text: str) -> str | None:
     """The last math environment or number, whichever ends later in `text`."""
     text = join_digit_groups(text)  # `\$32,\!348`, `1{,}234`: one number, not `348`, `234`
@@ -367,8 +378,10 @@ def _last_math_or_number(text: str) -> str | None:
     num_end, num_text = -1, ""
     for m in _NUMBER_RE.finditer(text):
         num_end, num_text = m.end(), m.group(0)
-    if num_end >= 0 and (_negated_at(text, num_end - len(num_text)) or _rejected_at(text, num_end)):
-        num_end, num_text = -1, ""  # "it cannot be 5", "at least 5", "5? No.": the last number is no answer
+    num_start = num_end - len(num_text)
+    if num_end >= 0 and (_negated_at(text, num_start) or _rejected_at(text, num_end)
+                         or _operand_at(text, num_start, num_end)):
+        num_end, num_text = -1, ""  # "it cannot be 5", "5? No.", "half of 5": the last number is no answer
     if env_end < 0 and num_end < 0:
         return None
     # A number inside the last environment ends before the environment's closing delimiter.
@@ -587,10 +600,13 @@ _ANSWER_LEAD_RE = re.compile(r"\s*(?:final\s+)?answer\s*[:：]?\s*", re.IGNORECA
 # possible", "3 (if n is even), otherwise 5", "$3$ or $\boxed{5}$".
 _VALUE = r"(\\boxed\s*\{[^{}\n]*\}|\$[^$\n]{1,40}\$|\\\([^\n]{1,40}?\\\)|-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?{letter})"
 _ALT_WORDS = r"(?:or|otherwise|alternatively|though|although|else)"
+# Softer words offer a value only in brackets or after a comma (red team, second pass): "3 (maybe 4)", "3, possibly 4",
+# "3 (also 4)", "3 (alt: 4)", "3 (if not, 4)", "3 (could also be 4)"; "3. Maybe 4 people agree" is another sentence.
+_SOFT_ALT_WORDS = r"(?:maybe|perhaps|possibly|also|alt\.?\s*:?|if\s+not,?|could\s+(?:also\s+)?be)(?![a-z])"
 _ALT_FILLER = (r"(?:\s+(?:maybe|possibly|perhaps|else|also|just|even|equivalently|alternatively|it(?:'s|\s+is|\s+could"
                r"\s+be|\s+might\s+be|\s+may\s+be)|could\s+be|might\s+be|may\s+be))*")
-_ALT_AFTER = (rf"[\s$)}}\]]*[.,;]?\s*(?:\([^()\n]{{0,60}}\)\s*[.,;]?\s*)?\(?\s*\b{_ALT_WORDS}\b{_ALT_FILLER}"
-              rf"\s*[$(\[]*\s*{_VALUE}")
+_ALT_AFTER = (rf"[\s$)}}\]]*(?:[.,;]?\s*(?:\([^()\n]{{0,60}}\)\s*[.,;]?\s*)?\(?\s*\b{_ALT_WORDS}\b"
+              rf"|,?\s*\(\s*{_SOFT_ALT_WORDS}|,\s*{_SOFT_ALT_WORDS}){_ALT_FILLER}\s*[$(\[]*\s*{_VALUE}")
 _ALT_AFTER_RE = re.compile(_ALT_AFTER.replace("{letter}", ""), re.IGNORECASE)
 _ALT_AFTER_LETTER_RE = re.compile(_ALT_AFTER.replace("{letter}", r"|\(?[A-E]\)?(?![A-Za-z])"), re.IGNORECASE)
 _ALT_BEFORE_RE = re.compile(

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from rlvr.verifiers.math.words import number_from_words
 
-__all__ = ["Normalized", "join_digit_groups", "normalize_answer", "normalize_unicode", "split_top_level"]
+__all__ = ["Normalized", "join_digit_groups", "normalize_answer", "normalize_unicode", "split_top_level", "unit_key"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,12 @@ _PERCENT_RE = re.compile(
 )
 _CURRENCY_RE = re.compile(r"\\\$|\$|€|£|¥|\\euro\b|\\pounds\b|\bUSD\b|\bRs\.?|₹")
 _THOUSANDS_RE = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_THOUSANDS_UNDERSCORE_RE = re.compile(r"-?\d{1,3}(?:_\d{3})+(?:\.\d+)?")
 _THOUSANDS_SPACE_RE = re.compile(r"^-?\d{1,3}(?: \d{3})+(?:\.\d+)?$")
 _REL_REPLACEMENTS = (
+    # `\not` negates the relation after it (red team): `x \not= 5` is `x \neq 5`, `x \not\in A` is `x \notin A`
+    (re.compile(r"\\(?:not|centernot)\s*(?:=|\{\s*=\s*\})"), r"\\neq "),
+    (re.compile(r"\\(?:not|centernot)\s*\\in(?![a-zA-Z])"), r"\\notin "),
     (re.compile(r"\\(?:leqslant|leq|le)(?![a-zA-Z])|≤|<="), r"\\leq "),
     (re.compile(r"\\(?:geqslant|geq|ge)(?![a-zA-Z])|≥|>="), r"\\geq "),
     (re.compile(r"\\(?:neq|ne)(?![a-zA-Z])|≠|!="), r"\\neq "),
@@ -174,6 +178,9 @@ _MAGNITUDES: dict[str, Fraction] = {
     "tenth": Fraction(1, 10), "hundredth": Fraction(1, 100), "thousandth": Fraction(1, 1000),
     "millionth": Fraction(1, 10**6), "billionth": Fraction(1, 10**9),
     "half": Fraction(1, 2), "halve": Fraction(1, 2), "third": Fraction(1, 3), "quarter": Fraction(1, 4),
+    # plural only (red team): `5 sixths` is 5/6, while `5 sixth graders` keeps its 5
+    "fourths": Fraction(1, 4), "fifths": Fraction(1, 5), "sixths": Fraction(1, 6), "sevenths": Fraction(1, 7),
+    "eighths": Fraction(1, 8), "ninths": Fraction(1, 9),
     "k": Fraction(10**3),
 }
 MAGNITUDE_WORDS = "|".join(sorted((w for w in _MAGNITUDES if w != "k"), key=len, reverse=True))
@@ -250,10 +257,44 @@ def _strip_units(s: str) -> tuple[str, str]:
     return s, unit
 
 
+# Measurement units by what they measure (red team): two answers that state different ones state different
+# quantities (`5 \text{ cm}` is not `5 \text{ m}`, `30^\circ` is not `30` radians). Counted things, `units`
+# and words of two readings (`pounds`: money or mass) have no key and are never compared.
+_UNIT_NAMES = {
+    "mm": "millimeters? millimetres?", "cm": "centimeters? centimetres?", "m": "meters? metres?",
+    "km": "kilometers? kilometres?", "in": "inch inches", "ft": "foot feet", "yd": "yards?", "mi": "miles?",
+    "mg": "milligrams?", "g": "grams?", "kg": "kilograms?", "lb": "lbs?", "oz": "ounces?", "ton": "tons?",
+    "ml": "milliliters? millilitres?", "l": "liters? litres?", "gal": "gallons?",
+    "s": "secs? seconds?", "min": "mins? minutes?", "h": "hours? hrs?", "day": "days?", "week": "weeks?",
+    "month": "months?", "year": "years? yrs?", "mph": "", "km/h": "kmh", "m/s": "",
+    "degree": "degrees?", "radian": "radians? rad", "dollar": "dollars?", "cent": "cents?", "euro": "euros?",
+    "yuan": "", "rupee": "rupees?",
+}
+_UNIT_KEYS = {alias: key for key, names in _UNIT_NAMES.items() for alias in
+              [key, *(form for name in names.split() for form in ((name[:-2], name[:-1]) if name.endswith("s?")
+                                                                   else (name,)))]}
+_UNIT_POWER_RE = re.compile(r"\^\s*(\d)\s*$")
+
+
+def unit_key(unit: str) -> str | None:
+    r"""What a stripped unit measures, as `name^power` (`\text{ sq cm}` -> `cm^2`); None: not a measurement unit."""
+    s = re.sub(r"\\text\s*\{|[{}]", " ", unit).replace("²", "^2").replace("³", "^3")
+    m = _UNIT_POWER_RE.search(s)
+    power = int(m.group(1)) if m else 1
+    words = (s[: m.start()] if m else s).lower().split()
+    if len(words) == 2 and words[0] in ("square", "sq", "cubic"):
+        power, words = (3 if words[0] == "cubic" else 2), words[1:]
+    key = _UNIT_KEYS.get(words[0]) if len(words) == 1 else None
+    return None if key is None else f"{key}^{power}"
+
+
 def _fix_numbers(s: str) -> str:
-    r"""Thousands separators (`7,425,000`, `1 000`, `11,\!111`) and leading-dot decimals (`.4`)."""
-    if _THOUSANDS_SPACE_RE.match(s) or _THOUSANDS_RE.fullmatch(s):
-        s = s.replace(" ", "").replace(",", "")
+    r"""Thousands separators (`7,425,000`, `1 000`, `1_000`, `11,\!111`) and leading-dot decimals (`.4`).
+
+    `1_000` is Python's grouping of 1000, never 1 with a subscript 000 (no base; red team).
+    """
+    if _THOUSANDS_SPACE_RE.match(s) or _THOUSANDS_RE.fullmatch(s) or _THOUSANDS_UNDERSCORE_RE.fullmatch(s):
+        s = s.replace(" ", "").replace(",", "").replace("_", "")
     return re.sub(r"(?<![\d}])\.(?=\d)", "0.", s)
 
 

@@ -131,6 +131,32 @@ def _imaginary(x: Any) -> Any:
     return x
 
 
+def _undefined(x: Any) -> bool:
+    r"""True when `x` divides by zero or meets a pole (`5 + \frac{0}{0}`, `\frac{1}{0} - \frac{1}{0}`, `\cot 0`).
+
+    The parsers keep such terms unevaluated, and simplification then cancels them (`5 + 0/0 - 5`
+    is 0): an answer with an undefined term has no value and equals nothing (red team).
+    """
+    if not isinstance(x, sympy.Basic):
+        return False
+    for node in sympy.preorder_traversal(x):
+        if node is sympy.nan or node is sympy.zoo:
+            return True
+        if isinstance(node, sympy.Pow) and node.exp.is_negative and node.base.is_zero:
+            return True
+        if isinstance(node, sympy.log) and node.args and node.args[0].is_zero:
+            return True
+        if isinstance(node, _POLES) and not node.free_symbols and node.func(*node.args) is sympy.zoo:
+            return True  # `\tan\frac{\pi}{2}`, `\cot 0`
+        if isinstance(node, (sympy.factorial, sympy.gamma)) and node.args[0].is_integer and (
+                node.args[0].is_negative or (isinstance(node, sympy.gamma) and node.args[0].is_zero)):
+            return True  # `(-1)!`, `\Gamma(0)`
+    return False
+
+
+_POLES = (sympy.tan, sympy.cot, sympy.sec, sympy.csc)
+
+
 @functools.lru_cache(maxsize=8192)
 def to_sympy(s: str) -> Any:
     """Parse a normalised answer into a sympy object (expression, relation, set, matrix); None if unparseable.
@@ -143,14 +169,16 @@ def to_sympy(s: str) -> Any:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            parsed = None
             if _is_plain(s) and not _HEAVY_PLAIN_RE.search(s):
                 try:
-                    return _imaginary(_parse_plain(s))
+                    parsed = _parse_plain(s)
                 except Exception:  # fall back to the LaTeX grammar
-                    pass
-            parsed = fast_parse(s)  # the common simple forms without the ANTLR grammar (same objects)
+                    parsed = None
+            if parsed is None:
+                parsed = fast_parse(s)  # the common simple forms without the ANTLR grammar (same objects)
             if parsed is None:
                 parsed = latex2sympy(s, normalization_config=_L2S_NORMALIZATION, conversion_config=_L2S_CONVERSION)
-            return _imaginary(parsed)
+            return None if _undefined(parsed) else _imaginary(parsed)
     except Exception:  # the parsers raise many unrelated types on bad input: unparseable, not a crash
         return None

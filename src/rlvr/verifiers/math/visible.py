@@ -12,7 +12,9 @@ page (`is_light`: white-like names, xcolor mixes ``black!0``, ``[gray]{0.99}``, 
 ``<template>``/``<style>``/``<script>``/a closed ``<details>``, a markdown reference definition
 (``[//]: # (..)``) and an image's alt text are not shown at all; a ``\boxed{}`` inside ``\text{}``,
 a fenced code block, ``\verb`` or a verbatim environment is shown as literal characters, not as a
-box. ``\tiny``, ``\smash``, ``\llap`` and ``\colorbox{white}`` (a background) stay visible.
+box. Struck-out text (``\sout``, ``\st``, ``\cancel``, ``\xcancel``, markdown ``~~..~~``, ``<del>``, ``<s>``,
+``<strike>``) is shown but withdrawn, and is read as hidden too. ``\tiny``, ``\smash``, ``\llap`` and
+``\colorbox{white}`` (a background) stay visible.
 `split_visible` removes those pieces before extraction and returns them, so that an
 answer in them can be compared with the visible one: one that differs makes the response a hedge
 (`score_math`), since a grader must never be steered to the gold by text its reader cannot see.
@@ -121,6 +123,10 @@ def is_light(model: str, value: str) -> bool:
 # `\color[model]{value}` / `\textcolor[model]{value}`: the colour argument, judged by `is_light`.
 _COLOR_ARG = r"(?:\[\s*([A-Za-z]+)\s*\])?\s*\{([^{}]*)\}"
 _PHANTOM_RE = re.compile(r"\\[hv]?phantom\s*(?=\{)")
+# Struck-out text is withdrawn (red team): `\sout{5}`, `\cancel{5}`, `~~5~~`, `<del>5</del>`, `<s>`, `<strike>`.
+_STRUCK_CMD_RE = re.compile(r"\\(?:sout|st|cancel|bcancel|xcancel|xout)\s*(?=\{)")
+_STRUCK_RE = re.compile(r"(?<!~)~~(?!~)(?=\S)[^\n~]*?(?<=\S)~~(?!~)|<(del|s|strike)\b[^<>]*>.*?</\1\s*>",
+                        re.IGNORECASE | re.DOTALL)
 _TEXTCOLOR_RE = re.compile(rf"\\textcolor\s*{_COLOR_ARG}\s*(?=\{{)")
 _COLOR_SWITCH_RE = re.compile(rf"\\color\s*{_COLOR_ARG}")
 # Size, place and opacity that hide: `\scalebox{0}{..}`, `\resizebox{0pt}{0pt}{..}`, `\raisebox{10000pt}{..}`,
@@ -341,8 +347,9 @@ _NEEDLES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 def _spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every hidden piece, possibly overlapping."""
     spans: list[tuple[int, int]] = []
-    for m in _PHANTOM_RE.finditer(text):
-        spans.append((m.start(), _group_end(text, m.end())))
+    for pattern in (_PHANTOM_RE, _STRUCK_CMD_RE):
+        spans += [(m.start(), _group_end(text, m.end())) for m in pattern.finditer(text)]
+    spans += [(m.start(), m.end()) for m in _STRUCK_RE.finditer(text)]
     for m in _TEXTCOLOR_RE.finditer(text):
         if is_light(m.group(1) or "", m.group(2)):
             spans.append((m.start(), _group_end(text, m.end())))

@@ -10,7 +10,7 @@ import re
 
 __all__ = [
     "AFFIRM_AFTER_NEGATION_RE", "APPROXIMATE_LEAD_RE", "BELOW_ZERO_RE", "NEGATED_BEFORE_RE", "NEGATED_LEAD_RE",
-    "REJECTED_AFTER_RE", "number_from_words",
+    "OPERATED_AFTER_RE", "OPERATED_BEFORE_RE", "REJECTED_AFTER_RE", "number_from_words",
 ]
 
 _UNITS = {
@@ -80,7 +80,23 @@ AFFIRM_AFTER_NEGATION_RE = re.compile(r"\b(?:but|rather|instead|it\s+is|it's|it\
 # After an answer: a retraction ("\boxed{5} is wrong", "5? No.", "5 is not the answer").
 REJECTED_AFTER_RE = re.compile(
     r"[\s$)}\]]*(?:\?\s*(?:no|nope|wrong)\b|(?:is|was|would\s+be)\s+(?:wrong|incorrect|false|a\s+mistake|not\s+(?:the\s+"
-    r"(?:right\s+|correct\s+|final\s+)?answer|right|correct)))",
+    r"(?:right\s+|correct\s+|final\s+)?answer|right|correct))"
+    # a judgement in brackets or a retraction after it: "5 (wrong)", "5 (not really)", "5 -- just kidding", "5, not!"
+    r"|\(\s*(?:wrong|incorrect|false|not\s+really|not|just\s+kidding|kidding)\s*[.!]?\s*\)"
+    r"|\W{0,4}\s*(?:just\s+)?kidding\b|[\s,.…]*\bnot\s*[!.]*(?=\s*(?:\n|$)))",
+    re.IGNORECASE,
+)
+# Words that make a number in a sentence an operand, not the value stated ("half of 5", "the square of 5",
+# "5 less than x", "5 times the radius"): the answer the sentence names is another number (red team).
+OPERATED_BEFORE_RE = re.compile(
+    r"(?:\b(?:half|twice|double|triple|thrice)(?:\s+of)?|\b(?:square|cube|root|reciprocal|inverse|negative|opposite"
+    r"|logarithm|log|factorial|exponential|sine|cosine|tangent|power|multiple|fraction|percentage|sum|product"
+    r"|difference|quotient|remainder)\s+of(?:\s+the\s+number)?)[\s$(\[{]*$",
+    re.IGNORECASE,
+)
+OPERATED_AFTER_RE = re.compile(
+    r"[\s$)}\]]*(?:(?:less|more|fewer|greater|smaller|larger|bigger|higher|lower)\s+than\b|times\s+(?!as\b)(?=[a-z\d(\\$])"
+    r"|(?:plus|minus|divided\s+by|multiplied\s+by|to\s+the\s+power|raised\s+to|squared|cubed|factorial|percent\s+of)\b)",
     re.IGNORECASE,
 )
 # Words that hedge a value without denying it: "approximately 5" reads as 5.

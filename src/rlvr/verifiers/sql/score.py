@@ -174,5 +174,9 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
     if flag and config.empty_gold == "incorrect":
         return _verdict(config, "incorrect", f"{flag}no prediction counts (empty_gold='incorrect')", start, found.sql)
     result = check_equivalence(gold.rows, pred.rows, rules, ordered)
+    if result.equal and pred_class.reads_table is False and classify(ref.gold, ref.dialect, normalize=True).reads_table:
+        # constants (`SELECT 2`, a CTE of literals) only copy the gold's rows on this one database (red team)
+        return _verdict(config, "incorrect", f"{flag}the prediction reads no table of the database (its rows are "
+                                             "constants); the gold does", start, found.sql)
     status = "correct" if result.equal else "incorrect"
     return _verdict(config, status, f"{flag}{found.source} query: {result.how}", start, found.sql)
