@@ -26,7 +26,16 @@ CASES = [
     Case("even-power-root", "x", r"\boxed{(x^4)^{1/4}}", "incorrect"),
     Case("floor-vs-x", "x", r"\boxed{\lfloor x \rfloor}", "incorrect"),
     Case("abs-decimal-coefficient", "0.5x", r"\boxed{0.5|x|}", "incorrect"),
+    # Terms that vanish at every rational point of small denominator without being 0 (red team, third pass).
+    Case("sine-of-common-multiple", "x^2", r"\boxed{x^2+\sin(471240\pi x)}", "incorrect"),
+    Case("floor-of-common-multiple", "x^2", r"\boxed{x^2+\lfloor 17!x\rfloor-17!x}", "incorrect"),
+    Case("cosine-of-common-multiple", "1", r"\boxed{\cos(942480\pi t)}", "incorrect"),
+    Case("fractional-part-two-variables", "x+y", r"\boxed{x+y+\lfloor 471240xy\rfloor-471240xy}", "incorrect"),
+    Case("sine-of-common-multiple-in-exponent", "2^{n}", r"\boxed{2^{n+\sin(471240\pi n)}}", "incorrect"),
     # Right answers still compare equal, also where one side is undefined at some points.
+    Case("pythagorean-identity", "1", r"\boxed{\sin^2 x+\cos^2 x}", "correct"),
+    Case("sine-of-a-right-angle", "x^2+1", r"\boxed{x^2+\sin(\frac{\pi}{2})}", "correct"),
+    Case("expanded-square", "(x+1)^2", r"\boxed{x^2+2x+1}", "correct"),
     Case("abs-squared", "x^2", r"\boxed{|x|^2}", "correct"),
     Case("abs-vs-sqrt-square", r"\sqrt{x^2}", r"\boxed{|x|}", "correct"),
     Case("log-abs-same", r"\ln|x| + C", r"\boxed{\ln|x| + C}", "correct"),

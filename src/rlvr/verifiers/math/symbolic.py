@@ -566,17 +566,22 @@ def _log10(x: Any) -> float:
     return float(libmp.to_float(libmp.mpf_div(libmp.mpf_log(sympy.Float(x)._mpf_, 80), _LN10, 80)))
 
 
-_EXACT_POINTS = tuple(sympy.Rational(n, d) for n, d in ((7, 5), (13, 8), (-7, 3), (29, 11), (0, 1), (37, 5), (-5, 9),
-                                                           (2, 1), (52, 3), (-11, 4), (4, 7), (-3, 1), (22, 7), (5, 1),
-                                                           (43, 6)))
+# Exact points: small rationals (positive, negative, integers, 0) and one irrational, sqrt(2) + 1/3. With
+# rationals alone a term that vanishes at every one of them without being 0 was not seen: 471240 is a multiple of
+# every denominator, so `\sin(471240\pi x)` and `\lfloor 471240x\rfloor - 471240x` are 0 at all of them (red team,
+# third pass); at an irrational point they are not.
+_EXACT_POINTS: tuple[Any, ...] = (
+    *(sympy.Rational(n, d) for n, d in ((7, 5), (13, 8), (-7, 3), (29, 11), (0, 1), (37, 5), (-5, 9), (2, 1), (52, 3),
+                                        (-11, 4), (4, 7), (-3, 1), (22, 7), (5, 1), (43, 6))),
+    sympy.sqrt(2) + sympy.Rational(1, 3),
+)
 
 
-def _exact_point(name: str, k: int) -> sympy.Rational:
-    """A small exact rational point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
+def _exact_point(name: str, k: int) -> Any:
+    """A small exact point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
     h = sum((i + 1) * ord(c) for i, c in enumerate(name))
     base = _EXACT_POINTS[(k + h) % len(_EXACT_POINTS)]
-    point: sympy.Rational = base if base.is_integer else base + sympy.Rational(h % 13, 17)
-    return point
+    return base if base.is_integer else base + sympy.Rational(h % 13, 17)
 
 
 def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
