@@ -81,15 +81,16 @@ def test_rlvr_train_verl_cpu_runs_three_grpo_steps_with_synced_weights(tmp_path:
     assert (out / "model" / "config.json").is_file()
 
     import rlvr
-    from rlvr.adapters.export import decode_reference
+    from rlvr.adapters.export import decode_reference, reference_format
 
     env = rlvr.make(ENV_ID, **ENV_ARGS)
     try:
+        fmt = reference_format(env.tasks)  # how the export stored the ground truth: 'text' for math
         scored = 0
         for step in range(1, STEPS + 1):
             for line in (dumps / f"{step}.jsonl").read_text().splitlines():
                 sample = json.loads(line)
-                verdict = env.verifier.verify(sample["output"], decode_reference(sample["gts"]))
+                verdict = env.verifier.verify(sample["output"], decode_reference(sample["gts"], fmt))
                 assert verdict.reward == pytest.approx(sample["score"]), sample
                 scored += 1
         assert scored == STEPS * 8  # 2 prompts x 4 rollouts per step
