@@ -202,9 +202,10 @@ print("RLVR_ENV_OK")
 def env_problem(python: str, env: str, env_args: dict[str, Any] | None, *, timeout_s: float = 300.0) -> str | None:
     """Why environment `env` cannot be built in `python` (None when it builds).
 
-    The trainer's reward and agent files rebuild the env with `rlvr.make` in the backend's
-    interpreter, so an extra missing there (e.g. `rlvr[sql]` for the SQL envs) would otherwise only
-    surface inside the trainer's workers, after the model and Ray have started.
+    In the backend's interpreter the reward files build the env's verifier from its spec (and the env
+    itself for exports without one), and multi-turn agent files build the env with `rlvr.make`, so an
+    extra missing there (e.g. `rlvr[sql]` for the SQL envs) would otherwise only surface inside the
+    trainer's workers, after the model and Ray have started.
     """
     try:
         done = subprocess.run([python, "-c", ENV_CHECK_SOURCE, env, json.dumps(env_args or {})], capture_output=True,
@@ -569,7 +570,7 @@ def run_backend(
         problem = env_problem(python, env, env_args)
         if problem is not None:
             raise BackendError(f"environment {env!r} cannot be built in {python}, where {backend}'s reward and agent "
-                               f"files rebuild it: {problem}; install what it needs there (e.g. pip install "
+                               f"files build it or its verifier: {problem}; install what it needs there (e.g. pip install "
                                f"'rlvr[sql]' for the SQL envs)")
     output = Path(output).resolve()
     if output.exists() and not output.is_dir():

@@ -78,7 +78,8 @@ def export_command(
     Args:
         backend: 'verl' or 'openrlhf'.
         env: a registered environment id, e.g. 'math/reasoning-gym-v1'.
-        env_args: its factory arguments (JSON-serialisable: the trainer process rebuilds the env from them).
+        env_args: its factory arguments (JSON-serialisable: recorded in the export; multi-turn agents and
+            exports without a verifier spec rebuild the env from them in the trainer process).
         output: the export folder (created; a non-empty one needs `overwrite`).
         limit: export only the first `limit` tasks (None: all).
         val_size: tasks held out for the validation file (0: none); taken from the end of the tasks used.
