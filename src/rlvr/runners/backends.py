@@ -569,9 +569,9 @@ def run_backend(
         require_launchable(found, n_gpus, device)
         problem = env_problem(python, env, env_args)
         if problem is not None:
-            raise BackendError(f"environment {env!r} cannot be built in {python}, where {backend}'s reward and agent "
-                               f"files build it or its verifier: {problem}; install what it needs there (e.g. pip install "
-                               f"'rlvr[sql]' for the SQL envs)")
+            raise BackendError(f"environment {env!r} cannot be built in {python}, where {backend}'s reward and "
+                               f"agent files build it or its verifier: {problem}; install what it needs there (e.g. "
+                               f"pip install 'rlvr[sql]' for the SQL envs)")
     output = Path(output).resolve()
     if output.exists() and not output.is_dir():
         raise ConfigError(f"output {str(output)!r} exists and is not a folder")
