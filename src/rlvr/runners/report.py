@@ -54,6 +54,9 @@ def _reward_curves(backends: list[dict[str, Any]]) -> str | None:
         rows = [r for r in b["train"]["curve"] if r.get("reward") is not None]
         ax.plot([r["step"] for r in rows], [r["reward"] for r in rows], marker="o", label=b["backend"],
                 color=_COLORS.get(b["backend"]))
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
     ax.set_xlabel("training step")
     ax.set_ylabel("mean reward")
     ax.set_title("Reward per training step")
