@@ -182,3 +182,17 @@ def test_run_streaming_stops_a_command_at_its_time_limit(tmp_path: Path) -> None
     lines = echo.getvalue().splitlines()  # the child's KeyboardInterrupt traceback (SIGINT) sits in between
     assert lines[0] == "started" and lines[-1] == "rlvr: stopped after the time limit of 1.5 s"
     assert "never" not in lines and "KeyboardInterrupt" in lines[-2]
+
+
+def test_a_relative_backend_python_is_made_absolute_without_leaving_its_venv(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trainer starts in its run folder, so `--backend-python .venvs/verl/bin/python` (the README's form) must be
+    absolute; a venv's python is a symlink, which must not be resolved to the base interpreter."""
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(sys.executable)
+    monkeypatch.chdir(tmp_path)
+    chosen = backend_python("verl", "venv/bin/python")
+    assert chosen == str(venv_bin / "python")
+    monkeypatch.chdir("/")
+    assert Path(chosen).is_file()

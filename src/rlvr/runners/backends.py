@@ -137,7 +137,9 @@ def backend_python(backend: str, explicit: str | Path | None = None, *, flag: st
         what = "is a folder, not a Python interpreter" if path.is_dir() else "does not exist"
         raise ConfigError(f"{source} {chosen!r} {what}; give the python of the {backend} environment, "
                           f"e.g. /path/to/{backend}-venv/bin/python")
-    return str(path)
+    # absolute (the trainer starts in its run folder), but not resolved: a venv's python is a symlink whose
+    # target would lose the venv
+    return os.path.abspath(path)
 
 
 @dataclass(frozen=True)
