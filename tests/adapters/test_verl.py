@@ -327,6 +327,23 @@ def test_agent_loop_in_verl_worker_masks_exactly_the_env_tokens(mt_export: Path,
     assert env_text.count("<tool_response>") == 2 and "<tool_call>" not in env_text
 
 
+def test_agent_loop_tags_the_weight_versions_verl_v1_needs(mt_export: Path, model_dir: Path, tokenizer: Any) -> None:
+    """veRL's v1 trainer tags each trajectory with `min_global_steps`/`max_global_steps` from the agent loop's
+    extra fields and fails on None (`int(None)` in `_compute_metrics`): the first real multi-turn CPU run did."""
+    record = next(r for r in _fixture_records() if r["multi_turn"] and r["kind"] == "tool_error")
+    turns = [t["ids"] for t in record["turns"] if t["role"] == "assistant"]
+    config = _config(mt_export, model_dir)
+
+    async def run() -> Any:
+        server = ReplayServerManager(turns, global_steps=[3] + [4] * (len(turns) - 1))  # weights synced mid-episode
+        loop = _instantiate_loop(config, "rlvr_agent", server, tokenizer)
+        return await loop.run({"temperature": 1.0}, **_record_row(record))
+
+    out = asyncio.run(run())
+    assert (out.extra_fields["min_global_steps"], out.extra_fields["max_global_steps"]) == (3, 4)
+    assert out.extra_fields["global_steps"] == 3 and "reward_extra_info" in out.extra_fields
+
+
 def test_agent_loop_error_verdict_raises(mt_export: Path, model_dir: Path, tokenizer: Any) -> None:
     record = next(r for r in _fixture_records() if r["multi_turn"] and r["kind"] == "oracle")
     row = {**_record_row(record), "reward_model": {"style": "rule", "ground_truth": json.dumps("")}}

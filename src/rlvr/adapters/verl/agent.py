@@ -154,8 +154,8 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
             reward_score=score,
             num_turns=len(traj.messages),
             metrics=timing,
-            extra_fields={"reward_extra_info": info, "turn_scores": list(traj.rewards), "tool_rewards": [],
-                          "rlvr_truncated": run.was_cut},
+            extra_fields={**policy.extra_fields, "reward_extra_info": info, "turn_scores": list(traj.rewards),
+                          "tool_rewards": [], "rlvr_truncated": run.was_cut},
         )
 
 
@@ -181,6 +181,10 @@ class _ServerPolicy:
 
     Attributes:
         seconds: time spent waiting for the server, summed over the episode.
+        extra_fields: the server's `TokenOutput.extra_fields` for the episode, merged as veRL's own
+            `ToolAgentLoop` merges them: the first turn's fields, then each later turn's
+            `max_global_steps`. veRL's v1 trainer tags every trajectory with the weight versions
+            `min_global_steps`/`max_global_steps` from them (and fails on a trajectory without).
     """
 
     name = "verl-server"
@@ -192,6 +196,7 @@ class _ServerPolicy:
         self.sampling_params = dict(sampling_params)
         self.request_id = uuid4().hex
         self.seconds = 0.0
+        self.extra_fields: dict[str, Any] = {}
 
     async def generate(self, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None,
                        prompt_ids: Sequence[int] | None = None, episode: Episode | None = None) -> Generation:
@@ -205,6 +210,11 @@ class _ServerPolicy:
         out = await self.server_manager.generate(request_id=self.request_id, prompt_ids=list(prompt_ids),
                                                  sampling_params=params)
         self.seconds += time.perf_counter() - start
+        fields = dict(getattr(out, "extra_fields", None) or {})
+        if not self.extra_fields:
+            self.extra_fields.update(fields)
+        elif fields.get("max_global_steps") is not None:
+            self.extra_fields["max_global_steps"] = fields["max_global_steps"]
         ids = [int(t) for t in out.token_ids]
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         return Generation(message=Message(role="assistant", content=text), prompt_ids=list(prompt_ids),
@@ -220,13 +230,17 @@ class ReplayServerManager:
 
     Args:
         turns: the model turns' token ids, in order.
+        global_steps: the weight version of each turn (None: no version), stamped into the output's
+            `extra_fields` as veRL's `LLMServerClient.generate` does (`global_steps`, `min_global_steps`,
+            `max_global_steps`).
 
     Attributes:
         prompts: the `prompt_ids` of each call, for checks.
     """
 
-    def __init__(self, turns: Sequence[Sequence[int]]) -> None:
+    def __init__(self, turns: Sequence[Sequence[int]], global_steps: Sequence[int] | None = None) -> None:
         self._turns = deque([int(t) for t in turn] for turn in turns)
+        self._steps = deque(global_steps or ())
         self.prompts: list[list[int]] = []
 
     async def generate(self, request_id: str, *, prompt_ids: Sequence[int], sampling_params: Mapping[str, Any],
@@ -245,7 +259,9 @@ class ReplayServerManager:
         stop = "completed"
         if limit is not None and len(ids) > int(limit):
             ids, stop = ids[: int(limit)], "length"
-        return TokenOutput(token_ids=ids, log_probs=None, stop_reason=stop)
+        step = self._steps.popleft() if self._steps else None
+        fields = {} if step is None else {"global_steps": step, "min_global_steps": step, "max_global_steps": step}
+        return TokenOutput(token_ids=ids, log_probs=None, stop_reason=stop, extra_fields=fields)
 
 
 # -- parity ---------------------------------------------------------------------------------------
