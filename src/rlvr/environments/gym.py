@@ -37,7 +37,7 @@ import math
 import re
 import string
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import gymnasium
 from gymnasium import spaces
@@ -45,9 +45,9 @@ from gymnasium import spaces
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment, as_message
+from rlvr.environments.external import ReturnVerifier, return_verdict
 from rlvr.environments.loaders import TaskList
 from rlvr.environments.multi_turn import MultiTurnEnv
-from rlvr.verifiers.base import Verifier, VerifierConfig
 
 __all__ = ["GymTextEnv", "GymnasiumEnv", "UnicodeText", "from_gymnasium", "render_messages"]
 
@@ -189,27 +189,6 @@ class GymnasiumEnv(gymnasium.Env[str, Any]):
             self.env.close()
 
 
-class _ReturnVerifier(Verifier):
-    """Placeholder verifier of gymnasium-wrapped envs: their verdict comes from the episode return."""
-
-    name: ClassVar[str] = "gymnasium_return"
-
-    def __init__(self) -> None:
-        super().__init__(VerifierConfig(scoring="inline"))
-
-    def scorer(self) -> Callable[[str, Any], Verdict]:
-        """A scorer that explains why a single response cannot be scored."""
-        return _not_scorable
-
-    def reference_response(self, reference: Any) -> str:
-        """Gymnasium environments have no reference response."""
-        raise ValueError("a gymnasium environment has no reference response")
-
-
-def _not_scorable(response: str, reference: Any) -> Verdict:
-    return Verdict.error("a gymnasium-wrapped environment is scored by its episode return, not by a single response")
-
-
 class GymTextEnv(MultiTurnEnv):
     """An rlvr `MultiTurnEnv` over a text gymnasium environment; build it with `from_gymnasium`.
 
@@ -242,7 +221,7 @@ class GymTextEnv(MultiTurnEnv):
 
         tasks = TaskList(range(seed, seed + size), convert)
         weights = {"env_reward": 1.0, **(reward_weights or {})}
-        super().__init__(tasks, _ReturnVerifier(), spec, reward_weights=weights)
+        super().__init__(tasks, ReturnVerifier("a gymnasium-wrapped environment"), spec, reward_weights=weights)
         self.gym_env = gym_env
         self.probe = probe
         self.observation_to_text = observation_to_text
@@ -297,13 +276,7 @@ class GymTextEnv(MultiTurnEnv):
 
     async def final_verdict(self) -> Verdict:
         """Status from the return; reward 0 here, the weighted `env_reward` steps add the return."""
-        threshold = self.success_threshold
-        reached = self.episode_return >= threshold if threshold is not None else self.episode_return > 0
-        success = self._gym_terminated and reached
-        return Verdict(status="correct" if success else "incorrect", reward=0.0,
-                       components={"return": self.episode_return},
-                       detail=f"return {self.episode_return:g} after {self.turn} turns"
-                              + ("" if self._gym_terminated else " (the episode did not terminate)"))
+        return return_verdict(self.episode_return, self._gym_terminated, self.turn, self.success_threshold)
 
     def close(self) -> None:
         """Close both gymnasium instances."""
