@@ -233,8 +233,12 @@ def _row_id(row: dict[str, Any], position: int) -> str:
     return f"{source}-{position}"
 
 
-def _check_row(row: Any, where: str, env_class: str | None) -> str:
-    """The row's env class name; DataError naming the field and the fix for a malformed row."""
+def _check_row(row: Any, where: str, env_class: str | None, by_id: bool) -> str:
+    """The row's env class name; DataError naming the field and the fix for a malformed row.
+
+    `env_class` wraps every row (a row's own `env_class` must then match it when `by_id`, i.e. it
+    is a skyrl-gym id, not an `Env` subclass); None uses each row's own.
+    """
     if not isinstance(row, Mapping):
         raise DataError(f"{where}: a SkyRL row must be a JSON object, got {type(row).__name__}; {_ROW_FIX}")
     prompt = row.get("prompt")
@@ -256,7 +260,7 @@ def _check_row(row: Any, where: str, env_class: str | None) -> str:
     if name is None:
         raise DataError(f"{where}: missing field 'env_class'; add it to the row or pass env_class= "
                         "(a skyrl-gym id such as 'gsm8k')")
-    if env_class is not None and own is not None and own != env_class:
+    if by_id and env_class is not None and own is not None and own != env_class:
         raise DataError(f"{where}: field 'env_class' is {own!r} but the environment wraps {env_class!r}; "
                         "fix the row or pass env_class=None to use each row's own env_class")
     if name in _GSM8K_CLASSES and (spec is None or spec.get("ground_truth") is None):
@@ -265,12 +269,12 @@ def _check_row(row: Any, where: str, env_class: str | None) -> str:
     return name
 
 
-def _tasks(rows: Rows, env_class: str | None) -> list[Task]:
+def _tasks(rows: Rows, env_class: str | None, by_id: bool) -> list[Task]:
     tasks: list[Task] = []
     seen: dict[str, str] = {}
     for i, row in enumerate(rows):
         where = rows.where(i)
-        name = _check_row(row, where, env_class)
+        name = _check_row(row, where, env_class, by_id)
         task_id = _row_id(row, i)
         if task_id in seen:
             raise DataError(f"{where}: task id {task_id!r} repeats the one of {seen[task_id]}; give each row "
@@ -369,7 +373,7 @@ def from_skyrl_gym(
     loaded = _load(rows)
     if limit is not None:
         loaded = Rows(loaded[:limit], loaded.source, loaded.locations[:limit])
-    tasks = _tasks(loaded, fixed)
+    tasks = _tasks(loaded, fixed, by_id=not isinstance(env_class, type))
     if not tasks:
         raise DataError(f"no SkyRL rows in {loaded.source}; {_ROW_FIX}")
     if check:
