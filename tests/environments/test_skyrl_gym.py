@@ -227,9 +227,9 @@ def test_a_bad_row_is_a_data_error_naming_the_field_and_the_fix(change: dict[str
 
 @pytest.mark.extras
 def test_bad_options_and_files_are_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="skyrl-gym has no env 'gsm9k'; registered: .*gsm8k"):
+    with pytest.raises(ConfigError, match=r"skyrl-gym has no env 'gsm9k'; registered: .*gsm8k"):
         from_skyrl_gym("gsm9k", offline_rows(1))
-    with pytest.raises(ConfigError, match="is not a skyrl_gym.Env subclass"):
+    with pytest.raises(ConfigError, match=r"is not a skyrl_gym\.Env subclass"):
         from_skyrl_gym(dict, offline_rows(1))
     with pytest.raises(DataError, match="missing field 'env_class'; add it to the row or pass env_class="):
         from_skyrl_gym(None, [{k: v for k, v in offline_rows(1)[0].items() if k != "env_class"}])
@@ -243,7 +243,7 @@ def test_bad_options_and_files_are_named(tmp_path: Path) -> None:
         rlvr.make("skyrl/env-v1", env_class="gsm8k", rows=str(tmp_path / "missing.jsonl"))
     bad = tmp_path / "gsm8k_style.jsonl"
     bad.write_text(json.dumps({"question": "q", "answer": "no final answer"}) + "\n")
-    with pytest.raises(DataError, match="gsm8k_style.jsonl:1: field 'answer' has no '#### <number>'"):
+    with pytest.raises(DataError, match=r"gsm8k_style\.jsonl:1: field 'answer' has no '#### <number>'"):
         rlvr.make("skyrl/gsm8k-v1", path=str(bad))
 
 

@@ -41,6 +41,7 @@ reasoning-gym arithmetic converted to SkyRL rows).
 from __future__ import annotations
 
 import copy
+import importlib
 import logging
 import math
 import re
@@ -69,10 +70,9 @@ _ROW_FIX = ("a SkyRL row is {'data_source': str, 'prompt': [{'role': 'user', 'co
 
 def _skyrl_gym() -> Any:
     try:
-        import skyrl_gym
+        return importlib.import_module("skyrl_gym")  # untyped, and absent from the core install
     except ImportError as exc:
         raise MissingExtraError("skyrl-gym", "skyrl") from exc
-    return skyrl_gym
 
 
 def _env_config(env_config: Any) -> Any:
@@ -202,7 +202,7 @@ class SkyRLEnv(MultiTurnEnv):
 
 
 def _as_messages(items: Any, *, observation: bool = False) -> list[Message]:
-    """skyrl's message dicts as `Message`s (observations: role `user` unless `tool`); ValueError if malformed."""
+    """The skyrl env's message dicts as `Message`s (observations: role `user` unless `tool`); ValueError if bad."""
     if not isinstance(items, list | tuple):
         raise ValueError(f"expected a list of chat messages, got {type(items).__name__}")
     out = []
