@@ -22,7 +22,8 @@ from typer.testing import CliRunner  # noqa: E402
 import rlvr  # noqa: E402
 from rlvr.core.errors import ConfigError, DataError  # noqa: E402
 from rlvr.core.types import Message, StepResult  # noqa: E402
-from rlvr.environments.skyrl import SkyRLEnv, from_skyrl_gym, skyrl_rows  # noqa: E402
+from rlvr.environments.skyrl import SkyRLEnv, from_skyrl_gym  # noqa: E402
+from rlvr.environments.skyrl_data import skyrl_rows  # noqa: E402
 from rlvr.runners.cli import app  # noqa: E402
 from rlvr.runners.eval import read_trajectories, score_file  # noqa: E402
 
@@ -96,6 +97,18 @@ def test_multi_turn_env_answers_and_format_score_is_no_pass() -> None:
     last = steps[-1]
     assert last.terminated and last.verdict is not None and last.verdict.status == "incorrect"
     assert sum(s.reward for s in steps) == pytest.approx(0.2) == last.verdict.reward
+    env.close()
+
+
+@pytest.mark.extras
+def test_a_one_turn_skyrl_env_takes_the_trainers_agent_path() -> None:
+    """A lone response cannot be scored (ReturnVerifier: error), so every trainer must run the episode."""
+    from rlvr.adapters.export import is_multi_turn
+
+    env = rlvr.make("skyrl/gsm8k-v1", size=1)
+    assert env.spec.max_turns == 1 and is_multi_turn(env)
+    verdict = env.score(env.tasks[0], f"#### {truth(env, 0)}")
+    assert verdict.status == "error" and verdict.reward is None and "episode return" in verdict.detail
     env.close()
 
 

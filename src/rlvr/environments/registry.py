@@ -86,7 +86,7 @@ registry.register(
 
 registry.register(
     "skyrl/gsm8k-v1",
-    "rlvr.environments.skyrl:make_skyrl_gsm8k",
+    "rlvr.environments.skyrl_data:make_skyrl_gsm8k",
     description="skyrl-gym's gsm8k env in-process (extra `skyrl`): GSM8K rows (path=) or offline reasoning-gym "
     "arithmetic as SkyRL rows; multi_turn=True for gsm8k_multi_turn.",
 )

@@ -34,8 +34,8 @@ per turn) for any well-formed wrong answer, so its return is > 0 without one rig
 episode correct.
 
 Registered ids: `skyrl/env-v1` (any skyrl env over a rows file: `env_class=`, `rows=PATH`,
-`env_config=`) and `skyrl/gsm8k-v1` (skyrl's gsm8k env over GSM8K-format rows, or offline
-reasoning-gym arithmetic converted to SkyRL rows).
+`env_config=`) and `skyrl/gsm8k-v1` (`rlvr.environments.skyrl_data`: skyrl's gsm8k env over
+GSM8K-format rows, or offline reasoning-gym arithmetic converted to SkyRL rows).
 """
 
 from __future__ import annotations
@@ -52,17 +52,14 @@ from typing import Any
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.external import ReturnVerifier, return_verdict
-from rlvr.environments.loaders import Rows, load_rows, require_field
+from rlvr.environments.loaders import Rows, load_rows
 from rlvr.environments.multi_turn import MultiTurnEnv
 
-__all__ = ["SkyRLEnv", "from_skyrl_gym", "make_skyrl_env", "make_skyrl_gsm8k", "skyrl_rows"]
+__all__ = ["SkyRLEnv", "from_skyrl_gym", "make_skyrl_env"]
 
 log = logging.getLogger(__name__)
 
-GSM8K_INSTRUCTION = 'Let\'s think step by step and output the final answer after "####".'
-"""The instruction SkyRL's gsm8k dataset script appends to each question (its scorer reads `#### N`)."""
-
-_GSM8K_CLASSES = frozenset({"gsm8k", "gsm8k_multi_turn"})
+GSM8K_CLASSES = frozenset({"gsm8k", "gsm8k_multi_turn"})
 _PROMPT_ROLES = frozenset({"system", "user", "assistant"})
 _ROW_FIX = ("a SkyRL row is {'data_source': str, 'prompt': [{'role': 'user', 'content': str}, ...], "
             "'env_class': str, 'reward_spec': {'method': 'rule', 'ground_truth': ...}, 'extra_info': {...}}")
@@ -263,7 +260,7 @@ def _check_row(row: Any, where: str, env_class: str | None, by_id: bool) -> str:
     if by_id and env_class is not None and own is not None and own != env_class:
         raise DataError(f"{where}: field 'env_class' is {own!r} but the environment wraps {env_class!r}; "
                         "fix the row or pass env_class=None to use each row's own env_class")
-    if name in _GSM8K_CLASSES and (spec is None or spec.get("ground_truth") is None):
+    if name in GSM8K_CLASSES and (spec is None or spec.get("ground_truth") is None):
         raise DataError(f"{where}: missing field 'reward_spec.ground_truth' (skyrl's {name} env scores against "
                         "it); add 'reward_spec': {'method': 'rule', 'ground_truth': '<answer>'}")
     return name
@@ -378,7 +375,7 @@ def from_skyrl_gym(
         raise DataError(f"no SkyRL rows in {loaded.source}; {_ROW_FIX}")
     if check:
         _check_first(build, tasks[0], loaded.where(0))
-    if reference_actions is None and fixed in _GSM8K_CLASSES:
+    if reference_actions is None and fixed in GSM8K_CLASSES:
         reference_actions = _gsm8k_oracle
     slug = re.sub(r"[^a-z0-9_.-]", "-", display.lower())
     spec = EnvSpec(id=env_id or f"skyrl/{slug}-v1", description=f"skyrl-gym {display} (in-process)",
@@ -398,83 +395,6 @@ def _check_first(build: Callable[[str, dict[str, Any]], Any], task: Task, where:
         env.close()
     except Exception as exc:  # a close that fails now would fail at every episode end: say so
         raise ConfigError(f"skyrl env {name!r}: close() raised {type(exc).__name__}: {exc}") from exc
-
-
-# -- rows from rlvr's own data -----------------------------------------------------------------------
-def skyrl_rows(tasks: Sequence[Task], *, env_class: str = "gsm8k", data_source: str = "rlvr",
-               instruction: str = GSM8K_INSTRUCTION) -> list[dict[str, Any]]:
-    """SkyRL rows of rlvr tasks whose reference is the answer string (e.g. `math/reasoning-gym-v1`'s numeric ones).
-
-    The prompt is the task's last user message with `instruction` appended, as SkyRL's gsm8k
-    dataset script writes it; `extra_info.index` is the position, `extra_info.rlvr_task_id` the id.
-    """
-    rows = []
-    for i, task in enumerate(tasks):
-        question = next(m.content for m in reversed(task.prompt) if m.role == "user")
-        rows.append({"data_source": data_source,
-                     "prompt": [{"role": "user", "content": f"{question} {instruction}".strip()}],
-                     "env_class": env_class, "reward_spec": {"method": "rule", "ground_truth": str(task.reference)},
-                     "extra_info": {"index": i, "rlvr_task_id": task.id}})
-    return rows
-
-
-def _gsm8k_file_rows(path: str | Path, env_class: str) -> Rows:
-    """SkyRL rows of a GSM8K-format file (`question`, `answer` ending in `#### N`), as SkyRL's gsm8k script."""
-    source = load_rows(path=path)
-    out = []
-    for i, row in enumerate(source):
-        where = source.where(i)
-        question = require_field(row, "question", where)
-        answer = require_field(row, "answer", where)
-        if "####" not in answer:
-            raise DataError(f"{where}: field 'answer' has no '#### <number>' final answer (GSM8K format)")
-        truth = answer.split("####")[-1].strip().replace(",", "")
-        out.append({"data_source": "openai/gsm8k",
-                    "prompt": [{"role": "user", "content": f"{question} {GSM8K_INSTRUCTION}"}],
-                    "env_class": env_class, "reward_spec": {"method": "rule", "ground_truth": truth},
-                    "extra_info": {"index": i, "question": question}})
-    return Rows(out, source.source, list(source.locations))
-
-
-def make_skyrl_gsm8k(
-    path: str | None = None,
-    size: int = 100,
-    seed: int = 0,
-    task: str = "basic_arithmetic",
-    multi_turn: bool = False,
-    max_turns: int | None = None,
-    success_threshold: float | None = None,
-    limit: int | None = None,
-) -> SkyRLEnv:
-    """`skyrl/gsm8k-v1`: skyrl-gym's gsm8k env (or `gsm8k_multi_turn`) over offline or GSM8K rows.
-
-    Args:
-        path: a GSM8K-format file (`question`, `answer` with `#### N`); None: `size` offline tasks
-            of the reasoning-gym generator `task` (integer answers), converted to SkyRL rows.
-        size: number of generated tasks (without `path`).
-        seed: generation seed (without `path`).
-        task: a numeric reasoning-gym generator (without `path`).
-        multi_turn: use skyrl's `gsm8k_multi_turn` (5 turns, per-turn rewards).
-        max_turns: rlvr's turn limit; default 1, or 5 with `multi_turn`.
-        success_threshold: default 1.0: one right answer (skyrl's multi-turn format score alone is
-            not a pass).
-        limit: keep the first `limit` rows.
-    """
-    env_class = "gsm8k_multi_turn" if multi_turn else "gsm8k"
-    rows: Sequence[Mapping[str, Any]]
-    if path is not None:
-        rows = _gsm8k_file_rows(path, env_class)
-    else:
-        from rlvr.environments.registry import make
-
-        source = make("math/reasoning-gym-v1", task=task, size=size, seed=seed, system_prompt="", verifier="math")
-        try:
-            rows = skyrl_rows(list(source.tasks), env_class=env_class, data_source=f"reasoning-gym/{task}")
-        finally:
-            source.close()
-    threshold = 1.0 if success_threshold is None else success_threshold
-    return from_skyrl_gym(env_class, rows, env_id="skyrl/gsm8k-v1", max_turns=max_turns or (5 if multi_turn else 1),
-                          success_threshold=threshold, reward_range=(0.0, 1.2 if multi_turn else 1.0), limit=limit)
 
 
 def make_skyrl_env(
