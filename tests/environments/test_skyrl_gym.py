@@ -252,6 +252,8 @@ def test_bad_options_and_files_are_named(tmp_path: Path) -> None:
         from_skyrl_gym(BrokenEnv, rows)
     with pytest.raises(ConfigError, match="skyrl/env-v1 needs rows=PATH"):
         rlvr.make("skyrl/env-v1", env_class="gsm8k")
+    with pytest.raises(ConfigError, match=r"reward_range must be two numbers \[lo, hi\]"):
+        rlvr.make("skyrl/env-v1", env_class="gsm8k", rows="x.jsonl", reward_range=[1])
     with pytest.raises(DataError, match="does not exist"):
         rlvr.make("skyrl/env-v1", env_class="gsm8k", rows=str(tmp_path / "missing.jsonl"))
     bad = tmp_path / "gsm8k_style.jsonl"
@@ -276,7 +278,7 @@ def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_rlvr_eval_oracle_noop_and_script_on_a_rows_file(tmp_path: Path, suffix: str) -> None:
     rows = write_rows(tmp_path / f"rows{suffix}", offline_rows(3))
-    env = ["--env", "skyrl/env-v1", "-a", "env_class=gsm8k", "-a", f"rows={rows}"]
+    env = ["--env", "skyrl/env-v1", "-a", "env_class=gsm8k", "-a", f"rows={rows}", "-a", "reward_range=[-1, 1]"]
     runner = CliRunner()
     out = tmp_path / "oracle.jsonl"
     result = runner.invoke(app, ["eval", *env, "--policy", "oracle", "-n", "2", "-o", str(out)])

@@ -404,6 +404,7 @@ def make_skyrl_env(
     max_turns: int = 16,
     success_threshold: float | None = None,
     limit: int | None = None,
+    reward_range: Sequence[float] = (0.0, 1.0),
 ) -> SkyRLEnv:
     """`skyrl/env-v1`: any skyrl-gym env over a SkyRL rows file (CLI: `-a env_class=gsm8k -a rows=PATH`).
 
@@ -414,12 +415,18 @@ def make_skyrl_env(
         max_turns: rlvr's turn limit.
         success_threshold: return needed for `correct` (default: return > 0).
         limit: keep the first `limit` rows.
+        reward_range: bounds of the episode return, `[lo, hi]` (skyrl's text2sql gives -1 for a
+            badly formatted answer: `-a 'reward_range=[-1, 1]'`).
     """
     if rows is None:
         raise ConfigError("skyrl/env-v1 needs rows=PATH (a .jsonl/.json/.parquet file of SkyRL rows; "
                           "CLI: -a rows=PATH)")
     if env_config is not None and not isinstance(env_config, Mapping):
         raise ConfigError(f"env_config must be a JSON object, got {type(env_config).__name__}")
+    bounds = tuple(reward_range)
+    if len(bounds) != 2 or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
+        raise ConfigError(f"reward_range must be two numbers [lo, hi], got {reward_range!r}")
     return from_skyrl_gym(env_class, rows, env_config=env_config, max_turns=max_turns,
                           success_threshold=success_threshold, limit=limit,
+                          reward_range=(float(bounds[0]), float(bounds[1])),
                           env_id="skyrl/env-v1")
