@@ -84,6 +84,18 @@ registry.register(
     description="AgentBench-OS shell tasks shipped in PyPI inspect-evals (extra `terminal`), the self-contained ones.",
 )
 
+registry.register(
+    "skyrl/gsm8k-v1",
+    "rlvr.environments.skyrl_data:make_skyrl_gsm8k",
+    description="skyrl-gym's gsm8k env in-process (extra `skyrl`): GSM8K rows (path=) or offline reasoning-gym "
+    "arithmetic as SkyRL rows; multi_turn=True for gsm8k_multi_turn.",
+)
+registry.register(
+    "skyrl/env-v1",
+    "rlvr.environments.skyrl:make_skyrl_env",
+    description="Any skyrl-gym env in-process (extra `skyrl`) over a SkyRL rows file (env_class=, rows=, env_config=).",
+)
+
 
 def make(id: str, **kwargs: Any) -> Any:
     """Build the environment registered as `id` in the default registry.
