@@ -155,8 +155,9 @@ class Environment(ABC):
         """Release this episode's own resources (e.g. its sandbox), never the shared ones (`episode_shared`).
 
         For a server that ends an episode copy early (`rlvr serve` closing a session); `close`
-        releases the shared verifier too. The default has nothing of its own to release.
+        releases the shared verifier too.
         """
+        return None  # the default has no resources of its own
 
     def close(self) -> None:
         """Release resources (the verifier's worker processes)."""

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("openenv")
 
-from openenv_serving import Serving, serving  # noqa: E402
+from openenv_serving import Serving, serving
 
 
 @pytest.fixture

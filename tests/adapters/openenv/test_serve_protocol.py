@@ -9,14 +9,13 @@ from typing import Any
 import httpx
 import pytest
 from openenv.core.generic_client import GenericEnvClient
+from openenv_serving import Serving
 
 import rlvr
 from rlvr.core.types import EnvSpec, Message, Task
 from rlvr.environments.base import Environment
 from rlvr.environments.single_turn import SingleTurnEnv
 from rlvr.verifiers.testing import ConstantVerifier
-
-from openenv_serving import Serving
 
 pytestmark = pytest.mark.extras
 

@@ -9,6 +9,10 @@ remaining session and the shared environment are closed and `serve` returns.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from rlvr.adapters.openenv.server import DEFAULT_SPLIT, ServedHost, create_served_app
@@ -20,7 +24,7 @@ __all__ = ["serve", "uvicorn_config"]
 
 def uvicorn_config(app: Any, *, host: str = "127.0.0.1", port: int = 8000, ping_interval_s: float = 20.0,
                    ping_timeout_s: float = 20.0, log_level: str = "info") -> Any:
-    """uvicorn's `Config` for a served app: keepalive pings on, a bounded graceful shutdown."""
+    """Uvicorn's `Config` for a served app: keepalive pings on, a bounded graceful shutdown."""
     try:
         import uvicorn
     except ImportError as exc:
@@ -28,6 +32,30 @@ def uvicorn_config(app: Any, *, host: str = "127.0.0.1", port: int = 8000, ping_
     return uvicorn.Config(app, host=host, port=port, ws="websockets-sansio", ws_ping_interval=ping_interval_s,
                           ws_ping_timeout=ping_timeout_s, timeout_graceful_shutdown=5, log_level=log_level,
                           lifespan="on")
+
+
+def _server(config: Any) -> Any:
+    """A uvicorn `Server` that ends on SIGTERM/SIGINT without re-raising the signal afterwards.
+
+    uvicorn re-raises a captured signal once it has shut down, which kills the process before
+    `serve` can close the sessions left and the environment (and makes the exit status -15).
+    """
+    import uvicorn
+
+    class Server(uvicorn.Server):  # type: ignore[misc]
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return Server(config)
 
 
 def serve(env: Environment, *, host: str = "127.0.0.1", port: int = 8000, max_sessions: int = 64,
@@ -46,12 +74,10 @@ def serve(env: Environment, *, host: str = "127.0.0.1", port: int = 8000, max_se
         split: the task API's name for the environment's tasks.
         log_level: uvicorn's log level.
     """
-    import uvicorn
-
     shared = ServedHost(env, split)
     app = create_served_app(env, max_sessions=max_sessions, idle_timeout_s=idle_timeout_s, host=shared)
-    server = uvicorn.Server(uvicorn_config(app, host=host, port=port, ping_interval_s=ping_interval_s,
-                                           ping_timeout_s=ping_timeout_s, log_level=log_level))
+    server = _server(uvicorn_config(app, host=host, port=port, ping_interval_s=ping_interval_s,
+                                    ping_timeout_s=ping_timeout_s, log_level=log_level))
     try:
         server.run()
     finally:

@@ -87,13 +87,18 @@ class ServedHost:
             self._open.add(served)
 
     def forget(self, served: ServedEnv) -> None:
+        """Stop tracking `served` (its episode was released)."""
         with self._lock:
             self._open.discard(served)
 
+    def sessions(self) -> list[ServedEnv]:
+        """The instances that hold an episode now (a session between its first reset and its close)."""
+        with self._lock:
+            return list(self._open)
+
     def close_all(self) -> int:
         """Close every instance that still holds an episode (server shutdown). Returns how many."""
-        with self._lock:
-            live = list(self._open)
+        live = self.sessions()
         for served in live:
             served.close()
         return len(live)
@@ -112,6 +117,11 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
         self._done = False
         self._ended_by: str | None = None
         self._closed = False
+
+    @property
+    def episode(self) -> Environment | None:
+        """The session's current episode copy of the rlvr env (None before reset and after close)."""
+        return self._episode
 
     # -- episodes ------------------------------------------------------------------------
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
@@ -210,23 +220,28 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
         return self._state
 
     def get_metadata(self) -> EnvironmentMetadata:
+        """OpenEnv metadata: the served name, the env's description and its version (`v1`)."""
         spec = self._host.env.spec
         return EnvironmentMetadata(name=self._host.name, description=spec.description or spec.id,
                                    version=spec.id.rsplit("-", 1)[-1])
 
     # -- task API (OpenEnv's TaskProvider) -----------------------------------------------
     def list_splits(self) -> list[str]:
+        """The one served split."""
         return [self._host.split]
 
     def num_tasks(self, split: str) -> int:
+        """How many tasks the split has."""
         self._host.check_split(split)
         return len(self._host.env.tasks)
 
     def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        """Every task as `{"id", "index", "prompt"}` (no reference)."""
         self._host.check_split(split)
         return [task_entry(t, i) for i, t in enumerate(self._host.env.tasks)]
 
     def get_task(self, split: str, index: int) -> dict[str, Any]:
+        """Task `index` as `{"id", "index", "prompt"}` (IndexError, OpenEnv's 400, when out of range)."""
         self._host.check_split(split)
         tasks = self._host.env.tasks
         if not 0 <= index < len(tasks):
@@ -234,6 +249,7 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
         return task_entry(tasks[index], index)
 
     def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+        """Tasks `start:stop` (slice semantics) as `{"id", "index", "prompt"}`."""
         self._host.check_split(split)
         tasks = self._host.env.tasks
         lo, hi, _ = slice(start, stop).indices(len(tasks))

@@ -35,7 +35,7 @@ TOOLS_KEY = "tools"
 """Key of the action JSON schema that holds the environment's OpenAI tool schemas (only with tools)."""
 
 
-class ChatAction(Action):
+class ChatAction(Action):  # type: ignore[misc]
     """One assistant message (OpenEnv's `metadata` is accepted and never used for scoring)."""
 
     content: str = Field(default="", description="Text of the assistant message.")
@@ -44,7 +44,7 @@ class ChatAction(Action):
                                   '{"id", "type": "function", "function": {"name", "arguments": JSON string}}.')
 
 
-class ChatObservation(Observation):
+class ChatObservation(Observation):  # type: ignore[misc]
     """What the environment shows: chat messages, the task id and, at the end, the verdict."""
 
     messages: list[dict[str, Any]] = Field(
