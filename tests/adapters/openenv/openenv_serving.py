@@ -11,6 +11,7 @@ from typing import Any
 
 from rlvr.adapters.openenv.serve import uvicorn_config
 from rlvr.adapters.openenv.server import ServedHost, create_served_app
+from rlvr.core.types import Message, Task
 from rlvr.environments.base import Environment
 
 Serving = Callable[..., AbstractContextManager[tuple[str, ServedHost]]]
@@ -44,3 +45,15 @@ def serving(env: Environment, *, ping_interval_s: float = 20.0, ping_timeout_s: 
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+def wire(message: Message) -> dict[str, Any]:
+    """An assistant message as a ChatAction payload (its content and tool calls)."""
+    return {k: v for k, v in message.to_openai().items() if k in ("content", "tool_calls")}
+
+
+def oracle_action(env: Environment, task: Task) -> dict[str, Any]:
+    """The first of the env's reference actions for `task`, as a ChatAction payload."""
+    actions = env.reference_actions(task)
+    assert actions is not None
+    return wire(actions[0])

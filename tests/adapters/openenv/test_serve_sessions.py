@@ -13,12 +13,12 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pytest
 from openenv.core.generic_client import GenericEnvClient
-from openenv_serving import Serving
+from openenv_serving import Serving, oracle_action
 
 import rlvr
 from rlvr.core.types import EnvSpec, Message, StepResult, Task
@@ -27,19 +27,6 @@ from rlvr.environments.single_turn import SingleTurnEnv
 from rlvr.verifiers.testing import ConstantVerifier
 
 pytestmark = pytest.mark.extras
-
-
-@pytest.fixture(scope="module")
-def math_env() -> Iterator[Environment]:
-    env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=8, seed=11)
-    yield env
-    env.close()
-
-
-def _answer(env: Environment, task: Task) -> dict[str, Any]:
-    actions = env.reference_actions(task)
-    assert actions is not None
-    return {"content": actions[0].content}
 
 
 def _wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
@@ -58,7 +45,7 @@ def test_concurrent_sessions_never_share_episode_state(serve_env: Serving, math_
             task = tasks[k % len(tasks)]
             reset = await client.reset(task_id=task.id)
             await asyncio.sleep(0.01 * (k % 3))  # interleave the sessions' steps
-            answer = _answer(math_env, task) if k % 2 == 0 else {"content": "\\boxed{-1234567}"}
+            answer = oracle_action(math_env, task) if k % 2 == 0 else {"content": "\\boxed{-1234567}"}
             result = await client.step(answer)
             return reset.observation["task_id"], result.reward, result.observation["task_id"]
 
@@ -101,7 +88,7 @@ def test_a_malformed_action_is_an_error_to_that_client_and_the_session_goes_on(s
             client.step({"contnt": "typo"})
         with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
             client.step({"content": "x", "tool_calls": "not a list"})
-        assert client.step(_answer(math_env, task)).reward == 1.0
+        assert client.step(oracle_action(math_env, task)).reward == 1.0
 
 
 class _Exploding(SingleTurnEnv):

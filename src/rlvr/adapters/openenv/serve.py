@@ -29,9 +29,9 @@ def uvicorn_config(app: Any, *, host: str = "127.0.0.1", port: int = 8000, ping_
         import uvicorn
     except ImportError as exc:
         raise MissingExtraError("uvicorn", "openenv") from exc
-    return uvicorn.Config(app, host=host, port=port, loop="asyncio", ws="websockets-sansio", ws_ping_interval=ping_interval_s,
-                          ws_ping_timeout=ping_timeout_s, timeout_graceful_shutdown=5, log_level=log_level,
-                          lifespan="on")
+    return uvicorn.Config(app, host=host, port=port, loop="asyncio", ws="websockets-sansio",
+                          ws_ping_interval=ping_interval_s, ws_ping_timeout=ping_timeout_s,
+                          timeout_graceful_shutdown=5, log_level=log_level, lifespan="on")
 
 
 def _server(config: Any) -> Any:
