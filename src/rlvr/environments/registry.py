@@ -84,6 +84,13 @@ registry.register(
     description="AgentBench-OS shell tasks shipped in PyPI inspect-evals (extra `terminal`), the self-contained ones.",
 )
 
+registry.register(
+    "openenv/remote-v1",
+    "rlvr.environments.openenv_remote:make_remote",
+    description="Any OpenEnv server (base_url=) as an environment: its task API, actions passed through or as "
+    "one tool, scored by the server (extra `openenv`).",
+)
+
 
 def make(id: str, **kwargs: Any) -> Any:
     """Build the environment registered as `id` in the default registry.
