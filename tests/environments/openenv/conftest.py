@@ -18,21 +18,21 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("openenv")
-import httpx  # noqa: E402 (after the extra check)
+import httpx
 
 TOOL_MODELS = '''
 from openenv.core.env_server.types import Action, Observation
 from pydantic import Field
 
 
-class ToolEnvAction(Action):
+class ToolAction(Action):
     """Say a message some number of times."""
 
     message: str = Field(..., description="What to say ('stop' ends the episode)")
     repeat: int = Field(..., ge=1, description="How many times to say it")
 
 
-class ToolEnvObservation(Observation):
+class ToolObservation(Observation):
     """What the environment heard."""
 
     echoed_message: str = Field(default="", description="The message, repeated")
@@ -47,12 +47,12 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import State
 
 try:
-    from ..models import ToolEnvAction, ToolEnvObservation
+    from ..models import ToolAction, ToolObservation
 except ImportError:
-    from models import ToolEnvAction, ToolEnvObservation
+    from models import ToolAction, ToolObservation
 
 
-class ToolEnvEnvironment(Environment):
+class ToolEnvironment(Environment):
     """reward = repeat / 4 per step ('none' gives no reward), done on 'stop'; 'crash' raises, 'sleep' hangs."""
 
     SUPPORTS_CONCURRENT_SESSIONS: bool = True
@@ -61,18 +61,18 @@ class ToolEnvEnvironment(Environment):
         self._state = State(episode_id=str(uuid4()), step_count=0)
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, split: Optional[str] = None,
-              index: Optional[int] = None, **kwargs: Any) -> ToolEnvObservation:
+              index: Optional[int] = None, **kwargs: Any) -> ToolObservation:
         self._state = State(episode_id=episode_id or str(uuid4()), step_count=0)
-        return ToolEnvObservation(echoed_message=f"task {index or 0}: say things, then stop", done=False)
+        return ToolObservation(echoed_message=f"task {index or 0}: say things, then stop", done=False)
 
-    def step(self, action: ToolEnvAction) -> ToolEnvObservation:  # type: ignore[override]
+    def step(self, action: ToolAction) -> ToolObservation:  # type: ignore[override]
         self._state.step_count += 1
         if action.message == "crash":
             raise RuntimeError("the environment crashed")
         if action.message == "sleep":
             time.sleep(5)
         reward = None if action.message == "none" else action.repeat * 0.25
-        return ToolEnvObservation(echoed_message=action.message * action.repeat, done=action.message == "stop",
+        return ToolObservation(echoed_message=action.message * action.repeat, done=action.message == "stop",
                                   reward=reward)
 
     @property
@@ -119,13 +119,15 @@ def start_server(env_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"uvicorn exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+            assert proc.stderr is not None
+            with proc.stderr:
+                raise RuntimeError(f"uvicorn exited: {proc.stderr.read().decode()}")
         try:
             if httpx.get(f"{url}/health", timeout=2).status_code == 200:
                 return proc, url
         except httpx.HTTPError:
             time.sleep(0.2)
-    proc.kill()
+    stop_server(proc)
     raise RuntimeError("the OpenEnv server did not become healthy within 90 s")
 
 
@@ -138,6 +140,12 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
     if proc.stderr is not None:
         proc.stderr.close()
+
+
+@pytest.fixture
+def closed_url() -> str:
+    """A loopback URL where nothing listens."""
+    return f"http://127.0.0.1:{free_port()}"
 
 
 @pytest.fixture(scope="session")
@@ -183,6 +191,5 @@ def own_tool_server(tool_dir: Path) -> Iterator[Callable[[], tuple[subprocess.Po
 
     yield start
     for proc in started:
-        if proc.poll() is None:
-            stop_server(proc)
+        stop_server(proc)
 
