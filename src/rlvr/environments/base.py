@@ -151,6 +151,14 @@ class Environment(ABC):
         """Blocking `step` (not for use inside a running event loop)."""
         return asyncio.run(self.step(action))
 
+    def close_episode(self) -> None:
+        """Release this episode's own resources (e.g. its sandbox), never the shared ones (`episode_shared`).
+
+        For a server that ends an episode copy early (`rlvr serve` closing a session); `close`
+        releases the shared verifier too.
+        """
+        return None  # the default has no resources of its own
+
     def close(self) -> None:
         """Release resources (the verifier's worker processes)."""
         self.verifier.close()

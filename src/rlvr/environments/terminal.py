@@ -286,6 +286,10 @@ class TerminalEnv(ToolEnv):
         if session is not None:
             session.close()
 
+    def close_episode(self) -> None:
+        """Stop a running episode's sandbox (the verifier stays open for other episodes)."""
+        self._close_session()
+
     def close(self) -> None:
         """Stop a running episode's sandbox."""
         self._close_session()

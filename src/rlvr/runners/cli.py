@@ -553,6 +553,7 @@ def eval_(
 
 
 from rlvr.runners import cli_backends as _cli_backends  # noqa: E402,F401 - registers `export` and `compare` on `app`
+from rlvr.runners import cli_serve as _cli_serve  # noqa: E402,F401 - registers `serve` on `app`
 from rlvr.runners import cli_synth as _cli_synth  # noqa: E402,F401 - registers `synth` on `app`
 
 
@@ -562,6 +563,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # `python -m rlvr.runners.cli`: run the imported module's app, where
-    from rlvr.runners.cli import main as _imported_main  # cli_backends and cli_synth registered their commands
+    from rlvr.runners.cli import main as _imported_main  # cli_backends, cli_synth, cli_serve registered
 
     _imported_main()

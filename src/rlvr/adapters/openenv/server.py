@@ -1,0 +1,300 @@
+"""An rlvr environment behind OpenEnv's own server: one `ServedEnv` per session, one shared rlvr env.
+
+`create_served_app(env, ...)` builds OpenEnv's FastAPI app (`openenv.core.env_server.http_server.
+create_fastapi_app`) with a factory of `ServedEnv`s, so the protocol (WebSocket `/ws` sessions,
+`/health`, `/schema`, the HTTP routes, the task API) is OpenEnv's. The rlvr environment is loaded
+once (dataset and verifier pool shared); each session plays its episodes on its own
+`env.episode_copy()`, made at reset, on the server's event loop (`reset_async`/`step_async`: rlvr
+environments are async, so sessions need no thread each).
+
+OpenEnv calls the factory for every `/metadata`, `/state` and task-API request too, and closes that
+instance: a `ServedEnv` is cheap until reset, and closing one releases only its episode's own
+resources (`Environment.close_episode`: a terminal sandbox), never the shared verifier pool.
+
+Guards against a policy hunting for a reward hack through the server: the task API shows ids and
+prompts, never references; a step after the episode ended is refused (no second score, no more
+reward); the action's `metadata` is ignored; sessions never share episode state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from openenv.core.env_server.http_server import create_fastapi_app
+from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
+from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, State
+
+from rlvr.adapters.openenv.wire import ChatAction, ChatObservation, action_model, served_name
+from rlvr.core.errors import ConfigError
+from rlvr.core.types import Message, StepResult, Task
+from rlvr.environments.base import Environment, as_message
+
+__all__ = ["ServedEnv", "ServedHost", "create_served_app"]
+
+DEFAULT_SPLIT = "default"
+"""Name of the one task split served when the environment's arguments name none (`split=`)."""
+
+
+def _dicts(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    return [m.to_openai() for m in messages]
+
+
+def task_entry(task: Task, index: int) -> dict[str, Any]:
+    """A task as the task API shows it: id, index and prompt, never the reference."""
+    return {"id": task.id, "index": index, "prompt": _dicts(task.prompt)}
+
+
+class ServedHost:
+    """What every session of one server shares: the rlvr env, its task index, the open sessions.
+
+    Args:
+        env: the loaded rlvr environment (its tasks and verifier are shared by all sessions).
+        split: the name the task API gives the environment's one task split.
+    """
+
+    def __init__(self, env: Environment, split: str = DEFAULT_SPLIT) -> None:
+        self.env = env
+        self.split = split
+        self.name = served_name(env.spec.id)
+        self.action_cls = action_model(env.spec.id, env.spec.tools)
+        self._by_id: dict[str, Task] | None = None
+        self._open: weakref.WeakSet[ServedEnv] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def task(self, task_id: str) -> Task:
+        """The task with id `task_id` (ConfigError naming it when there is none)."""
+        if self._by_id is None:
+            self._by_id = {t.id: t for t in self.env.tasks}
+        try:
+            return self._by_id[task_id]
+        except KeyError:
+            raise ConfigError(f"unknown task_id {task_id!r} for environment {self.env.spec.id!r} "
+                              f"({len(self.env.tasks)} tasks; list them with the task API)") from None
+
+    def check_split(self, split: str) -> None:
+        """Raise ConfigError unless `split` is the served split."""
+        if split != self.split:
+            raise ConfigError(f"unknown split {split!r}; this server has one split, {self.split!r}")
+
+    def track(self, served: ServedEnv) -> None:
+        """Remember an instance with an episode, so `close_all` can release it."""
+        with self._lock:
+            self._open.add(served)
+
+    def forget(self, served: ServedEnv) -> None:
+        """Stop tracking `served` (its episode was released)."""
+        with self._lock:
+            self._open.discard(served)
+
+    def sessions(self) -> list[ServedEnv]:
+        """The instances that hold an episode now (a session between its first reset and its close)."""
+        with self._lock:
+            return list(self._open)
+
+    def close_all(self) -> int:
+        """Close every instance that still holds an episode (server shutdown). Returns how many."""
+        live = self.sessions()
+        for served in live:
+            served.close()
+        return len(live)
+
+
+class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type: ignore[misc]
+    """One OpenEnv session's environment: rlvr episodes on its own episode copy of the shared env."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, host: ServedHost) -> None:
+        super().__init__()
+        self._host = host
+        self._episode: Environment | None = None
+        self._state = State(episode_id=None, step_count=0)
+        self._done = False
+        self._ended_by: str | None = None
+        self._closed = False
+
+    @property
+    def episode(self) -> Environment | None:
+        """The session's current episode copy of the rlvr env (None before reset and after close)."""
+        return self._episode
+
+    # -- episodes ------------------------------------------------------------------------
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
+                          task_id: str | None = None, split: str | None = None, index: int | None = None,
+                          **kwargs: Any) -> ChatObservation:
+        """Start an episode: the task `task_id`, or `split`+`index`, or one drawn with `seed`.
+
+        Raises:
+            ConfigError: an unknown task id, split or index, an unknown keyword, or a closed session.
+        """
+        if kwargs:
+            raise ConfigError(f"unknown reset arguments {sorted(kwargs)}; use seed, episode_id, task_id, "
+                              "or split and index")
+        self._check_open()
+        task = self._select(task_id, split, index)
+        self._release()
+        episode = self._host.env.episode_copy()
+        self._episode = episode
+        self._host.track(self)
+        self._done, self._ended_by = False, None
+        prompt, info = await episode.reset(task, seed=seed)
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex, step_count=0, task_id=info["task_id"])
+        return ChatObservation(messages=_dicts(prompt), task_id=info["task_id"], done=False, reward=None,
+                               metadata={"turn": 0})
+
+    def _select(self, task_id: str | None, split: str | None, index: int | None) -> Task | None:
+        if task_id is not None:
+            if split is not None or index is not None:
+                raise ConfigError("give task_id, or split and index, not both")
+            return self._host.task(str(task_id))
+        if split is None and index is None:
+            return None
+        if split is None or index is None:
+            raise ConfigError("reset by the task API's numbering needs both split and index")
+        self._host.check_split(split)
+        tasks = self._host.env.tasks
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(tasks):
+            raise ConfigError(f"index must be an int in [0, {len(tasks)}), got {index!r}")
+        return tasks[index]
+
+    async def step_async(self, action: ChatAction, timeout_s: float | None = None, **kwargs: Any) -> ChatObservation:
+        """Play one assistant message; the action's `metadata` is ignored (it never changes scoring).
+
+        Raises:
+            ConfigError: no running episode (not reset, already ended, or the session was closed).
+        """
+        self._check_open()
+        episode = self._episode
+        if episode is None:
+            raise ConfigError("no episode: send reset first")
+        if self._done:
+            why = f" ({self._ended_by})" if self._ended_by else ""
+            raise ConfigError(f"the episode is over{why}; reset to start another")
+        message = as_message({"content": action.content, "tool_calls": action.tool_calls})
+        try:
+            result = await episode.step(message)
+        except Exception as exc:  # the episode's state is unknown now: end it, tell the client
+            self._done, self._ended_by = True, f"the environment failed: {type(exc).__name__}"
+            raise
+        self._state.step_count += 1
+        return self._observation(result, episode)
+
+    def _observation(self, result: StepResult, episode: Environment) -> ChatObservation:
+        done = result.terminated or result.truncated
+        metadata: dict[str, Any] = {"turn": episode.turn, "truncated": result.truncated}
+        reward: float | None = result.reward
+        verdict = None
+        if done:
+            self._done = True
+            if result.verdict is not None:
+                verdict = result.verdict.model_dump(mode="json")
+                metadata["status"] = result.verdict.status
+                if result.verdict.reward is None:
+                    reward = None  # a broken grader: masked, never a 0
+        assert episode.task is not None
+        return ChatObservation(messages=_dicts(result.messages), task_id=episode.task.id, verdict=verdict,
+                               done=done, reward=reward, metadata=metadata)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConfigError("this session was closed (idle past the server's --idle-timeout, or shut down); "
+                              "open a new one")
+
+    # -- OpenEnv's sync API (the server uses the async one) ------------------------------
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> ChatObservation:
+        """Blocking `reset_async` (not inside a running event loop)."""
+        return asyncio.run(self.reset_async(seed=seed, episode_id=episode_id, **kwargs))
+
+    def step(self, action: ChatAction, timeout_s: float | None = None, **kwargs: Any) -> ChatObservation:
+        """Blocking `step_async` (not inside a running event loop)."""
+        return asyncio.run(self.step_async(action))
+
+    @property
+    def state(self) -> State:
+        """OpenEnv state: `episode_id`, `step_count` and the episode's `task_id`."""
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        """OpenEnv metadata: the served name, the env's description and its version (`v1`)."""
+        spec = self._host.env.spec
+        return EnvironmentMetadata(name=self._host.name, description=spec.description or spec.id,
+                                   version=spec.id.rsplit("-", 1)[-1])
+
+    # -- task API (OpenEnv's TaskProvider) -----------------------------------------------
+    def list_splits(self) -> list[str]:
+        """The one served split."""
+        return [self._host.split]
+
+    def num_tasks(self, split: str) -> int:
+        """How many tasks the split has."""
+        self._host.check_split(split)
+        return len(self._host.env.tasks)
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        """Every task as `{"id", "index", "prompt"}` (no reference)."""
+        self._host.check_split(split)
+        return [task_entry(t, i) for i, t in enumerate(self._host.env.tasks)]
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        """Task `index` as `{"id", "index", "prompt"}` (IndexError, OpenEnv's 400, when out of range)."""
+        self._host.check_split(split)
+        tasks = self._host.env.tasks
+        if not 0 <= index < len(tasks):
+            raise IndexError(index)
+        return task_entry(tasks[index], index)
+
+    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+        """Tasks `start:stop` (slice semantics) as `{"id", "index", "prompt"}`."""
+        self._host.check_split(split)
+        tasks = self._host.env.tasks
+        lo, hi, _ = slice(start, stop).indices(len(tasks))
+        return [task_entry(tasks[i], i) for i in range(lo, hi)]
+
+    # -- end -----------------------------------------------------------------------------
+    def _release(self) -> None:
+        episode, self._episode = self._episode, None
+        if episode is not None:
+            self._host.forget(self)
+            episode.close_episode()
+
+    def close(self) -> None:
+        """End the session: release its episode's own resources (its sandbox), not the shared verifier."""
+        self._closed = True
+        self._release()
+
+
+def create_served_app(env: Environment, *, max_sessions: int = 64, idle_timeout_s: float | None = 300.0,
+                      split: str = DEFAULT_SPLIT, host: ServedHost | None = None) -> Any:
+    """OpenEnv's FastAPI app serving `env` (see the module docstring).
+
+    Args:
+        env: the loaded rlvr environment; it stays open (the caller closes it after the server).
+        max_sessions: most WebSocket sessions at once; past it a new one is refused (CAPACITY_REACHED).
+        idle_timeout_s: a session idle this long (seconds) is closed by OpenEnv's reaper; None: never.
+        split: the task API's name for the environment's tasks.
+        host: the shared state to use (made from `env` when None); `serve` keeps it to close every
+            session at shutdown.
+
+    Returns:
+        The FastAPI application (its `ServedHost` is `app.state.rlvr_host`).
+    """
+    if max_sessions < 1:
+        raise ConfigError(f"max_sessions must be >= 1, got {max_sessions}")
+    if idle_timeout_s is not None and idle_timeout_s <= 0:
+        raise ConfigError(f"idle_timeout_s must be > 0 or None, got {idle_timeout_s}")
+    shared = host or ServedHost(env, split)
+
+    def factory() -> ServedEnv:
+        return ServedEnv(shared)
+
+    factory.__name__ = shared.name
+    config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s)
+    app = create_fastapi_app(factory, shared.action_cls, ChatObservation, concurrency_config=config,
+                             env_name=shared.name)
+    app.state.rlvr_host = shared
+    return app
