@@ -269,8 +269,8 @@ class RemoteOpenEnv(MultiTurnEnv):
         self.episode = _Episode()
         reference = dict(self.task.reference)
         kwargs = {k: reference[k] for k in ("seed", "split", "index") if k in reference}
-        if self.mapping.kind == "chat":
-            kwargs["task_id"] = self.task.id
+        if self.mapping.kind == "chat":  # an rlvr server starts a task by its id (not with split + index too)
+            kwargs = {"task_id": self.task.id}
         if seed is not None and "seed" not in kwargs:
             kwargs["seed"] = seed  # the episode's randomness; a seed task's own seed poses the task
         try:
@@ -386,11 +386,15 @@ class RemoteOpenEnv(MultiTurnEnv):
         return return_verdict(sum(r for r in episode.rewards if r is not None), episode.done, self.turn,
                               self.success_threshold)
 
-    def close(self) -> None:
-        """A copy closes its own session; the original closes every session, its verifier and HTTP client."""
+    def close_episode(self) -> None:
+        """Close this copy's server session (if open); the other copies' sessions stay open."""
         session, self.episode.session = self.episode.session, None
         if session is not None:
             self.sessions.close(session)
+
+    def close(self) -> None:
+        """A copy closes its own session; the original closes every session, its verifier and HTTP client."""
+        self.close_episode()
         if not self._is_copy:
             self.sessions.close_all()
             self.server.close()

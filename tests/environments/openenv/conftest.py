@@ -8,12 +8,14 @@ a reward, done on "stop", the task API with three tasks, up to 4 sessions). Each
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -193,3 +195,15 @@ def own_tool_server(tool_dir: Path) -> Iterator[Callable[[], tuple[subprocess.Po
     for proc in started:
         stop_server(proc)
 
+
+
+@pytest.fixture(scope="session")
+def serve_rlvr() -> Callable[..., Any]:
+    """`rlvr serve`'s own test server (`tests/adapters/openenv/openenv_serving.serving`, loaded by path):
+    `with serve_rlvr(env) as (url, host): ...` serves an rlvr env instance on loopback."""
+    path = Path(__file__).resolve().parents[2] / "adapters" / "openenv" / "openenv_serving.py"
+    spec = importlib.util.spec_from_file_location("openenv_serving", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.serving  # type: ignore[no-any-return]
