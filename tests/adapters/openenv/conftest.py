@@ -1,4 +1,4 @@
-"""Fixtures of the `rlvr serve` tests: a real server on loopback (`openenv_serving.serving`)."""
+"""Fixtures of the `rlvr serve` tests: a real server on loopback (`tests/openenv_serving.serving`)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ a reward, done on "stop", the task API with three tasks, up to 4 sessions). Each
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import subprocess
 import sys
@@ -199,11 +198,8 @@ def own_tool_server(tool_dir: Path) -> Iterator[Callable[[], tuple[subprocess.Po
 
 @pytest.fixture(scope="session")
 def serve_rlvr() -> Callable[..., Any]:
-    """`rlvr serve`'s own test server (`tests/adapters/openenv/openenv_serving.serving`, loaded by path):
-    `with serve_rlvr(env) as (url, host): ...` serves an rlvr env instance on loopback."""
-    path = Path(__file__).resolve().parents[2] / "adapters" / "openenv" / "openenv_serving.py"
-    spec = importlib.util.spec_from_file_location("openenv_serving", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.serving  # type: ignore[no-any-return]
+    """`rlvr serve`'s own test server (`tests/openenv_serving.serving`): `with serve_rlvr(env) as (url, host): ...`
+    serves an rlvr env instance on loopback."""
+    from openenv_serving import serving
+
+    return serving
