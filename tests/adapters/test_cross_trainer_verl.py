@@ -91,7 +91,6 @@ SERVED = [r for r in RECORDS if r["kind"] != "error_reference"]
 def served_url() -> Any:
     pytest.importorskip("openenv")
     from openenv_serving import serving
-
     from rlvr.environments.registry import make
 
     env_id, env_args = SERVED[0]["env_id"], SERVED[0]["env_args"]

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 from openenv.core.generic_client import GenericEnvClient
-from openenv_serving import Serving
 
 import rlvr
+from openenv_serving import Serving
 from rlvr.core.types import EnvSpec, Message, Task
 from rlvr.environments.base import Environment
 from rlvr.environments.single_turn import SingleTurnEnv
