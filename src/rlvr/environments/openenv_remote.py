@@ -245,7 +245,12 @@ class RemoteOpenEnv(MultiTurnEnv):
 
         client = GenericEnvClient(base_url=self.server.base_url, connect_timeout_s=self.timeout_s,
                                   message_timeout_s=self.timeout_s).sync()
-        client.connect()
+        try:
+            client.connect()
+        except BaseException:
+            with contextlib.suppress(Exception):  # stop the client's event-loop thread too
+                client.close()
+            raise
         return client
 
     async def _end_session(self) -> None:
