@@ -12,6 +12,9 @@ r"""Conformance check of an environment, in the spirit of Gymnasium's `utils/env
 
 and once: `reset_deterministic` (the same seed poses the same task) and `episode_protocol`
 (reset → step with the reference response → terminated, with a Verdict and a float reward).
+Return-scored environments (`rlvr.environments.external.ReturnVerifier`: wrapped gymnasium envs,
+OpenEnv remotes) have no reference response: the per-task reference checks are skipped (reported as
+such) and `episode_protocol` plays empty messages until the episode ends.
 Environments that say where their tasks run (`placement_summary()`, the terminal ones) get an
 informational `placement` result. Multi-turn environments (`spec.max_turns > 1`) also get `oracle_episode` (replaying
 `env.reference_actions(task)` through a real episode ends it with a correct verdict) and
@@ -37,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.errors import ConfigError, RlvrError
 from rlvr.core.types import Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment
+from rlvr.environments.external import ReturnVerifier
 
 __all__ = ["JUNK_RESPONSES", "MAX_SHOWN", "CheckReport", "CheckResult", "check", "spread_tasks"]
 
@@ -150,6 +154,12 @@ def _check_tasks(env: Environment, tasks: list[Task], time_budget_s: float) -> l
             for n in names]
 
 
+def _skipped_reference(env: Environment) -> CheckResult:
+    """The per-task reference checks of a return-scored environment (gymnasium, skyrl-gym, OpenEnv remotes)."""
+    return CheckResult(name="reference_correct", passed=True, detail=f"skipped: {env.spec.id} is scored by its "
+                       "episode return and has no reference response (the episode checks still run)")
+
+
 def _guarded(name: str, fn: Callable[[Environment, int], CheckResult], env: Environment, seed: int) -> CheckResult:
     """`fn(env, seed)`, or a failed `name` result naming the error when the episode itself cannot run."""
     try:
@@ -174,7 +184,13 @@ def _check_episode(env: Environment, seed: int) -> CheckResult:
         problems.append("reset returned no messages")
     if env.task is None:
         return CheckResult(name="episode_protocol", passed=False, detail="reset did not set env.task", items=1)
-    result = env.step_sync(env.verifier.reference_response(env.task.reference))
+    if isinstance(env.verifier, ReturnVerifier):  # no reference response: empty messages until the episode ends
+        for _ in range(env.spec.max_turns):
+            result = env.step_sync("")
+            if result.terminated or result.truncated:
+                break
+    else:
+        result = env.step_sync(env.verifier.reference_response(env.task.reference))
     if not (result.terminated or result.truncated):
         problems.append("step with a final answer did not end the episode")
     if result.verdict is None:
@@ -255,11 +271,12 @@ def check(
         total = len(env.tasks)
         tasks = spread_tasks(list(env.tasks), n)
         count = len(tasks)
-        if tasks:  # warm-up: start the worker processes outside the time budget
+        return_scored = isinstance(env.verifier, ReturnVerifier)
+        if tasks and not return_scored:  # warm-up: start the worker processes outside the time budget
             env.score(tasks[0], "")
         try:
             budget = max(time_budget_s, float(env.spec.resources.get("time_budget_s", 0.0)))
-            results = _check_tasks(env, tasks, budget)
+            results = [_skipped_reference(env)] if return_scored else _check_tasks(env, tasks, budget)
         except (ValueError, KeyError) as exc:  # the verifier cannot build a reference response
             raise ConfigError(
                 f"{env.spec.id}: `rlvr check` replays each task's reference solution, but {exc}; add one to the "

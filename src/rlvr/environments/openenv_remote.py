@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import re
 import threading
 from collections.abc import Sequence
@@ -244,7 +245,12 @@ class RemoteOpenEnv(MultiTurnEnv):
 
         client = GenericEnvClient(base_url=self.server.base_url, connect_timeout_s=self.timeout_s,
                                   message_timeout_s=self.timeout_s).sync()
-        client.connect()
+        try:
+            client.connect()
+        except BaseException:
+            with contextlib.suppress(Exception):  # stop the client's event-loop thread too
+                client.close()
+            raise
         return client
 
     async def _end_session(self) -> None:
@@ -309,9 +315,11 @@ class RemoteOpenEnv(MultiTurnEnv):
             return [], True
 
     def _record(self, result: Any) -> None:
-        reward = result.reward
-        self.episode.rewards.append(None if reward is None else float(reward))
-        self.episode.last["env_reward"] += 0.0 if reward is None else float(reward)
+        reward = None if result.reward is None else float(result.reward)
+        if reward is not None and not math.isfinite(reward):
+            reward = None  # a NaN or infinite reward cannot be scored: an error verdict, like None
+        self.episode.rewards.append(reward)
+        self.episode.last["env_reward"] += reward or 0.0
         self.episode.done = bool(result.done)
         if self.mapping.kind == "chat" and result.done:
             self.episode.verdict = result.observation.get("verdict")
@@ -331,7 +339,8 @@ class RemoteOpenEnv(MultiTurnEnv):
                 answers.append((call, f"Error: {why}"))
                 continue
             try:
-                result = await self._call("step", call.arguments)
+                arguments = {k: v for k, v in call.arguments.items() if k != "metadata"}  # not the model's to set
+                result = await self._call("step", arguments)
             except RuntimeError as exc:
                 if not _VALIDATION.search(str(exc)):
                     raise
@@ -382,8 +391,9 @@ class RemoteOpenEnv(MultiTurnEnv):
                 return Verdict.error(f"{where} sent a malformed verdict: {exc}")
         missing = [i + 1 for i, r in enumerate(episode.rewards) if r is None]
         if missing:
-            return Verdict.error(f"{where} gave no reward (None) at step(s) {missing}; the episode cannot be scored")
-        return return_verdict(sum(r for r in episode.rewards if r is not None), episode.done, self.turn,
+            return Verdict.error(f"{where} gave no finite reward (None, NaN or inf) at step(s) {missing}; "
+                                 "the episode cannot be scored")
+        return return_verdict(sum(r or 0.0 for r in episode.rewards), episode.done, self.turn,
                               self.success_threshold)
 
     def close_episode(self) -> None:

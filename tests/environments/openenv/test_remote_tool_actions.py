@@ -146,3 +146,21 @@ def test_local_refs_are_inlined_into_the_tool() -> None:
     assert tool["function"]["parameters"]["properties"]["to"] == {"type": "object",
                                                                   "properties": {"row": {"type": "integer"}}}
     assert action_mapping({"type": "object", "properties": {"code": {"type": "string"}}}).field == "code"
+
+
+def test_closing_the_original_releases_every_copys_session(tool_url: str) -> None:
+    env = make("openenv/remote-v1", base_url=tool_url)
+    copies = [env.episode_copy() for _ in range(4)]  # the server takes 4 sessions at once
+    for copy in copies:
+        copy.reset_sync(env.tasks[0])
+    assert len(env.sessions.open) == 4
+    env.close()
+    assert not env.sessions.open
+    again = make("openenv/remote-v1", base_url=tool_url)
+    try:  # the server got every slot back: 4 new sessions fit
+        fresh = [again.episode_copy() for _ in range(4)]
+        for copy in fresh:
+            copy.reset_sync(again.tasks[1])
+        assert all(c.step_sync(_call("stop", 4)).verdict.status == "correct" for c in fresh)  # type: ignore[union-attr]
+    finally:
+        again.close()
