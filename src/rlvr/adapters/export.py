@@ -77,9 +77,15 @@ REFERENCE_FORMATS: tuple[str, ...] = ("text", "json")
 
 
 def is_multi_turn(env: Environment) -> bool:
-    """True when `env` needs a trainer's agent path: it offers tools or allows more than one turn."""
+    """True when `env` needs a trainer's agent path: tools, more than one turn, or return-scored.
+
+    Return-scored environments (wrapped gymnasium / skyrl-gym envs, `ReturnVerifier`) cannot score a
+    lone response: even a one-turn episode must run through the environment.
+    """
+    from rlvr.environments.external import ReturnVerifier
+
     spec = env.spec
-    return bool(spec.tools) or int(spec.max_turns or 1) > 1
+    return bool(spec.tools) or int(spec.max_turns or 1) > 1 or isinstance(env.verifier, ReturnVerifier)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Environments: single-turn, multi-turn and tool envs, tools, action parsing, dataset loaders, registry.
 
-The gymnasium bridges (`GymnasiumEnv`, `from_gymnasium`) live in `rlvr.environments.gym`, imported on use.
+The gymnasium bridges (`GymnasiumEnv`, `from_gymnasium`) live in `rlvr.environments.gym`, and skyrl-gym's
+(`from_skyrl_gym`) in `rlvr.environments.skyrl`, imported on use.
 """
 
 from rlvr.environments.actions import ParsedCall, TextTag, parse_actions

@@ -12,13 +12,14 @@ r"""Conformance check of an environment, in the spirit of Gymnasium's `utils/env
 
 and once: `reset_deterministic` (the same seed poses the same task) and `episode_protocol`
 (reset → step with the reference response → terminated, with a Verdict and a float reward).
-Return-scored environments (`rlvr.environments.external.ReturnVerifier`: wrapped gymnasium envs,
-OpenEnv remotes) have no reference response: the per-task reference checks are skipped (reported as
-such) and `episode_protocol` plays empty messages until the episode ends.
 Environments that say where their tasks run (`placement_summary()`, the terminal ones) get an
 informational `placement` result. Multi-turn environments (`spec.max_turns > 1`) also get `oracle_episode` (replaying
 `env.reference_actions(task)` through a real episode ends it with a correct verdict) and
 `noop_episode` (empty assistant messages until the episode ends never score correct).
+Environments scored by their episode return (`rlvr.environments.external.ReturnVerifier`: gymnasium,
+skyrl-gym, remote OpenEnv servers) cannot score a lone response: the per-response checks are replaced
+by one informational `response_scoring` result, `episode_protocol` plays the reference actions (or
+empty messages when there are none) to the end, and they always get `oracle_episode`/`noop_episode`.
 
 `rlvr check --adversarial` (the hack-resistance audit: wrong responses that must not score
 correct) is `rlvr.environments.audit`.
@@ -154,12 +155,6 @@ def _check_tasks(env: Environment, tasks: list[Task], time_budget_s: float) -> l
             for n in names]
 
 
-def _skipped_reference(env: Environment) -> CheckResult:
-    """The per-task reference checks of a return-scored environment (gymnasium, skyrl-gym, OpenEnv remotes)."""
-    return CheckResult(name="reference_correct", passed=True, detail=f"skipped: {env.spec.id} is scored by its "
-                       "episode return and has no reference response (the episode checks still run)")
-
-
 def _guarded(name: str, fn: Callable[[Environment, int], CheckResult], env: Environment, seed: int) -> CheckResult:
     """`fn(env, seed)`, or a failed `name` result naming the error when the episode itself cannot run."""
     try:
@@ -184,11 +179,12 @@ def _check_episode(env: Environment, seed: int) -> CheckResult:
         problems.append("reset returned no messages")
     if env.task is None:
         return CheckResult(name="episode_protocol", passed=False, detail="reset did not set env.task", items=1)
-    if isinstance(env.verifier, ReturnVerifier):  # no reference response: empty messages until the episode ends
-        for _ in range(env.spec.max_turns):
-            result = env.step_sync("")
-            if result.terminated or result.truncated:
-                break
+    if isinstance(env.verifier, ReturnVerifier):  # scored by the episode: play it to its end
+        task = env.task
+        played = _replay(env, task, None if env.reference_actions(task) else [""])
+        if played is None:
+            return CheckResult(name="episode_protocol", passed=False, detail="the episode took no step", items=1)
+        result = played
     else:
         result = env.step_sync(env.verifier.reference_response(env.task.reference))
     if not (result.terminated or result.truncated):
@@ -271,21 +267,25 @@ def check(
         total = len(env.tasks)
         tasks = spread_tasks(list(env.tasks), n)
         count = len(tasks)
-        return_scored = isinstance(env.verifier, ReturnVerifier)
-        if tasks and not return_scored:  # warm-up: start the worker processes outside the time budget
-            env.score(tasks[0], "")
-        try:
-            budget = max(time_budget_s, float(env.spec.resources.get("time_budget_s", 0.0)))
-            results = [_skipped_reference(env)] if return_scored else _check_tasks(env, tasks, budget)
-        except (ValueError, KeyError) as exc:  # the verifier cannot build a reference response
-            raise ConfigError(
-                f"{env.spec.id}: `rlvr check` replays each task's reference solution, but {exc}; add one to the "
-                "rows (e.g. a 'solution' field for code tasks) or check a dataset that has them"
-            ) from exc
+        episode_scored = isinstance(env.verifier, ReturnVerifier)
+        if episode_scored:
+            results = [CheckResult(name="response_scoring", passed=True, items=0,
+                                   detail="scored by the episode return: the per-response checks do not apply")]
+        else:
+            if tasks:  # warm-up: start the worker processes outside the time budget
+                env.score(tasks[0], "")
+            try:
+                budget = max(time_budget_s, float(env.spec.resources.get("time_budget_s", 0.0)))
+                results = _check_tasks(env, tasks, budget)
+            except (ValueError, KeyError) as exc:  # the verifier cannot build a reference response
+                raise ConfigError(
+                    f"{env.spec.id}: `rlvr check` replays each task's reference solution, but {exc}; add one to "
+                    "the rows (e.g. a 'solution' field for code tasks) or check a dataset that has them"
+                ) from exc
         if total:
             results += [_guarded("reset_deterministic", _check_reset, env, seed),
                         _guarded("episode_protocol", _check_episode, env, seed)]
-            if env.spec.max_turns > 1:
+            if env.spec.max_turns > 1 or episode_scored:
                 results += _check_policies(env, tasks)
         else:
             results.append(CheckResult(name="dataset", passed=False, detail="the environment has no tasks"))

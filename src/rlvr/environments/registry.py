@@ -90,6 +90,17 @@ registry.register(
     description="Any OpenEnv server (base_url=) as an environment: its task API, actions passed through or as "
     "one tool, scored by the server (extra `openenv`).",
 )
+registry.register(
+    "skyrl/gsm8k-v1",
+    "rlvr.environments.skyrl_data:make_skyrl_gsm8k",
+    description="skyrl-gym's gsm8k env in-process (extra `skyrl`): GSM8K rows (path=) or offline reasoning-gym "
+    "arithmetic as SkyRL rows; multi_turn=True for gsm8k_multi_turn.",
+)
+registry.register(
+    "skyrl/env-v1",
+    "rlvr.environments.skyrl:make_skyrl_env",
+    description="Any skyrl-gym env in-process (extra `skyrl`) over a SkyRL rows file (env_class=, rows=, env_config=).",
+)
 
 
 def make(id: str, **kwargs: Any) -> Any:
