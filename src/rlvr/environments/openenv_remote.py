@@ -47,9 +47,9 @@ import json
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
@@ -66,6 +66,7 @@ TOOLS_KEY = "tools"
 """Key of an rlvr server's action schema holding the env's OpenAI tool schemas."""
 HIDDEN_FIELDS = ("reward", "done", "metadata")
 """Observation fields never shown to the model (scoring and bookkeeping)."""
+T = TypeVar("T")
 _VALIDATION = re.compile(r"\(code: VALIDATION_ERROR\)\s*$")
 
 
@@ -178,6 +179,58 @@ class _Server:
         self.http.close()
 
 
+class _ClientLoop:
+    """The one event loop (a daemon thread) on which every OpenEnv client session of this process runs.
+
+    OpenEnv's `GenericEnvClient` is async and bound to the loop it connected on, while rlvr episodes
+    run on whatever loop their caller has (rlvr's driver, veRL's agent loop, TRL's `asyncio.run` per
+    batch, `reset_sync`). Every session call is a coroutine scheduled here and awaited from the
+    caller's loop (`call`) or waited for by sync code (`call_sync`): no thread is held per session or
+    per call, so hundreds of concurrent episodes cost one thread (OpenEnv's own `.sync()` wrapper
+    starts a thread per client, and `asyncio.to_thread` caps in-flight calls at the default
+    executor's size: 6 on a 2-core machine).
+    """
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def loop(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None or cls._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="rlvr-openenv-clients", daemon=True).start()
+                cls._loop = loop
+            return cls._loop
+
+    @classmethod
+    async def call(cls, coro: Coroutine[Any, Any, T]) -> T:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, cls.loop()))
+
+    @classmethod
+    def call_sync(cls, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, cls.loop()).result(timeout_s)
+
+
+async def _open_session(base_url: str, timeout_s: float) -> Any:
+    """A connected async `GenericEnvClient` (runs on `_ClientLoop`)."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    client = GenericEnvClient(base_url=base_url, connect_timeout_s=timeout_s, message_timeout_s=timeout_s)
+    try:
+        await client.connect()
+    except BaseException:
+        with contextlib.suppress(Exception):  # release what the failed connect opened
+            await client.close()
+        raise
+    return client
+
+
+async def _invoke(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    """`await session.method(...)` (runs on `_ClientLoop`, where OpenEnv's client returns awaitables)."""
+    return await getattr(session, method)(*args, **kwargs)
+
+
 class _Sessions:
     """Every open server session of one environment and its episode copies (closed together)."""
 
@@ -189,11 +242,25 @@ class _Sessions:
         with self.lock:
             self.open.add(session)
 
-    def close(self, session: Any) -> None:
+    def discard(self, session: Any) -> bool:
+        """Forget `session`; True when it was open (the caller closes it)."""
         with self.lock:
-            self.open.discard(session)
-        with contextlib.suppress(Exception):  # a dropped connection is already closed: best effort
-            session.close()
+            if session in self.open:
+                self.open.discard(session)
+                return True
+            return False
+
+    def close(self, session: Any, timeout_s: float = 10.0) -> None:
+        """Close `session` from sync code (best effort: a dropped connection is already closed)."""
+        self.discard(session)
+        with contextlib.suppress(Exception):
+            _ClientLoop.call_sync(_invoke(session, "close"), timeout_s)
+
+    async def aclose(self, session: Any) -> None:
+        """Close `session` from async code (best effort)."""
+        self.discard(session)
+        with contextlib.suppress(Exception):
+            await _ClientLoop.call(_invoke(session, "close"))
 
     def close_all(self) -> None:
         with self.lock:
@@ -240,26 +307,13 @@ class RemoteOpenEnv(MultiTurnEnv):
         return clone
 
     # -- the server session ----------------------------------------------------------
-    def _connect(self) -> Any:
-        from openenv.core.generic_client import GenericEnvClient
-
-        client = GenericEnvClient(base_url=self.server.base_url, connect_timeout_s=self.timeout_s,
-                                  message_timeout_s=self.timeout_s).sync()
-        try:
-            client.connect()
-        except BaseException:
-            with contextlib.suppress(Exception):  # stop the client's event-loop thread too
-                client.close()
-            raise
-        return client
-
     async def _end_session(self) -> None:
         session, self.episode.session = self.episode.session, None
         if session is not None:
-            await asyncio.to_thread(self.sessions.close, session)
+            await self.sessions.aclose(session)
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(getattr(self.episode.session, method), *args, **kwargs)
+        return await _ClientLoop.call(_invoke(self.episode.session, method, *args, **kwargs))
 
     # -- episode API ---------------------------------------------------------------------
     async def reset(self, task: Task | None = None, seed: int | None = None) -> tuple[list[Message], dict[str, Any]]:
@@ -280,7 +334,7 @@ class RemoteOpenEnv(MultiTurnEnv):
         if seed is not None and "seed" not in kwargs:
             kwargs["seed"] = seed  # the episode's randomness; a seed task's own seed poses the task
         try:
-            self.episode.session = await asyncio.to_thread(self._connect)
+            self.episode.session = await _ClientLoop.call(_open_session(self.server.base_url, self.timeout_s))
             self.sessions.add(self.episode.session)
             result = await self._call("reset", **kwargs)
         except Exception as exc:  # any failure of the server or the connection ends this episode only
