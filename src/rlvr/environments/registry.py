@@ -85,6 +85,12 @@ registry.register(
 )
 
 registry.register(
+    "openenv/remote-v1",
+    "rlvr.environments.openenv_remote:make_remote",
+    description="Any OpenEnv server (base_url=) as an environment: its task API, actions passed through or as "
+    "one tool, scored by the server (extra `openenv`).",
+)
+registry.register(
     "skyrl/gsm8k-v1",
     "rlvr.environments.skyrl_data:make_skyrl_gsm8k",
     description="skyrl-gym's gsm8k env in-process (extra `skyrl`): GSM8K rows (path=) or offline reasoning-gym "

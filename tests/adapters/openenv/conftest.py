@@ -1,4 +1,4 @@
-"""Fixtures of the `rlvr serve` tests: a real server on loopback (`openenv_serving.serving`).
+"""Fixtures of the `rlvr serve` tests: a real server on loopback (`tests/openenv_serving.serving`).
 
 Without the `openenv` extra (the core suite's venv) the tests here are not collected.
 """

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from openenv.core.generic_client import GenericEnvClient
+
 from openenv_serving import free_port
 
 pytestmark = pytest.mark.extras

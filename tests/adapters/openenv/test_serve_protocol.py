@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from openenv.core.generic_client import GenericEnvClient
-from openenv_serving import Serving, oracle_action, wire
 
 import rlvr
+from openenv_serving import Serving, oracle_action, wire
 from rlvr.core.types import EnvSpec, Message, Task
 from rlvr.environments.base import Environment
 from rlvr.environments.single_turn import SingleTurnEnv

@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 import pytest
 from openenv.core.generic_client import GenericEnvClient
-from openenv_serving import Serving, oracle_action
 
 import rlvr
+from openenv_serving import Serving, oracle_action
 from rlvr.core.types import EnvSpec, Message, StepResult, Task
 from rlvr.environments.base import Environment
 from rlvr.environments.single_turn import SingleTurnEnv

@@ -70,6 +70,7 @@ __all__ = [
     "RolloutReward",
     "environment_factory",
     "environment_tools",
+    "has_callable_tools",
     "is_tool_env",
     "task_from_row",
     "tool_calling_tokenizer",
@@ -86,6 +87,16 @@ VERDICT_FIELD = "rlvr_verdict"
 def is_tool_env(env: Any) -> bool:
     """True when `env` offers tools (a `ToolEnv`, or any env with `spec.tools`)."""
     return bool(getattr(getattr(env, "spec", None), "tools", ()))
+
+
+def has_callable_tools(env: Any) -> bool:
+    """True when `env` holds rlvr `Tool` objects (a `ToolEnv`), which TRL's `environment_factory` exposes as methods.
+
+    An env that only lists tool schemas in `spec.tools` (e.g. `openenv/remote-v1`: the tools run on the
+    server) is played by rlvr's episode driver through `rollout_func` instead.
+    """
+    tools = getattr(env, "tools", None)
+    return isinstance(tools, Mapping | Sequence) and not isinstance(tools, str) and len(tools) > 0
 
 
 def _google_docstring(tool: Tool) -> str:
@@ -292,7 +303,8 @@ def _tools(env: Environment) -> list[Tool]:
     if isinstance(tools, Sequence):
         return list(tools)
     raise ConfigError(f"environment {env.spec.id!r} lists tool schemas but has no `tools` (a ToolEnv has a "
-                      "name -> Tool mapping); build it on rlvr.environments.multi_turn.ToolEnv")
+                      "name -> Tool mapping): train it through rollout_func (--multi-turn rollout_func, the "
+                      "default for such envs), or build it on rlvr.environments.multi_turn.ToolEnv")
 
 
 def environment_factory(env: Any, **env_args: Any) -> type[_RlvrEnvironment]:

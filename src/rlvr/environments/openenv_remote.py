@@ -1,0 +1,584 @@
+"""`openenv/remote-v1`: any OpenEnv server as an rlvr environment.
+
+`rlvr.make("openenv/remote-v1", base_url=URL, ...)` talks to a running OpenEnv server through
+OpenEnv's own client (`GenericEnvClient`, one WebSocket session per episode) and its HTTP routes
+(`/health`, `/schema`, the task API, `/reset` for prompts).
+
+Actions (read from the server's `/schema`, "action"):
+
+- **chat** -- an rlvr server (`rlvr serve`: the schema carries `x-rlvr-env`): the model's message is
+  the action, `{"content", "tool_calls"}` in the OpenAI wire format; the schema's `tools` are the
+  env's tools (`EnvSpec.tools`), the observation's `messages` are the env's answer, its `verdict`
+  (only when the server says done) IS the episode's Verdict, and its per-step `reward`s are the
+  step rewards.
+- **text** -- a foreign server whose action has a single text field (besides OpenEnv's `metadata`):
+  the message's content is that field.
+- **tool** -- any other object schema becomes ONE tool (its parameters: the action's properties
+  minus `metadata`, local `$ref`s inlined) the model calls natively or as Hermes
+  `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` text; each call is one server step,
+  answered with the observation; a message without a call ends the episode. A call the server
+  rejects (`VALIDATION_ERROR`) is answered with the error and counts as `invalid_action`.
+
+Foreign observations are shown as JSON text (the observation minus `reward`, `done`, `metadata`).
+A foreign episode is scored by `rlvr.environments.external.return_verdict` (the server's rewards
+summed; `correct` only when the server said done with a return >= `success_threshold`); a reward
+of None from the server is an `error` verdict (masked), never 0. Only the server's observation
+fields (`reward`, `done`, `verdict`) are read for scoring: nothing the model writes is.
+
+Tasks: from the task API (`/list_environments`, `/{env}/splits`, `/{env}/num_tasks`,
+`/{env}/task_range`), keeping the server's ids (a spec's `id`, else `{split}-{index}`); an episode
+resets the server with `split` + `index` (+ `task_id` for rlvr servers). A server without the task
+API (501) gets seed tasks `seed-{s}` (reset with `seed=s`). A spec without a prompt gets the
+rendered observation of its reset (fetched lazily with HTTP `/reset`); an episode whose reset
+observation differs from it is an error naming the task.
+
+Failures: an unreachable URL or a schema that cannot be mapped is a `ConfigError` at `make`; a
+server failure mid-episode (dropped connection, server error, no answer within `timeout_s`) is an
+`error` verdict (reward None) for that episode only. Sessions: each `episode_copy()` opens its own
+WebSocket session at `reset` and closes it when the episode ends or the copy is closed; `close()`
+of the original closes every session of every copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import re
+import threading
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeVar
+
+from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
+from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
+from rlvr.environments.actions import ParsedCall, TextTag, parse_actions, render_text_results
+from rlvr.environments.external import ReturnVerifier, return_verdict
+from rlvr.environments.loaders import TaskList
+from rlvr.environments.multi_turn import MultiTurnEnv
+
+__all__ = ["ENV_ID_KEY", "TOOLS_KEY", "ActionMapping", "RemoteOpenEnv", "action_mapping", "make_remote"]
+
+ENV_ID_KEY = "x-rlvr-env"
+"""Key of an rlvr server's action schema naming the served env (the wire contract of `rlvr serve`)."""
+TOOLS_KEY = "tools"
+"""Key of an rlvr server's action schema holding the env's OpenAI tool schemas."""
+HIDDEN_FIELDS = ("reward", "done", "metadata")
+"""Observation fields never shown to the model (scoring and bookkeeping)."""
+T = TypeVar("T")
+_VALIDATION = re.compile(r"\(code: VALIDATION_ERROR\)\s*$")
+
+
+@dataclass(frozen=True)
+class ActionMapping:
+    """How an assistant message becomes the server's action (see the module docstring)."""
+
+    kind: Literal["chat", "text", "tool"]
+    field: str = ""
+    """The text field (kind 'text')."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """OpenAI tool schemas offered to the policy: the server env's (chat) or the action as one tool (tool)."""
+    served_env: str = ""
+    """The rlvr env id an rlvr server names (chat)."""
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"[^A-Za-z0-9]", "", name)).lower() or "action"
+
+
+def _inline(node: Any, defs: dict[str, Any], where: str, seen: tuple[str, ...] = ()) -> Any:
+    """`node` with local `$ref`s (`#/$defs/X`, `#/definitions/X`) replaced by their definitions."""
+    if isinstance(node, list):
+        return [_inline(item, defs, where, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if ref is not None:
+        match = re.fullmatch(r"#/(?:\$defs|definitions)/([^/]+)", ref) if isinstance(ref, str) else None
+        if match is None or match.group(1) not in defs:
+            raise ConfigError(f"action field {where!r}: cannot resolve $ref {ref!r} (only local $defs are supported)")
+        if ref in seen:
+            raise ConfigError(f"action field {where!r}: recursive $ref {ref!r} cannot be offered as a tool")
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return {**_inline(defs[match.group(1)], defs, where, (*seen, ref)), **_inline(rest, defs, where, seen)}
+    return {k: _inline(v, defs, where, seen) for k, v in node.items()}
+
+
+def action_mapping(schema: Any, tool_name: str | None = None) -> ActionMapping:
+    """Map an OpenEnv action JSON schema to chat pass-through, a text field, or one tool.
+
+    Raises:
+        ConfigError: the schema is not an object schema, or a field cannot be mapped (an
+            unresolvable or recursive `$ref`, a required field no value satisfies); the message names it.
+    """
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object" \
+            or not isinstance(schema.get("properties", {}), dict):
+        kind = schema.get("type") if isinstance(schema, dict) else type(schema).__name__
+        raise ConfigError(f"the server's action schema is not a JSON object schema (type {kind!r}); "
+                          "openenv/remote-v1 maps object actions only")
+    if ENV_ID_KEY in schema:
+        tools = schema.get(TOOLS_KEY) or []
+        if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+            raise ConfigError(f"action field {TOOLS_KEY!r}: an rlvr server's tools must be a list of OpenAI "
+                              "tool schemas")
+        return ActionMapping(kind="chat", tools=tuple(tools), served_env=str(schema[ENV_ID_KEY]))
+    defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+    props = {k: _inline(v, defs, k) for k, v in schema.get("properties", {}).items() if k != "metadata"}
+    required = [r for r in schema.get("required", []) if r != "metadata"]
+    for name in required:
+        if props.get(name, True) is False or name not in props:
+            raise ConfigError(f"action field {name!r} is required but no value can satisfy its schema")
+    if len(props) == 1:
+        (name, prop), = props.items()
+        if isinstance(prop, dict) and prop.get("type") == "string":
+            return ActionMapping(kind="text", field=name)
+    parameters: dict[str, Any] = {"type": "object", "properties": props, "required": required}
+    if schema.get("additionalProperties") is False:
+        parameters["additionalProperties"] = False
+    name = tool_name or _snake(str(schema.get("title", "action")))
+    tool = {"type": "function", "function": {"name": name, "parameters": parameters,
+                                             "description": str(schema.get("description", "Act in the environment."))}}
+    return ActionMapping(kind="tool", tools=(tool,))
+
+
+def render_observation(observation: dict[str, Any]) -> str:
+    """A foreign observation as the model sees it: JSON of its fields minus `HIDDEN_FIELDS`."""
+    return json.dumps({k: v for k, v in observation.items() if k not in HIDDEN_FIELDS}, ensure_ascii=False)
+
+
+class _Server:
+    """HTTP side of one OpenEnv server: health, schema, task API, stateless `/reset` (httpx)."""
+
+    def __init__(self, base_url: str, timeout_s: float) -> None:
+        import httpx
+
+        self.base_url = re.sub(r"^ws", "http", base_url.rstrip("/"))
+        self.http = httpx.Client(base_url=self.base_url, timeout=timeout_s)
+        self._error = httpx.HTTPError
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                missing_ok: bool = False) -> Any:
+        """JSON of `method path`; None for a 501 (or 404) when `missing_ok`.
+
+        Raises:
+            ConfigError: the server cannot be reached or answers with an error; the message names the URL.
+        """
+        try:
+            response = self.http.request(method, path, json=body)
+        except self._error as exc:
+            raise ConfigError(f"cannot reach the OpenEnv server at {self.base_url} ({path}): {exc}") from exc
+        if missing_ok and response.status_code in (404, 501):
+            return None
+        if response.status_code >= 400:
+            raise ConfigError(f"the OpenEnv server at {self.base_url} answered {path} with "
+                              f"{response.status_code}: {response.text[:300]}")
+        return response.json()
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class _ClientLoop:
+    """The one event loop (a daemon thread) on which every OpenEnv client session of this process runs.
+
+    OpenEnv's `GenericEnvClient` is async and bound to the loop it connected on, while rlvr episodes
+    run on whatever loop their caller has (rlvr's driver, veRL's agent loop, TRL's `asyncio.run` per
+    batch, `reset_sync`). Every session call is a coroutine scheduled here and awaited from the
+    caller's loop (`call`) or waited for by sync code (`call_sync`): no thread is held per session or
+    per call, so hundreds of concurrent episodes cost one thread (OpenEnv's own `.sync()` wrapper
+    starts a thread per client, and `asyncio.to_thread` caps in-flight calls at the default
+    executor's size: 6 on a 2-core machine).
+    """
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def loop(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None or cls._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="rlvr-openenv-clients", daemon=True).start()
+                cls._loop = loop
+            return cls._loop
+
+    @classmethod
+    async def call(cls, coro: Coroutine[Any, Any, T]) -> T:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, cls.loop()))
+
+    @classmethod
+    def call_sync(cls, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, cls.loop()).result(timeout_s)
+
+
+async def _open_session(base_url: str, timeout_s: float) -> Any:
+    """A connected async `GenericEnvClient` (runs on `_ClientLoop`)."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    client = GenericEnvClient(base_url=base_url, connect_timeout_s=timeout_s, message_timeout_s=timeout_s)
+    try:
+        await client.connect()
+    except BaseException:
+        with contextlib.suppress(Exception):  # release what the failed connect opened
+            await client.close()
+        raise
+    return client
+
+
+async def _invoke(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    """`await session.method(...)` (runs on `_ClientLoop`, where OpenEnv's client returns awaitables)."""
+    return await getattr(session, method)(*args, **kwargs)
+
+
+class _Sessions:
+    """Every open server session of one environment and its episode copies (closed together)."""
+
+    def __init__(self) -> None:
+        self.open: set[Any] = set()
+        self.lock = threading.Lock()
+
+    def add(self, session: Any) -> None:
+        with self.lock:
+            self.open.add(session)
+
+    def discard(self, session: Any) -> bool:
+        """Forget `session`; True when it was open (the caller closes it)."""
+        with self.lock:
+            if session in self.open:
+                self.open.discard(session)
+                return True
+            return False
+
+    def close(self, session: Any, timeout_s: float = 10.0) -> None:
+        """Close `session` from sync code (best effort: a dropped connection is already closed)."""
+        self.discard(session)
+        with contextlib.suppress(Exception):
+            _ClientLoop.call_sync(_invoke(session, "close"), timeout_s)
+
+    async def aclose(self, session: Any) -> None:
+        """Close `session` from async code (best effort)."""
+        self.discard(session)
+        with contextlib.suppress(Exception):
+            await _ClientLoop.call(_invoke(session, "close"))
+
+    def close_all(self) -> None:
+        with self.lock:
+            sessions, self.open = list(self.open), set()
+        for session in sessions:
+            self.close(session)
+
+
+@dataclass
+class _Episode:
+    """Per-episode server bookkeeping."""
+
+    session: Any = None
+    done: bool = False
+    failure: str | None = None
+    rewards: list[float | None] = field(default_factory=list)
+    verdict: Any = None
+    last: dict[str, float] = field(default_factory=dict)
+
+
+class RemoteOpenEnv(MultiTurnEnv):
+    """An OpenEnv server as an rlvr environment; build it with `make_remote` (module docstring)."""
+
+    episode_shared: ClassVar[frozenset[str]] = MultiTurnEnv.episode_shared | {"server", "mapping", "sessions"}
+
+    def __init__(self, server: _Server, mapping: ActionMapping, tasks: Sequence[Task], spec: EnvSpec, *,
+                 timeout_s: float, success_threshold: float | None, max_calls_per_turn: int = 8) -> None:
+        weights = {} if mapping.kind == "chat" else {"env_reward": 1.0}
+        super().__init__(tasks, ReturnVerifier(f"the OpenEnv server at {server.base_url}"), spec,
+                         reward_weights=weights)
+        self.server, self.mapping, self.sessions = server, mapping, _Sessions()
+        self.timeout_s = timeout_s
+        self.success_threshold = success_threshold
+        self.max_calls_per_turn = max_calls_per_turn
+        self.text_tags = (TextTag.hermes(),) if mapping.kind == "tool" else ()
+        self.episode = _Episode()
+        self._is_copy = False
+
+    def episode_copy(self) -> RemoteOpenEnv:
+        """A copy for one concurrent episode, with its own server session (opened at `reset`)."""
+        clone = super().episode_copy()
+        assert isinstance(clone, RemoteOpenEnv)
+        clone.episode, clone._is_copy = _Episode(), True
+        return clone
+
+    # -- the server session ----------------------------------------------------------
+    async def _end_session(self) -> None:
+        session, self.episode.session = self.episode.session, None
+        if session is not None:
+            await self.sessions.aclose(session)
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return await _ClientLoop.call(_invoke(self.episode.session, method, *args, **kwargs))
+
+    # -- episode API ---------------------------------------------------------------------
+    async def reset(self, task: Task | None = None, seed: int | None = None) -> tuple[list[Message], dict[str, Any]]:
+        """Pose the task and reset a fresh server session with it.
+
+        Raises:
+            BackendError: the server failed to start the episode (this episode only).
+            ConfigError: the server's reset observation differs from the task's prompt.
+        """
+        await self._end_session()
+        messages, info = await super().reset(task, seed)
+        assert self.task is not None
+        self.episode = _Episode()
+        reference = dict(self.task.reference)
+        kwargs = {k: reference[k] for k in ("seed", "split", "index") if k in reference}
+        if self.mapping.kind == "chat":  # an rlvr server starts a task by its id (not with split + index too)
+            kwargs = {"task_id": self.task.id}
+        if seed is not None and "seed" not in kwargs:
+            kwargs["seed"] = seed  # the episode's randomness; a seed task's own seed poses the task
+        try:
+            self.episode.session = await _ClientLoop.call(_open_session(self.server.base_url, self.timeout_s))
+            self.sessions.add(self.episode.session)
+            result = await self._call("reset", **kwargs)
+        except Exception as exc:  # any failure of the server or the connection ends this episode only
+            await self._end_session()
+            raise BackendError(f"the OpenEnv server at {self.server.base_url} failed to reset task "
+                               f"{self.task.id!r}: {type(exc).__name__}: {exc}") from exc
+        if reference.get("prompt_from_reset") or self.mapping.kind == "chat":
+            shown = _observation_messages(self.mapping, result.observation)
+            if not shown or [m.model_dump() for m in shown] != [m.model_dump() for m in messages[-len(shown):]]:
+                await self._end_session()
+                raise ConfigError(f"task {self.task.id!r}: the server's reset observation differs from the task's "
+                                  "prompt (its reset is not deterministic for this task)")
+        return messages, info
+
+    async def env_response(self, action: Message) -> tuple[list[Message], bool]:
+        """Step the server with the message (chat/text) or with each of its tool calls (tool)."""
+        self.episode.last = {"env_reward": 0.0, "invalid_action": 0.0}
+        if self.episode.session is None:
+            self.episode.failure = self.episode.failure or "the episode has no open server session"
+            return [], True
+        try:
+            if self.mapping.kind == "tool":
+                return await self._tool_turn(action)
+            payload = ({"content": action.content, "tool_calls": action.to_openai().get("tool_calls")}
+                       if self.mapping.kind == "chat" else {self.mapping.field: action.content})
+            result = await self._call("step", payload)
+            self._record(result)
+            return _observation_messages(self.mapping, result.observation), bool(result.done)
+        except Exception as exc:  # a server failure: an error verdict for this episode, the others go on
+            self.episode.failure = f"{type(exc).__name__}: {exc}"
+            await self._end_session()
+            return [], True
+
+    def _record(self, result: Any) -> None:
+        reward = None if result.reward is None else float(result.reward)
+        if reward is not None and not math.isfinite(reward):
+            reward = None  # a NaN or infinite reward cannot be scored: an error verdict, like None
+        self.episode.rewards.append(reward)
+        self.episode.last["env_reward"] += reward or 0.0
+        self.episode.done = bool(result.done)
+        if self.mapping.kind == "chat" and result.done:
+            self.episode.verdict = result.observation.get("verdict")
+
+    async def _tool_turn(self, action: Message) -> tuple[list[Message], bool]:
+        calls = parse_actions(action, self.text_tags, native=True)
+        if not calls:
+            return [], True
+        name = self.mapping.tools[0]["function"]["name"]
+        answers: list[tuple[ParsedCall, str]] = []
+        for i, call in enumerate(calls):
+            if call.error is not None or call.name != name or i >= self.max_calls_per_turn or self.episode.done:
+                why = (call.error or (f"unknown tool {call.name!r}; the tool is {name!r}" if call.name != name else
+                       "the episode is over; call not run" if self.episode.done else
+                       f"at most {self.max_calls_per_turn} tool calls per message; call not run"))
+                self.episode.last["invalid_action"] += 1.0
+                answers.append((call, f"Error: {why}"))
+                continue
+            try:
+                arguments = {k: v for k, v in call.arguments.items() if k != "metadata"}  # not the model's to set
+                result = await self._call("step", arguments)
+            except RuntimeError as exc:
+                if not _VALIDATION.search(str(exc)):
+                    raise
+                self.episode.last["invalid_action"] += 1.0
+                answers.append((call, f"Error: the server rejected the arguments: {exc}"))
+                continue
+            self._record(result)
+            answers.append((call, render_observation(result.observation)))
+        messages = [Message(role="tool", tool_call_id=call.call_id, name=call.name or None, content=text)
+                    for call, text in answers if call.source == "native"]
+        text_answers = [(call, text) for call, text in answers if call.source == "text"]
+        if text_answers:
+            messages.append(Message(role="user", content=render_text_results(text_answers)))
+        return messages, self.episode.done
+
+    def step_reward(self, action: Message, observation: Sequence[Message]) -> dict[str, float]:
+        """`env_reward` (the server's rewards of this message) and `invalid_action` (rejected calls)."""
+        return dict(self.episode.last)
+
+    async def step(self, action: Message | str | dict[str, Any]) -> StepResult:
+        """`MultiTurnEnv.step`; an rlvr server's per-step rewards are kept as they are."""
+        result = await super().step(action)
+        if self.mapping.kind == "chat" and not (result.terminated or result.truncated):
+            reward = self.episode.rewards[-1] if self.episode.rewards else None
+            self.step_rewards[-1] = reward or 0.0
+            result = result.model_copy(update={"reward": reward or 0.0})
+        return result
+
+    async def final_verdict(self) -> Verdict:
+        """The server's verdict (rlvr server) or the return rule (foreign); error on a failure or a None reward."""
+        try:
+            return self._verdict()
+        finally:
+            await self._end_session()
+
+    def _verdict(self) -> Verdict:
+        assert self.task is not None
+        where = f"the OpenEnv server at {self.server.base_url}, task {self.task.id!r}"
+        episode = self.episode
+        if episode.failure is not None:
+            return Verdict.error(f"{where} failed mid-episode: {episode.failure}")
+        if self.mapping.kind == "chat":
+            if not episode.done or episode.verdict is None:
+                return Verdict.error(f"{where}: the episode was cut before the server ended it (no server verdict)")
+            try:
+                return Verdict.model_validate(episode.verdict)
+            except ValueError as exc:
+                return Verdict.error(f"{where} sent a malformed verdict: {exc}")
+        missing = [i + 1 for i, r in enumerate(episode.rewards) if r is None]
+        if missing:
+            return Verdict.error(f"{where} gave no finite reward (None, NaN or inf) at step(s) {missing}; "
+                                 "the episode cannot be scored")
+        return return_verdict(sum(r or 0.0 for r in episode.rewards), episode.done, self.turn,
+                              self.success_threshold)
+
+    def close_episode(self) -> None:
+        """Close this copy's server session (if open); the other copies' sessions stay open."""
+        session, self.episode.session = self.episode.session, None
+        if session is not None:
+            self.sessions.close(session)
+
+    def close(self) -> None:
+        """A copy closes its own session; the original closes every session, its verifier and HTTP client."""
+        self.close_episode()
+        if not self._is_copy:
+            self.sessions.close_all()
+            self.server.close()
+            super().close()
+
+
+def _observation_messages(mapping: ActionMapping, observation: dict[str, Any]) -> list[Message]:
+    """What the model sees of an observation: an rlvr server's `messages`, else the rendered JSON."""
+    if mapping.kind == "chat":
+        return [Message.model_validate(m) for m in observation.get("messages") or []]
+    return [Message(role="user", content=render_observation(observation))]
+
+
+# -- tasks ------------------------------------------------------------------------------
+def _prompt(raw: Any) -> list[Message] | None:
+    if isinstance(raw, str):
+        return [Message(role="user", content=raw)]
+    if isinstance(raw, list) and raw and all(isinstance(m, dict) for m in raw):
+        return [Message.model_validate(m) for m in raw]
+    return None
+
+
+def _task_list(server: _Server, mapping: ActionMapping, env_name: str | None, split: str | None,
+               size: int | None, seed: int, num_tasks: int, instructions: str | None) -> tuple[TaskList, str, str]:
+    """The tasks (lazy prompts), the seeding kind and a dataset string."""
+    names = server.request("GET", "/list_environments", missing_ok=True) or []
+    if env_name is None and len(names) > 1:
+        raise ConfigError(f"the OpenEnv server at {server.base_url} serves {names}; pass env_name=<one of them>")
+    name = env_name or (names[0] if names else None)
+    splits = server.request("GET", f"/{name}/splits", missing_ok=True) if name else None
+    system = [Message(role="system", content=instructions)] if instructions else []
+
+    def from_reset(index: int, task_id: str, reference: dict[str, Any]) -> Task:
+        body = {k: v for k, v in reference.items() if k != "prompt_from_reset"}
+        observation = server.request("POST", "/reset", body)["observation"]
+        prompt = system + _observation_messages(mapping, observation)
+        return Task(id=task_id, prompt=tuple(prompt), reference={**reference, "prompt_from_reset": True})
+
+    if not splits:
+        def seed_task(index: int, task_seed: int) -> Task:
+            return from_reset(index, f"seed-{task_seed}", {"seed": task_seed})
+
+        count = size if size is not None else num_tasks
+        return (TaskList(range(seed, seed + count), seed_task), "procedural",
+                f"openenv:{server.base_url}?seed={seed}&size={count}")
+    known = [s.get("name") for s in splits if isinstance(s, dict)]
+    chosen = split or known[0]
+    if chosen not in known:
+        raise ConfigError(f"split {chosen!r} is not served by {server.base_url} (splits: {known})")
+    total = int(server.request("POST", f"/{name}/num_tasks", {"split": chosen})["num_tasks"])
+    stop = total if size is None else min(size, total)
+    specs = server.request("POST", f"/{name}/task_range", {"split": chosen, "start": 0, "stop": stop})["tasks"]
+
+    def spec_task(index: int, spec: Any) -> Task:
+        spec = spec if isinstance(spec, dict) else {}
+        at = spec["index"] if isinstance(spec.get("index"), int) else index
+        task_id = str(spec["id"]) if spec.get("id") is not None else f"{chosen}-{at}"
+        reference = {"split": chosen, "index": at}
+        prompt = _prompt(spec.get("prompt"))
+        if prompt is None:
+            return from_reset(index, task_id, reference)
+        return Task(id=task_id, prompt=tuple(system + prompt), reference=reference)
+
+    return TaskList(specs, spec_task), "deterministic", f"openenv:{server.base_url}/{name}?split={chosen}"
+
+
+def make_remote(
+    base_url: str,
+    *,
+    env_name: str | None = None,
+    split: str | None = None,
+    size: int | None = None,
+    num_tasks: int = 100,
+    seed: int = 0,
+    max_turns: int = 100,
+    timeout_s: float = 60.0,
+    success_threshold: float | None = None,
+    tool_name: str | None = None,
+    instructions: str | None = None,
+    reward_range: tuple[float, float] = (0.0, 1.0),
+) -> RemoteOpenEnv:
+    """Connect to the OpenEnv server at `base_url` as an rlvr environment (module docstring).
+
+    Args:
+        base_url: the server (`http://host:port`; `ws://` is accepted too).
+        env_name: the task-API environment name; default the one `/list_environments` lists.
+        split: the task split; default the first the server lists.
+        size: at most this many tasks (the first ones); None: all (task API) or `num_tasks` seeds.
+        num_tasks: number of seed tasks for a server without the task API (seeds `seed ..`).
+        seed: first seed of the seed tasks.
+        max_turns: assistant messages per episode; a server that never says done is cut there.
+        timeout_s: connect and per-message limit, seconds; past it the episode is an error verdict.
+        success_threshold: return needed for `correct` (foreign servers; default: return > 0).
+        tool_name: name of the action tool (tool mode); default from the action schema's title.
+        instructions: optional system message before each prompt.
+        reward_range: bounds of the episode return (for `spec.reward_range`).
+
+    Raises:
+        ConfigError: the URL cannot be reached, the schema cannot be mapped, or a bad option.
+        MissingExtraError: OpenEnv is not installed (`pip install 'rlvr[openenv]'`).
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("openenv") is None:
+        raise MissingExtraError("openenv", "openenv")
+    if not isinstance(base_url, str) or not re.match(r"^(https?|wss?)://", base_url):
+        raise ConfigError(f"base_url must be an http:// or ws:// URL of an OpenEnv server, got {base_url!r}")
+    if not timeout_s > 0 or (size is not None and size < 1) or num_tasks < 1:
+        raise ConfigError(f"timeout_s, size and num_tasks must be positive, got {timeout_s!r}, {size!r}, {num_tasks!r}")
+    server = _Server(base_url, timeout_s)
+    try:
+        server.request("GET", "/health")
+        mapping = action_mapping(server.request("GET", "/schema").get("action"), tool_name)
+        tasks, seeding, dataset = _task_list(server, mapping, env_name, split, size, seed, num_tasks, instructions)
+    except BaseException:
+        server.close()
+        raise
+    what = f"rlvr env {mapping.served_env}" if mapping.kind == "chat" else f"{mapping.kind} actions"
+    spec = EnvSpec(id="openenv/remote-v1", description=f"OpenEnv server {server.base_url} ({what})",
+                   max_turns=max_turns, tools=mapping.tools, seeding=seeding, reward_range=reward_range,
+                   dataset=dataset)
+    return RemoteOpenEnv(server, mapping, tasks, spec, timeout_s=timeout_s, success_threshold=success_threshold)
+

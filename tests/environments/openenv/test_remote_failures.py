@@ -1,0 +1,84 @@
+"""`openenv/remote-v1` when the server fails: an error verdict (masked) for that episode only, the others go
+on; an unreachable URL is a ConfigError naming it; sessions are released after a failure."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+
+import pytest
+
+from rlvr.core.errors import BackendError, ConfigError
+from rlvr.core.types import Message
+from rlvr.environments.multi_turn import tool_call_message
+from rlvr.environments.registry import make
+from rlvr.runners.policies import ScriptPolicy
+from rlvr.runners.rollout import clone_factory, rollout_sync
+
+pytestmark = pytest.mark.extras
+
+Starter = Callable[[], tuple[subprocess.Popen[bytes], str]]
+
+
+def _call(message: str, repeat: int = 1) -> Message:
+    return tool_call_message("tool_action", {"message": message, "repeat": repeat})
+
+
+def test_a_server_error_fails_that_episode_only(tool_url: str, tmp_path) -> None:
+    env = make("openenv/remote-v1", base_url=tool_url, success_threshold=0.5)
+    script = tmp_path / "script.jsonl"
+    good = [_call("hi", 1).to_openai(), _call("stop", 1).to_openai()]
+    rows = [{"task_id": "train-0", "actions": good}, {"task_id": "custom-2", "actions": good},
+            {"task_id": "train-1", "actions": [_call("hi", 1).to_openai(), _call("crash").to_openai()]}]
+    script.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    try:
+        trajectories = rollout_sync(clone_factory(env), ScriptPolicy(script), list(env.tasks), concurrency=3)
+        by_id = {t.task_id: t for t in trajectories}
+        assert by_id["train-0"].verdict.status == by_id["custom-2"].verdict.status == "correct"  # type: ignore[union-attr]
+        broken = by_id["train-1"].verdict
+        assert broken is not None and broken.status == "error" and broken.reward is None
+        assert "train-1" in broken.detail and "crashed" in broken.detail
+        assert not env.sessions.open
+    finally:
+        env.close()
+
+
+def test_no_answer_within_timeout_is_an_error_verdict(tool_url: str) -> None:
+    env = make("openenv/remote-v1", base_url=tool_url, timeout_s=1.0)
+    try:
+        env.reset_sync(env.tasks[0])
+        result = env.step_sync(_call("sleep"))
+        assert result.verdict is not None and result.verdict.status == "error" and result.info["masked"]
+        assert "Timeout" in result.verdict.detail
+        env.reset_sync(env.tasks[0])  # the next episode starts on a fresh session
+        assert env.step_sync(_call("stop", 4)).verdict.status == "correct"  # type: ignore[union-attr]
+    finally:
+        env.close()
+
+
+def test_a_killed_server_is_an_error_verdict_mid_episode(own_tool_server: Starter) -> None:
+    proc, url = own_tool_server()
+    env = make("openenv/remote-v1", base_url=url, timeout_s=5.0)
+    try:
+        tasks = list(env.tasks)  # prompts are read (lazily) while the server is up
+        env.reset_sync(tasks[0])
+        env.step_sync(_call("hi", 2))
+        proc.kill()
+        proc.wait()
+        result = env.step_sync(_call("stop"))
+        assert result.verdict is not None and result.verdict.status == "error" and result.verdict.reward is None
+        assert result.info["masked"] and result.reward == 0.0
+        with pytest.raises(BackendError, match="failed to reset task 'train-1'"):
+            env.reset_sync(tasks[1])
+        assert not env.sessions.open
+    finally:
+        env.close()
+
+
+def test_an_unreachable_url_is_a_config_error_naming_it(closed_url: str) -> None:
+    url = closed_url
+    with pytest.raises(ConfigError, match=url.replace(".", r"\.")):
+        make("openenv/remote-v1", base_url=url, timeout_s=2.0)
+    with pytest.raises(ConfigError, match="base_url"):
+        make("openenv/remote-v1", base_url="localhost:8000")
