@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from openenv_serving import Serving
 
 import rlvr
+from openenv_serving import Serving
 
 pytestmark = pytest.mark.extras
 
