@@ -214,3 +214,34 @@ def test_unreadable_python_path_is_a_clear_error_not_a_weaker_sandbox(tmp_path):
     os.chmod(closed.parent, 0o700)
     with pytest.raises(SandboxError, match=r"python_path entry .* not readable by the sandbox uid"):
         LocalSandbox(python_path=(str(closed),), pool_size=0)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("pool_size", [0, 1])
+def test_sandboxes_start_when_the_next_free_fd_is_the_seccomp_fd(pool_size: int) -> None:
+    """A long-running host (a server with sockets open) gets fd 9 from os.pipe(); bubblewrap's launch shell
+    opens the seccomp program on fd 9, so an inherited pipe numbered 9 was replaced by it: the pool's workers
+    never started (found by `rlvr serve code/humaneval-v1`: 'bwrap: Write to info_fd: Bad file descriptor')
+    and a one-shot run lost its result channel."""
+    from rlvr.sandbox.local import _SECCOMP_FD
+
+    low = _SECCOMP_FD - 1  # os.pipe() -> (8, 9): the write end, the one the child inherits, is fd 9
+    held: list[int] = []
+    saved = {fd: os.dup(fd) for fd in (low, _SECCOMP_FD) if os.path.exists(f"/proc/self/fd/{fd}")}
+    try:
+        for fd in saved:
+            os.close(fd)  # pytest may hold them: set aside, restored below
+        while (fd := os.open(os.devnull, os.O_RDONLY)) != low:  # take every free fd below 8
+            held.append(fd)
+        os.close(fd)  # fds 8 and 9 are now the lowest free ones
+        with LocalSandbox(timeout_s=10, pool_size=pool_size) as sandbox:
+            for _ in range(2):
+                r = sandbox.run([sandbox.python, "-c", "import os; print('ok'); "
+                                 "os.write(int(os.environ['RLVR_RESULT_FD']), b'res')"])
+                assert (r.stdout, r.result, r.exit_code, r.isolation) == (b"ok\n", b"res", 0, "bwrap")
+    finally:
+        for fd in held:
+            os.close(fd)
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)

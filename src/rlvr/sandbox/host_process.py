@@ -168,6 +168,28 @@ def _pump(  # noqa: C901 - one select loop over stdin, three outputs, a deadline
     return False, False
 
 
+CHILD_FD_MIN = 10
+"""Lowest fd number of a pipe a sandbox child inherits (`child_pipe`).
+
+bubblewrap's launch shell opens the seccomp program on fd 9 (`rlvr.sandbox.local`) right before it
+execs bubblewrap; an inherited pipe numbered 9 would be replaced by it, and bubblewrap's
+`--info-fd` write then fails (`Bad file descriptor`). A long-running process (a server with
+sockets open) gets fd 9 from `os.pipe()`, so inherited pipes are numbered from 10.
+"""
+
+
+def child_pipe() -> tuple[int, int]:
+    """`os.pipe()` with both ends numbered >= `CHILD_FD_MIN` (non-inheritable, as `os.pipe`'s)."""
+    import fcntl
+
+    pair = os.pipe()
+    try:
+        return tuple(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, CHILD_FD_MIN) for fd in pair)  # type: ignore[return-value]
+    finally:
+        for fd in pair:
+            os.close(fd)
+
+
 def run_captured(
     argv: Sequence[str],
     *,
@@ -191,8 +213,8 @@ def run_captured(
     Raises:
         OSError: the command could not be started (missing binary, permission).
     """
-    res_r, res_w = os.pipe() if result_channel else (-1, -1)
-    info_r, info_w = os.pipe() if "{info_fd}" in argv else (-1, -1)
+    res_r, res_w = child_pipe() if result_channel else (-1, -1)
+    info_r, info_w = child_pipe() if "{info_fd}" in argv else (-1, -1)
     if info_w >= 0:
         argv = [a.replace("{info_fd}", str(info_w)) for a in argv]
     env = dict(env)

@@ -133,7 +133,8 @@ def seccomp_filter() -> str | None:
 
 
 _SECCOMP_FD = 9
-"""The descriptor bubblewrap reads the seccomp program from; a host shell opens it right before exec."""
+"""The descriptor bubblewrap reads the seccomp program from; a host shell opens it right before exec.
+Pipes the sandbox inherits are numbered above it (`host_process.child_pipe`), never replaced by it."""
 
 
 def capped_dev(shm_mb: int) -> list[str]:

@@ -27,7 +27,14 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from rlvr.sandbox.config import ExecResult
-from rlvr.sandbox.host_process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
+from rlvr.sandbox.host_process import (
+    StreamReader,
+    child_pipe,
+    closed_at_exit,
+    kill_group,
+    read_child_pid,
+    wait_gone,
+)
 
 if TYPE_CHECKING:
     from rlvr.sandbox.local import LocalSandbox
@@ -75,7 +82,7 @@ class _Worker:
         self.work, self.grader = box._make_dirs({}, {SUPERVISOR.name: SUPERVISOR.read_text()})
         full, env, cwd = box._outer(box.isolation, [box.python, "-I", f"{{grader}}/{SUPERVISOR.name}"], self.work,
                                     self.grader, 0.0, limits=False)
-        info_r, info_w = os.pipe()
+        info_r, info_w = child_pipe()
         full = [a.replace("{info_fd}", str(info_w)).replace("{result_fd}", "") for a in full]
         if box.isolation != "bwrap":
             env["RLVR_SANDBOX_TMP"] = env["TMPDIR"]

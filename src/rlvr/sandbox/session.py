@@ -49,7 +49,14 @@ from typing import Any, TypeVar
 
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.guest import GUEST_DIR
-from rlvr.sandbox.host_process import StreamReader, closed_at_exit, kill_group, read_child_pid, wait_gone
+from rlvr.sandbox.host_process import (
+    StreamReader,
+    child_pipe,
+    closed_at_exit,
+    kill_group,
+    read_child_pid,
+    wait_gone,
+)
 from rlvr.sandbox.local import _is_root, _prefix, capped_dev, find_bwrap, remove_tree, sandbox_python, system_binds
 from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, PytestRun, SessionConfig, UnpackError
 
@@ -213,7 +220,7 @@ class SandboxSession:
             raise SandboxError("this session was closed; start a new SandboxSession")
         sup_dir = stage_supervisor("rlvr-session-")
         self._dirs.append(sup_dir)
-        info_r, info_w = os.pipe()
+        info_r, info_w = child_pipe()
         argv = self._argv(sup_dir, info_w)
         kwargs: dict[str, Any] = {}
         if _is_root():
