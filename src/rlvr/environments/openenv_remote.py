@@ -58,12 +58,21 @@ from rlvr.environments.external import ReturnVerifier, return_verdict
 from rlvr.environments.loaders import TaskList
 from rlvr.environments.multi_turn import MultiTurnEnv
 
-__all__ = ["ENV_ID_KEY", "TOOLS_KEY", "ActionMapping", "RemoteOpenEnv", "action_mapping", "make_remote"]
+__all__ = ["ENV_ID_KEY", "MAX_TURNS_KEY", "REWARD_RANGE_KEY", "TOOLS_KEY", "ActionMapping", "RemoteOpenEnv",
+           "action_mapping", "make_remote"]
 
+# The keys of an rlvr server's action schema (the wire contract of `rlvr serve`, written by
+# `rlvr.adapters.openenv.wire`, read here): this layer owns them, the server imports them.
 ENV_ID_KEY = "x-rlvr-env"
 """Key of an rlvr server's action schema naming the served env (the wire contract of `rlvr serve`)."""
 TOOLS_KEY = "tools"
 """Key of an rlvr server's action schema holding the env's OpenAI tool schemas."""
+MAX_TURNS_KEY = "x-rlvr-max-turns"
+"""Key of an rlvr server's action schema holding the env's turn limit (`EnvSpec.max_turns`)."""
+REWARD_RANGE_KEY = "x-rlvr-reward-range"
+"""Key of an rlvr server's action schema holding the env's `[low, high]` reward bounds."""
+DEFAULT_MAX_TURNS = 100
+"""Turn limit of an episode on a server that does not state one (a foreign server)."""
 HIDDEN_FIELDS = ("reward", "done", "metadata")
 """Observation fields never shown to the model (scoring and bookkeeping)."""
 T = TypeVar("T")
@@ -81,6 +90,10 @@ class ActionMapping:
     """OpenAI tool schemas offered to the policy: the server env's (chat) or the action as one tool (tool)."""
     served_env: str = ""
     """The rlvr env id an rlvr server names (chat)."""
+    max_turns: int | None = None
+    """The served env's turn limit (chat; None when the server does not say)."""
+    reward_range: tuple[float, float] | None = None
+    """The served env's reward bounds (chat; None when the server does not say)."""
 
 
 def _snake(name: str) -> str:
@@ -122,7 +135,17 @@ def action_mapping(schema: Any, tool_name: str | None = None) -> ActionMapping:
         if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
             raise ConfigError(f"action field {TOOLS_KEY!r}: an rlvr server's tools must be a list of OpenAI "
                               "tool schemas")
-        return ActionMapping(kind="chat", tools=tuple(tools), served_env=str(schema[ENV_ID_KEY]))
+        max_turns, bounds = schema.get(MAX_TURNS_KEY), schema.get(REWARD_RANGE_KEY)
+        if max_turns is not None and (not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1):
+            raise ConfigError(f"action field {MAX_TURNS_KEY!r}: an rlvr server's turn limit must be an int >= 1, "
+                              f"got {max_turns!r}")
+        if bounds is not None and not (isinstance(bounds, list) and len(bounds) == 2
+                                       and all(isinstance(b, int | float) for b in bounds)):
+            raise ConfigError(f"action field {REWARD_RANGE_KEY!r}: an rlvr server's reward range must be "
+                              f"[low, high], got {bounds!r}")
+        return ActionMapping(kind="chat", tools=tuple(tools), served_env=str(schema[ENV_ID_KEY]),
+                             max_turns=max_turns,
+                             reward_range=(float(bounds[0]), float(bounds[1])) if bounds is not None else None)
     defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
     props = {k: _inline(v, defs, k) for k, v in schema.get("properties", {}).items() if k != "metadata"}
     required = [r for r in schema.get("required", []) if r != "metadata"]
@@ -533,12 +556,12 @@ def make_remote(
     size: int | None = None,
     num_tasks: int = 100,
     seed: int = 0,
-    max_turns: int = 100,
+    max_turns: int | None = None,
     timeout_s: float = 60.0,
     success_threshold: float | None = None,
     tool_name: str | None = None,
     instructions: str | None = None,
-    reward_range: tuple[float, float] = (0.0, 1.0),
+    reward_range: tuple[float, float] | None = None,
 ) -> RemoteOpenEnv:
     """Connect to the OpenEnv server at `base_url` as an rlvr environment (module docstring).
 
@@ -550,11 +573,13 @@ def make_remote(
         num_tasks: number of seed tasks for a server without the task API (seeds `seed ..`).
         seed: first seed of the seed tasks.
         max_turns: assistant messages per episode; a server that never says done is cut there.
+            Default: an rlvr server's own limit (it ends its episodes itself), else 100.
         timeout_s: connect and per-message limit, seconds; past it the episode is an error verdict.
         success_threshold: return needed for `correct` (foreign servers; default: return > 0).
         tool_name: name of the action tool (tool mode); default from the action schema's title.
         instructions: optional system message before each prompt.
-        reward_range: bounds of the episode return (for `spec.reward_range`).
+        reward_range: bounds of the episode return (for `spec.reward_range`); default an rlvr
+            server's own bounds, else (0, 1).
 
     Raises:
         ConfigError: the URL cannot be reached, the schema cannot be mapped, or a bad option.
@@ -577,6 +602,10 @@ def make_remote(
         server.close()
         raise
     what = f"rlvr env {mapping.served_env}" if mapping.kind == "chat" else f"{mapping.kind} actions"
+    if max_turns is None:
+        max_turns = mapping.max_turns or DEFAULT_MAX_TURNS
+    if reward_range is None:
+        reward_range = mapping.reward_range or (0.0, 1.0)
     spec = EnvSpec(id="openenv/remote-v1", description=f"OpenEnv server {server.base_url} ({what})",
                    max_turns=max_turns, tools=mapping.tools, seeding=seeding, reward_range=reward_range,
                    dataset=dataset)

@@ -116,6 +116,8 @@ def test_schema_names_the_env_and_a_tool_envs_tools(serve_env: Serving, math_env
     assert plain["x-rlvr-env"] == "math/reasoning-gym-v1" and "tools" not in plain
     assert action["x-rlvr-env"] == "math/reasoning-gym-tool-v1"
     assert action["tools"] == [dict(t) for t in tool_env.spec.tools] and action["tools"]
+    assert (action["x-rlvr-max-turns"], action["x-rlvr-reward-range"]) == (tool_env.spec.max_turns,
+                                                                         list(tool_env.spec.reward_range))
 
 
 def test_a_tool_call_is_answered_with_a_tool_message(serve_env: Serving, tool_env: Environment) -> None:

@@ -69,6 +69,7 @@ def test_remote_play_matches_the_env_in_process(build: Callable[[], Environment]
                 assert [t.id for t in remote.tasks] == [t.id for t in env.tasks]
                 assert [t.prompt for t in remote.tasks] == [t.prompt for t in env.tasks]
                 assert remote.spec.tools == env.spec.tools
+                assert (remote.spec.max_turns, remote.spec.reward_range) == (env.spec.max_turns, env.spec.reward_range)
                 assert remote.reference_actions(remote.tasks[0]) is None  # no reference leaves the server
                 played = rollout_sync(clone_factory(remote), policy, list(remote.tasks), n=2, concurrency=2)
                 assert not remote.sessions.open

@@ -61,7 +61,7 @@ class ServedHost:
         self.env = env
         self.split = split
         self.name = served_name(env.spec.id)
-        self.action_cls = action_model(env.spec.id, env.spec.tools)
+        self.action_cls = action_model(env.spec)
         self._by_id: dict[str, Task] | None = None
         self._open: weakref.WeakSet[ServedEnv] = weakref.WeakSet()
         self._lock = threading.Lock()

@@ -7,7 +7,9 @@ Shared by the server (`rlvr serve`, `rlvr.adapters.openenv.server`) and the clie
   `tool_calls` in the OpenAI chat-completions format
   `{"id", "type": "function", "function": {"name", "arguments": JSON string}}`. The action's JSON
   schema (`/schema` -> "action") carries `"x-rlvr-env"` (the rlvr env id, so a client can tell an
-  rlvr server) and, when the environment has tools, `"tools"` (its OpenAI tool schemas).
+  rlvr server), `"x-rlvr-max-turns"` and `"x-rlvr-reward-range"` (its `EnvSpec.max_turns` and
+  `reward_range`) and, when the environment has tools, `"tools"` (its OpenAI tool schemas). The
+  keys are defined once, in `rlvr.environments.openenv_remote` (the client side reads them).
 - observation: `messages` (OpenAI message dicts: after reset the prompt, after a step what the
   environment answered, possibly none), `task_id`, `verdict` (`Verdict.model_dump(mode="json")`,
   only when the episode is done), and OpenEnv's `done`, `reward` (per step, rlvr's
@@ -21,18 +23,15 @@ Shared by the server (`rlvr serve`, `rlvr.adapters.openenv.server`) and the clie
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openenv.core.env_server.types import Action, Observation
 from pydantic import ConfigDict, Field
 
-__all__ = ["ENV_ID_KEY", "TOOLS_KEY", "ChatAction", "ChatObservation", "action_model", "served_name"]
+from rlvr.core.types import EnvSpec
+from rlvr.environments.openenv_remote import ENV_ID_KEY, MAX_TURNS_KEY, REWARD_RANGE_KEY, TOOLS_KEY
 
-ENV_ID_KEY = "x-rlvr-env"
-"""Key of the action JSON schema that holds the served rlvr env id."""
-TOOLS_KEY = "tools"
-"""Key of the action JSON schema that holds the environment's OpenAI tool schemas (only with tools)."""
+__all__ = ["ChatAction", "ChatObservation", "action_model", "served_name"]
 
 
 class ChatAction(Action):  # type: ignore[misc]
@@ -55,14 +54,15 @@ class ChatObservation(Observation):  # type: ignore[misc]
         default=None, description="The episode's Verdict as a JSON dict, only when the episode is done.")
 
 
-def action_model(env_id: str, tools: Sequence[Mapping[str, Any]] = ()) -> type[ChatAction]:
-    """`ChatAction` whose JSON schema names the served env (`x-rlvr-env`) and carries its `tools`.
+def action_model(spec: EnvSpec) -> type[ChatAction]:
+    """`ChatAction` whose JSON schema names the served env (`x-rlvr-env`), its turn limit, reward range and tools.
 
     OpenEnv's `/schema` publishes `action_cls.model_json_schema()`, so these keys live on a subclass.
     """
-    extra: dict[str, Any] = {ENV_ID_KEY: env_id}
-    if tools:
-        extra[TOOLS_KEY] = [dict(t) for t in tools]
+    extra: dict[str, Any] = {ENV_ID_KEY: spec.id, MAX_TURNS_KEY: spec.max_turns,
+                             REWARD_RANGE_KEY: list(spec.reward_range)}
+    if spec.tools:
+        extra[TOOLS_KEY] = [dict(t) for t in spec.tools]
 
     class ServedChatAction(ChatAction):
         model_config = ConfigDict(title="ChatAction", json_schema_extra=extra)
