@@ -1,12 +1,13 @@
 """`rlvr serve` overhead: episodes/s and ms per step through OpenEnv's server vs the same env in-process.
 
 The served side is OpenEnv's server app of `rlvr serve` under uvicorn on loopback (`--server
-process`: a `rlvr serve` process; `--server thread`, the default: a thread of this process, sharing
-its GIL with the client, so the overhead shown is an upper bound); the client is OpenEnv's async
-`GenericEnvClient` (no rlvr code on its side), C sessions at once, each playing its share of the
-episodes back to back (reset by task id, then the env's scripted oracle actions). The in-process
-side plays the same episodes with the same oracle through the rlvr rollout driver (`rollout`,
-concurrency C). Every episode must score correct on both sides.
+process`, the default: a `rlvr serve` process; `--server thread`: a thread of this process, sharing
+its GIL with the client). Two clients play it, C sessions at once: OpenEnv's async
+`GenericEnvClient` (no rlvr code on its side; each session plays its share of the episodes back to
+back: reset by task id, then the env's scripted oracle actions), and rlvr's own `openenv/remote-v1`
+environment driven by the rlvr rollout driver (`rollout`, concurrency C; what a trainer's agent loop
+does). The in-process side plays the same episodes with the same oracle through the rollout driver
+on the env itself. Every episode must score correct on every side.
 
 `ms / step` is wall time over steps (the inverse of step throughput, all sessions together);
 overhead is served minus in-process; `step p50 ms` is the latency one served session sees per
@@ -15,7 +16,7 @@ step. Envs: a math env (reasoning-gym arithmetic, verification on the loop) and 
 
 Usage:
     python benchmarks/openenv_serve.py [--sessions 1,16,64] [--math-episodes 256] [--code-episodes 64]
-        [--server thread|process]
+        [--server process|thread]
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from rich.console import Console
 from rich.table import Table
 
 import rlvr
+from rlvr.core.types import Message
 from rlvr.environments.base import Environment
+from rlvr.rollout.policy import Episode
 from rlvr.runners.args import parse_env_args
 from rlvr.runners.policies import OraclePolicy
 from rlvr.runners.rollout import clone_factory, rollout
@@ -84,6 +87,34 @@ async def _served(url: str, env: Environment, episodes: int, sessions: int) -> t
     start = time.perf_counter()
     steps = sum(await asyncio.gather(*(session(k) for k in range(sessions))))
     return time.perf_counter() - start, steps, latencies
+
+
+class _ServedOracle(OraclePolicy):
+    """The in-process env's reference actions for the remote env's task of the same id."""
+
+    def __init__(self, local: Environment) -> None:
+        super().__init__()
+        self.local = local
+        self.by_id = {t.id: t for t in local.tasks}
+
+    def actions(self, episode: Episode) -> Sequence[Message | str | dict[str, Any]]:
+        return self.local.reference_actions(self.by_id[episode.task.id]) or ()
+
+
+def _remote(url: str, env: Environment, episodes: int, sessions: int) -> tuple[float, int]:
+    remote = rlvr.make("openenv/remote-v1", base_url=url)
+    try:
+        by_id = {t.id: t for t in remote.tasks}
+        tasks = [by_id[env.tasks[i % len(env.tasks)].id] for i in range(episodes)]
+        start = time.perf_counter()
+        out = asyncio.run(rollout(clone_factory(remote), _ServedOracle(env), tasks, concurrency=sessions,
+                                  layout=None))
+        wall = time.perf_counter() - start
+    finally:
+        remote.close()
+    bad = [(t.task_id, t.error) for t in out if t.verdict is None or t.verdict.status != "correct"]
+    assert not bad, f"openenv/remote-v1 oracle episodes not correct: {bad[:5]}"
+    return wall, sum(len(t.rewards) for t in out)
 
 
 def _start_server(env_id: str, env_args: Sequence[str], port: int, max_sessions: int) -> subprocess.Popen[str]:
@@ -139,12 +170,13 @@ def main() -> None:
     parser.add_argument("--math-episodes", type=int, default=256)
     parser.add_argument("--code-episodes", type=int, default=64)
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--server", choices=("thread", "process"), default="thread")
+    parser.add_argument("--server", choices=("process", "thread"), default="process")
     args = parser.parse_args()
     levels = [int(x) for x in args.sessions.split(",")]
-    table = Table(title="rlvr serve (OpenEnv server, GenericEnvClient) vs the same env in-process")
-    for col in ("env", "sessions", "episodes", "steps", "in-process ep/s", "served ep/s", "in-process ms/step",
-                "served ms/step", "overhead ms/step", "served step p50 ms"):
+    table = Table(title="rlvr serve (OpenEnv server; clients: GenericEnvClient, openenv/remote-v1) vs in-process")
+    for col in ("env", "sessions", "episodes", "steps", "in-process ep/s", "served ep/s", "remote-v1 ep/s",
+                "in-process ms/step", "served ms/step", "overhead ms/step", "remote-v1 ms/step",
+                "served step p50 ms"):
         table.add_column(col, justify="left" if col == "env" else "right")
     for name, (env_id, env_args) in ENVS.items():
         episodes = args.math_episodes if name == "math" else args.code_episodes
@@ -158,11 +190,12 @@ def main() -> None:
                 n = max(episodes, sessions)
                 wall_in, steps = _in_process(env, n, sessions)
                 wall_srv, steps_srv, lat = asyncio.run(_served(f"http://127.0.0.1:{args.port}", env, n, sessions))
-                assert steps == steps_srv
-                ms_in, ms_srv = wall_in / steps * 1e3, wall_srv / steps * 1e3
+                wall_rem, steps_rem = _remote(f"http://127.0.0.1:{args.port}", env, n, sessions)
+                assert steps == steps_srv == steps_rem
+                ms_in, ms_srv, ms_rem = (w / steps * 1e3 for w in (wall_in, wall_srv, wall_rem))
                 table.add_row(env_id, str(sessions), str(n), str(steps), f"{n / wall_in:,.1f}", f"{n / wall_srv:,.1f}",
-                              f"{ms_in:.2f}", f"{ms_srv:.2f}", f"{ms_srv - ms_in:+.2f}",
-                              f"{statistics.median(lat) * 1e3:.1f}")
+                              f"{n / wall_rem:,.1f}", f"{ms_in:.2f}", f"{ms_srv:.2f}", f"{ms_srv - ms_in:+.2f}",
+                              f"{ms_rem:.2f}", f"{statistics.median(lat) * 1e3:.1f}")
         finally:
             if proc is not None:
                 _stop(proc)
