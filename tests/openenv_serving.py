@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
 from rlvr.adapters.openenv.serve import uvicorn_config
@@ -15,6 +19,45 @@ from rlvr.core.types import Message, Task
 from rlvr.environments.base import Environment
 
 Serving = Callable[..., AbstractContextManager[tuple[str, ServedHost]]]
+
+
+def start_server(argv: Sequence[str], port: int, *, cwd: Path | None = None,
+                 timeout_s: float = 90.0) -> subprocess.Popen[str]:
+    """Start a server process (stdout and stderr piped together) and return it once
+    `http://127.0.0.1:{port}/health` answers 200; RuntimeError with its output if it exits or stays down."""
+    import httpx
+
+    proc = subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{argv[:4]} exited {proc.returncode}: {proc.communicate()[0]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    stop_server(proc)
+    raise RuntimeError(f"{argv[:4]} did not become healthy within {timeout_s:g} s")
+
+
+def stop_server(proc: subprocess.Popen[str], timeout_s: float = 30.0) -> str:
+    """SIGTERM (then SIGKILL past `timeout_s`); returns what the process wrote."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        return proc.communicate(timeout=timeout_s)[0] or ""
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()[0] or ""
+
+
+def rlvr_serve(env_id: str, *args: str) -> tuple[subprocess.Popen[str], str]:
+    """A real `rlvr serve ENV_ID ARGS...` process on a free loopback port: (process, base URL) once healthy."""
+    port = free_port()
+    argv = [sys.executable, "-m", "rlvr.runners.cli", "serve", env_id, *args, "--port", str(port),
+            "--log-level", "warning"]
+    return start_server(argv, port), f"http://127.0.0.1:{port}"
 
 
 def free_port() -> int:
@@ -57,3 +100,29 @@ def oracle_action(env: Environment, task: Task) -> dict[str, Any]:
     actions = env.reference_actions(task)
     assert actions is not None
     return wire(actions[0])
+
+
+@contextmanager
+def serving_parity_env(records: Sequence[dict[str, Any]]) -> Iterator[str]:
+    """Serve the env of the cross-trainer records (tests/data/parity/episodes.json) on loopback; yields its URL."""
+    from rlvr.environments.registry import make
+
+    env_id, env_args = records[0]["env_id"], records[0]["env_args"]
+    assert all((r["env_id"], r["env_args"]) == (env_id, env_args) for r in records)
+    env = make(env_id, **env_args)
+    try:
+        with serving(env) as (url, _host):
+            yield url
+    finally:
+        env.close()
+
+
+def as_served(record: dict[str, Any], url: str) -> dict[str, Any]:
+    """`record` as an export of `openenv/remote-v1` at `url` would replay it: the same episode, the remote env
+    id and URL, and the remote task's reference (how to pose the task on the server, never its answer)."""
+    from rlvr.adapters.export import cached_env
+
+    env_args = {"base_url": url}
+    remote_task = next(t for t in cached_env("openenv/remote-v1", env_args).tasks if t.id == record["task_id"])
+    return {**record, "env_id": "openenv/remote-v1", "env_args": env_args,
+            "reference": json.dumps(remote_task.reference)}

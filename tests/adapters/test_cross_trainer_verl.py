@@ -89,30 +89,18 @@ SERVED = [r for r in RECORDS if r["kind"] != "error_reference"]
 
 @pytest.fixture(scope="module")
 def served_url() -> Any:
-    pytest.importorskip("openenv")
-    from openenv_serving import serving
-    from rlvr.environments.registry import make
+    pytest.importorskip("openenv.core")
+    from openenv_serving import serving_parity_env
 
-    env_id, env_args = SERVED[0]["env_id"], SERVED[0]["env_args"]
-    assert all((r["env_id"], r["env_args"]) == (env_id, env_args) for r in SERVED)
-    env = make(env_id, **env_args)
-    try:
-        with serving(env) as (url, _host):
-            yield url
-    finally:
-        env.close()
+    with serving_parity_env(SERVED) as url:
+        yield url
 
 
 @pytest.mark.parametrize("record", SERVED, ids=lambda r: r["kind"])
 def test_verl_agent_path_against_a_served_env_gives_the_fixture(tokenizer: Any, record: dict[str, Any],
-                                                              served_url: str) -> None:
+                                                                served_url: str) -> None:
     """The veRL agent loop playing against `rlvr serve` gives the in-process ids, masks, rewards and status."""
-    from rlvr.adapters.export import cached_env
+    from openenv_serving import as_served
 
-    env_args = {"base_url": served_url}
-    remote_task = next(t for t in cached_env("openenv/remote-v1", env_args).tasks if t.id == record["task_id"])
-    # the row an export of the remote env writes: the remote task's reference (how to pose it on the server)
-    served = {**record, "env_id": "openenv/remote-v1", "env_args": env_args,
-              "reference": json.dumps(remote_task.reference)}
-    got = verl_replay(served, record_tokenizer(record, tokenizer))
+    got = verl_replay(as_served(record, served_url), record_tokenizer(record, tokenizer))
     assert compare_replay(record, got) == [] and got["status"] == record["expected"]["status"]

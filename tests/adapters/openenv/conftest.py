@@ -5,7 +5,6 @@ Without the `openenv` extra (the core suite's venv) the tests here are not colle
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +13,9 @@ import pytest
 import rlvr
 from rlvr.environments.base import Environment
 
-if importlib.util.find_spec("openenv") is None:
+try:  # `openenv.core`, not `openenv`: the test folders named openenv are namespace packages on sys.path
+    import openenv.core  # noqa: F401
+except ImportError:  # the core venv: nothing here is collected
     collect_ignore_glob = ["test_*.py"]
 
 

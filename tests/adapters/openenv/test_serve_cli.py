@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from openenv.core.generic_client import GenericEnvClient
 
-from openenv_serving import free_port
+from openenv_serving import rlvr_serve
 
 pytestmark = pytest.mark.extras
 
@@ -46,23 +43,8 @@ def _running(pid: int) -> bool:
 
 
 def test_sigterm_closes_every_session_and_sandbox_and_exits_0() -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rlvr.runners.cli", "serve", "terminal/tbench-v1", "-a", 'task_ids=["dedupe-emails"]',
-         "--port", str(port), "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc, url = rlvr_serve("terminal/tbench-v1", "-a", 'task_ids=["dedupe-emails"]')
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.communicate()[0]
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "rlvr serve did not come up"
-            time.sleep(0.2)
         client = GenericEnvClient(base_url=url).sync()
         client.reset(task_id="dedupe-emails")
         sandboxes = _descendants(proc.pid)
