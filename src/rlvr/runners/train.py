@@ -396,7 +396,7 @@ def train_command(
         output: folder for `reward_curve.csv`, `reward_curve.png` and `model/`.
         trainer_args: `GRPOConfig` overrides (unknown names raise ConfigError with close matches).
         multi_turn: for multi-turn envs (`spec.max_turns > 1` or tools): 'auto' (TRL's
-            `environment_factory` for in-process tool envs, `rollout_func` otherwise), 'environment_factory' or
+            `environment_factory` for tool envs, `rollout_func` otherwise), 'environment_factory' or
             'rollout_func' (`rlvr.runners.trl_rollout.multi_turn_hooks`).
         tasks: train only on the tasks this JSONL lists (`rlvr synth`'s rl.jsonl; `rlvr.runners.task_filter`).
 

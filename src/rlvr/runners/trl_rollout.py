@@ -249,9 +249,9 @@ def rollout_func(env: Environment, *, concurrency: int = 8,
 
 MULTI_TURN_PATHS = ("auto", "environment_factory", "rollout_func")
 """How `rlvr train --backend trl` trains a multi-turn env. `auto`: `environment_factory` for tool
-envs whose tools run in-process (a `ToolEnv`: TRL's own tool loop, batched generation, vLLM-ready,
-TRL parses and masks the tool calls), `rollout_func` for other multi-turn envs (observations that
-are not tool answers, or tools that run elsewhere, such as a remote OpenEnv server's)."""
+envs (TRL's own tool loop: batched generation, vLLM-ready, TRL parses and masks the tool calls; the
+tools of a remote OpenEnv server are methods that step the server), `rollout_func` for other
+multi-turn envs (observations that are not tool answers)."""
 
 
 def multi_turn_hooks(env: Environment, model_path: str, config: Any, path: str = "auto") -> dict[str, Any]:
@@ -274,7 +274,6 @@ def multi_turn_hooks(env: Environment, model_path: str, config: Any, path: str =
         EpisodeReward,
         RolloutReward,
         environment_factory,
-        has_callable_tools,
         is_tool_env,
         tool_calling_tokenizer,
     )
@@ -284,7 +283,7 @@ def multi_turn_hooks(env: Environment, model_path: str, config: Any, path: str =
         raise ConfigError(f"multi-turn path must be one of {', '.join(MULTI_TURN_PATHS)}, got {path!r}")
     tools = is_tool_env(env)
     if path == "auto":
-        path = "environment_factory" if tools and has_callable_tools(env) else "rollout_func"
+        path = "environment_factory" if tools else "rollout_func"
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     if tools:
         tokenizer, replaced = tool_calling_tokenizer(tokenizer)

@@ -70,7 +70,6 @@ __all__ = [
     "RolloutReward",
     "environment_factory",
     "environment_tools",
-    "has_callable_tools",
     "is_tool_env",
     "task_from_row",
     "tool_calling_tokenizer",
@@ -87,16 +86,6 @@ VERDICT_FIELD = "rlvr_verdict"
 def is_tool_env(env: Any) -> bool:
     """True when `env` offers tools (a `ToolEnv`, or any env with `spec.tools`)."""
     return bool(getattr(getattr(env, "spec", None), "tools", ()))
-
-
-def has_callable_tools(env: Any) -> bool:
-    """True when `env` holds rlvr `Tool` objects (a `ToolEnv`), which TRL's `environment_factory` exposes as methods.
-
-    An env that only lists tool schemas in `spec.tools` (e.g. `openenv/remote-v1`: the tools run on the
-    server) is played by rlvr's episode driver through `rollout_func` instead.
-    """
-    tools = getattr(env, "tools", None)
-    return isinstance(tools, Mapping | Sequence) and not isinstance(tools, str) and len(tools) > 0
 
 
 def _google_docstring(tool: Tool) -> str:
@@ -140,6 +129,70 @@ def _tool_method(tool: Tool) -> Callable[..., str]:
     method.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     method.__annotations__ = {k: v for k, v in hints.items() if k != "return"}
     return method
+
+
+_JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
+                               "object": dict}
+
+
+def _json_annotation(name: str, tool: str, schema: Mapping[str, Any]) -> Any:
+    """The Python type transformers' `get_json_schema` turns back into `schema` (JSON types, enums)."""
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return typing.Literal[tuple(schema["enum"])]
+    kind = schema.get("type")
+    if isinstance(kind, list):  # ["string", "null"] and the like
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    if kind not in _JSON_TYPES:
+        raise ConfigError(f"tool {tool!r}: parameter {name!r} has no single JSON type ({dict(schema)}); TRL's "
+                          "environment_factory cannot offer it: train through rollout_func (--multi-turn rollout_func)")
+    return _JSON_TYPES[kind]
+
+
+def _schema_method(schema: Mapping[str, Any]) -> tuple[str, Callable[..., str]]:
+    """A method `(self, <parameters>) -> str` for a tool known only by its OpenAI schema.
+
+    The tool's code runs elsewhere (e.g. on a remote OpenEnv server): a call is one episode step
+    with a native tool call.
+
+    Returns:
+        (tool name, method). Optional parameters default to None and are left out of the call.
+
+    Raises:
+        ConfigError: the schema is not an OpenAI function schema, or a parameter has no single JSON type.
+    """
+    function = schema.get("function") if isinstance(schema, Mapping) else None
+    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        raise ConfigError(f"tool schema {schema!r} is not an OpenAI function schema "
+                          '({"type": "function", "function": {"name", "parameters"}})')
+    name = function["name"]
+    parameters = function.get("parameters") or {}
+    properties: Mapping[str, Any] = parameters.get("properties") or {}
+    required = set(parameters.get("required") or ())
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    hints: dict[str, Any] = {}
+    for pname in sorted(properties, key=lambda n: n not in required):  # required first: no default after one
+        kind = _json_annotation(pname, name, properties[pname])
+        hints[pname] = kind if pname in required else kind | None
+        params.append(inspect.Parameter(pname, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hints[pname],
+                                        default=inspect.Parameter.empty if pname in required else None))
+    names = [p.name for p in params[1:]]
+    optional = set(names) - required
+
+    def method(self: _RlvrEnvironment, *args: Any, **kwargs: Any) -> str:
+        arguments = {**dict(zip(names, args, strict=False)), **kwargs}
+        arguments = {k: v for k, v in arguments.items() if not (k in optional and v is None)}
+        return self._call_tool(name, arguments)
+
+    method.__name__ = method.__qualname__ = name
+    lines = [str(function.get("description") or name).strip()]
+    if properties:
+        lines += ["", "Args:"]
+        lines += [f"    {p}: {' '.join(str(properties[p].get('description') or p).split())}" for p in names]
+    method.__doc__ = "\n".join(lines)
+    method.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    method.__annotations__ = hints
+    return name, method
 
 
 # -- the generated class ------------------------------------------------------------------------
@@ -280,7 +333,7 @@ def _resolve(env: Any, env_args: dict[str, Any]) -> Environment:
     return proto
 
 
-def _check_trl_schema(env_id: str, t: Tool, method: Callable[..., str]) -> None:
+def _check_trl_schema(env_id: str, name: str, method: Callable[..., str]) -> None:
     """Fail now, naming the tool, when transformers' `get_json_schema` (TRL's tool schemas) cannot read `method`."""
     try:
         from transformers.utils import get_json_schema
@@ -289,22 +342,25 @@ def _check_trl_schema(env_id: str, t: Tool, method: Callable[..., str]) -> None:
     try:
         get_json_schema(method)
     except Exception as exc:  # transformers raises TypeHintParsingException / DocstringParsingException
-        raise ConfigError(f"tool {t.name!r} of {env_id!r} cannot be offered through TRL's environment_factory: "
+        raise ConfigError(f"tool {name!r} of {env_id!r} cannot be offered through TRL's environment_factory: "
                           f"transformers' get_json_schema, which TRL uses for tool schemas, fails on it ({exc}). "
                           "Give its parameters JSON types (str, int, float, bool, list, dict, Literal, Optional, "
                           "Enum), or train with the rollout_func path (rlvr.runners.trl_rollout), which uses "
                           "rlvr's own schema") from exc
 
 
-def _tools(env: Environment) -> list[Tool]:
+def _tool_methods(env: Environment) -> list[tuple[str, Callable[..., str], Any]]:
+    """(name, method, source) per tool of `env`.
+
+    From its rlvr `Tool`s (a `ToolEnv`), else from its tool schemas alone (`spec.tools`: tools that
+    run elsewhere, e.g. on a remote OpenEnv server); the source is the Tool or the schema.
+    """
     tools = getattr(env, "tools", None)
     if isinstance(tools, Mapping):
-        return list(tools.values())
-    if isinstance(tools, Sequence):
-        return list(tools)
-    raise ConfigError(f"environment {env.spec.id!r} lists tool schemas but has no `tools` (a ToolEnv has a "
-                      "name -> Tool mapping): train it through rollout_func (--multi-turn rollout_func, the "
-                      "default for such envs), or build it on rlvr.environments.multi_turn.ToolEnv")
+        tools = list(tools.values())
+    if isinstance(tools, Sequence) and not isinstance(tools, str) and tools:
+        return [(t.name, _tool_method(t), t) for t in tools]
+    return [(*_schema_method(schema), schema) for schema in env.spec.tools]
 
 
 def environment_factory(env: Any, **env_args: Any) -> type[_RlvrEnvironment]:
@@ -320,8 +376,10 @@ def environment_factory(env: Any, **env_args: Any) -> type[_RlvrEnvironment]:
         rlvr tool (same name, parameters, type hints and description; returns the tool's answer
         text). Instances are shallow copies of one prototype env and share its tasks, verifier (one
         worker pool however many instances TRL makes) and tools; tools that are bound methods of
-        the env are re-bound to each copy. The class attribute `_rlvr_prototype` holds the
-        prototype env: close it after training.
+        the env are re-bound to each copy. An env that lists tool schemas without rlvr `Tool`s
+        (`openenv/remote-v1`: the tools run on the server) gets one method per schema (JSON types
+        as type hints) whose call is one episode step with that tool call. The class attribute
+        `_rlvr_prototype` holds the prototype env: close it after training.
 
     Raises:
         ConfigError: the environment has no tools, a tool name clashes with `reset`/`get_reward`, or
@@ -333,20 +391,24 @@ def environment_factory(env: Any, **env_args: Any) -> type[_RlvrEnvironment]:
     namespace: dict[str, Any] = {"_rlvr_prototype": proto,
                                  "__doc__": f"TRL environment for rlvr's {proto.spec.id} (generated by "
                                             "rlvr.adapters.trl.agent.environment_factory)."}
-    for t in _tools(proto):
-        if t.name in ("reset", "get_reward") or t.name.startswith("_") or hasattr(_RlvrEnvironment, t.name):
-            raise ConfigError(f"tool name {t.name!r} of {proto.spec.id!r} is reserved in TRL environment classes; "
+    for name, method, _source in _tool_methods(proto):
+        if name in ("reset", "get_reward") or name.startswith("_") or hasattr(_RlvrEnvironment, name):
+            raise ConfigError(f"tool name {name!r} of {proto.spec.id!r} is reserved in TRL environment classes; "
                               "rename the tool (Tool(fn, name=...))")
-        namespace[t.name] = _tool_method(t)
-        _check_trl_schema(proto.spec.id, t, namespace[t.name])
+        namespace[name] = method
+        _check_trl_schema(proto.spec.id, name, method)
     cls = type(_class_name(proto.spec.id), (_RlvrEnvironment,), namespace)
     cls.__module__ = __name__
     return cls
 
 
-def environment_tools(cls: type[_RlvrEnvironment]) -> list[Tool]:
-    """The rlvr tools behind a class made by `environment_factory`, in method order."""
-    return _tools(cls._rlvr_prototype)
+def environment_tools(cls: type[_RlvrEnvironment]) -> list[Tool | dict[str, Any]]:
+    """What is behind each tool method of a class made by `environment_factory`, in method order.
+
+    The rlvr `Tool` (a `ToolEnv`), or the OpenAI tool schema of a tool that runs elsewhere (a
+    remote server's).
+    """
+    return [source for _name, _method, source in _tool_methods(cls._rlvr_prototype)]
 
 
 # -- reward ---------------------------------------------------------------------------------------
