@@ -22,7 +22,9 @@ Actions (read from the server's `/schema`, "action"):
 Foreign observations are shown as JSON text (the observation minus `reward`, `done`, `metadata`).
 A foreign episode is scored by `rlvr.environments.external.return_verdict` (the server's rewards
 summed; `correct` only when the server said done with a return >= `success_threshold`); a reward
-of None from the server is an `error` verdict (masked), never 0. Only the server's observation
+of None from the server is an `error` verdict (masked), never 0, and so are a reward that is not a
+number (a string "1"), a `done` that is not a boolean (a string "false"), and rewards whose sum
+overflows to inf. Only the server's observation
 fields (`reward`, `done`, `verdict`) are read for scoring: nothing the model writes is.
 
 Tasks: from the task API (`/list_environments`, `/{env}/splits`, `/{env}/num_tasks`,
@@ -392,12 +394,19 @@ class RemoteOpenEnv(MultiTurnEnv):
             return [], True
 
     def _record(self, result: Any) -> None:
+        """Keep a step's reward and done (ValueError, an error verdict, for values OpenEnv's types do not allow)."""
+        if not isinstance(result.reward, int | float | None) or not isinstance(result.done, bool):
+            raise ValueError(f"the server sent reward={result.reward!r}, done={result.done!r}; OpenEnv's are a "
+                             "number (or null) and a boolean")  # "1" or "false" must not be read as a success
         reward = None if result.reward is None else float(result.reward)
         if reward is not None and not math.isfinite(reward):
             reward = None  # a NaN or infinite reward cannot be scored: an error verdict, like None
+        message_reward = self.episode.last["env_reward"] + (reward or 0.0)
+        if not math.isfinite(message_reward):
+            raise ValueError("the server's rewards for one message overflow (their sum is not finite)")
         self.episode.rewards.append(reward)
-        self.episode.last["env_reward"] += reward or 0.0
-        self.episode.done = bool(result.done)
+        self.episode.last["env_reward"] = message_reward
+        self.episode.done = result.done
         if self.mapping.kind == "chat" and result.done:
             self.episode.verdict = result.observation.get("verdict")
 
