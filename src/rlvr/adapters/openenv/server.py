@@ -57,7 +57,7 @@ SHOWN_DETAIL = frozenset({"error", "timeout"})
 
 
 def served_verdict(verdict: Verdict) -> dict[str, Any]:
-    """The verdict as the client gets it: its JSON, with the detail withheld unless the grader broke (`SHOWN_DETAIL`)."""
+    """The verdict as the client gets it: its JSON, the detail withheld unless the grader broke (`SHOWN_DETAIL`)."""
     shown = verdict.model_dump(mode="json")
     if verdict.status not in SHOWN_DETAIL:
         shown["detail"] = f"{verdict.status} (the detail is withheld by the server: it can quote the reference)"
