@@ -21,10 +21,11 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import Verifier, VerifierConfig
 
-__all__ = ["ReturnVerifier", "return_verdict"]
+__all__ = ["ReturnVerifier", "check_success_threshold", "return_verdict"]
 
 
 class ReturnVerifier(Verifier):
@@ -48,6 +49,12 @@ class ReturnVerifier(Verifier):
     def reference_response(self, reference: Any) -> str:
         """Return-scored environments have no reference response (ValueError)."""
         raise ValueError(f"{self.source} has no reference response")
+
+
+def check_success_threshold(success_threshold: float | None) -> None:
+    """ConfigError unless `success_threshold` is None or finite (NaN makes no episode correct, -inf every one)."""
+    if success_threshold is not None and not math.isfinite(success_threshold):
+        raise ConfigError(f"success_threshold must be a finite number or None, got {success_threshold!r}")
 
 
 def return_verdict(episode_return: float, terminated: bool, turns: int,

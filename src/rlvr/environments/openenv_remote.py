@@ -56,7 +56,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.actions import ParsedCall, TextTag, parse_actions, render_text_results
-from rlvr.environments.external import ReturnVerifier, return_verdict
+from rlvr.environments.external import ReturnVerifier, check_success_threshold, return_verdict
 from rlvr.environments.loaders import TaskList
 from rlvr.environments.multi_turn import MultiTurnEnv
 
@@ -584,14 +584,15 @@ def make_remote(
         max_turns: assistant messages per episode; a server that never says done is cut there.
             Default: an rlvr server's own limit (it ends its episodes itself), else 100.
         timeout_s: connect and per-message limit, seconds; past it the episode is an error verdict.
-        success_threshold: return needed for `correct` (foreign servers; default: return > 0).
+        success_threshold: return needed for `correct` (foreign servers; default: return > 0); finite.
         tool_name: name of the action tool (tool mode); default from the action schema's title.
         instructions: optional system message before each prompt.
         reward_range: bounds of the episode return (for `spec.reward_range`); default an rlvr
             server's own bounds, else (0, 1).
 
     Raises:
-        ConfigError: the URL cannot be reached, the schema cannot be mapped, or a bad option.
+        ConfigError: the URL cannot be reached, the schema cannot be mapped, or a bad option (a
+            success_threshold that is not finite).
         MissingExtraError: OpenEnv is not installed (`pip install 'rlvr[openenv]'`).
     """
     import importlib.util
@@ -602,6 +603,7 @@ def make_remote(
         raise ConfigError(f"base_url must be an http:// or ws:// URL of an OpenEnv server, got {base_url!r}")
     if not timeout_s > 0 or (size is not None and size < 1) or num_tasks < 1:
         raise ConfigError(f"timeout_s, size and num_tasks must be positive, got {timeout_s!r}, {size!r}, {num_tasks!r}")
+    check_success_threshold(success_threshold)
     server = _Server(base_url, timeout_s)
     try:
         server.request("GET", "/health")

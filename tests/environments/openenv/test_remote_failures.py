@@ -128,3 +128,9 @@ def test_an_unreachable_url_is_a_config_error_naming_it(closed_url: str) -> None
         make("openenv/remote-v1", base_url=url, timeout_s=2.0)
     with pytest.raises(ConfigError, match="base_url"):
         make("openenv/remote-v1", base_url="localhost:8000")
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), float("-inf"), float("inf")])
+def test_a_success_threshold_that_is_not_finite_is_a_config_error(closed_url: str, threshold: float) -> None:
+    with pytest.raises(ConfigError, match="success_threshold"):  # nan: nothing correct; -inf: any return correct
+        make("openenv/remote-v1", base_url=closed_url, success_threshold=threshold)
