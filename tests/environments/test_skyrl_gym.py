@@ -168,7 +168,7 @@ class BrokenEnv(BaseTextEnv):
         self.turns += 1
         if self.mode == "step":
             raise RuntimeError("tool crashed")
-        reward = {"nan": float("nan"), "inf": float("inf"), "none": None}.get(self.mode, 1.0)
+        reward = {"nan": float("nan"), "inf": float("inf"), "none": None, "huge": 1e308}.get(self.mode, 1.0)
         observations: Any = "not messages" if self.mode == "obs" else [{"role": "user", "content": "go on"}]
         return {"observations": observations, "reward": reward, "done": self.turns >= 2, "metadata": {}}
 
@@ -198,6 +198,15 @@ def test_a_broken_skyrl_env_is_an_error_verdict_masked(mode: str, why: str) -> N
     ok = play(env, 0, "a", "b")  # the other episodes go on
     assert ok[0].messages == (Message(role="user", content="go on"),) and ok[-1].verdict is not None
     assert (ok[-1].verdict.status, ok[-1].verdict.reward) == ("correct", 2.0)
+    env.close()
+
+
+@pytest.mark.extras
+def test_rewards_whose_sum_overflows_are_an_error_verdict_never_inf() -> None:
+    env = broken_env("huge")  # 1e308 per step, two steps: each finite, the return inf
+    last = play(env, 0, "a", "b")[-1]
+    assert last.verdict is not None and last.verdict.status == "error" and last.verdict.reward is None
+    assert last.info["masked"] and last.reward == 0.0 and "not finite" in last.verdict.detail
     env.close()
 
 

@@ -8,6 +8,8 @@ verdict is read from the episode return. One rule for all of them (`return_verdi
   limit) with a return >= `success_threshold` (default: return > 0); else `incorrect`.
 - the verdict's own reward is 0: the wrapped env's per-step rewards (the `env_reward` step
   component, weight 1) add up to the trajectory reward, so the reward is the return.
+- a return that is not finite (finite step rewards whose sum overflows, e.g. 1e308 twice) cannot
+  be scored: `error` (reward None, masked), never a correct inf.
 
 Such an environment has no reference response and cannot score a lone response: its verifier is
 `ReturnVerifier`, whose scorer answers `error` (reward None) rather than guess.
@@ -15,13 +17,15 @@ Such an environment has no reference response and cannot score a lone response: 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import Verifier, VerifierConfig
 
-__all__ = ["ReturnVerifier", "return_verdict"]
+__all__ = ["ReturnVerifier", "check_success_threshold", "return_verdict"]
 
 
 class ReturnVerifier(Verifier):
@@ -47,6 +51,12 @@ class ReturnVerifier(Verifier):
         raise ValueError(f"{self.source} has no reference response")
 
 
+def check_success_threshold(success_threshold: float | None) -> None:
+    """ConfigError unless `success_threshold` is None or finite (NaN makes no episode correct, -inf every one)."""
+    if success_threshold is not None and not math.isfinite(success_threshold):
+        raise ConfigError(f"success_threshold must be a finite number or None, got {success_threshold!r}")
+
+
 def return_verdict(episode_return: float, terminated: bool, turns: int,
                    success_threshold: float | None = None) -> Verdict:
     """The verdict of a return-scored episode (rule in the module docstring).
@@ -58,8 +68,12 @@ def return_verdict(episode_return: float, terminated: bool, turns: int,
         success_threshold: return needed for `correct`; None means return > 0.
 
     Returns:
-        A Verdict with reward 0 and `components={"return": episode_return}`.
+        A Verdict with reward 0 and `components={"return": episode_return}`; `error` (reward None)
+        when `episode_return` is not finite.
     """
+    if not math.isfinite(episode_return):
+        return Verdict.error(f"the episode return {episode_return} is not finite (the step rewards overflow) "
+                             f"after {turns} turns; the episode cannot be scored")
     reached = episode_return >= success_threshold if success_threshold is not None else episode_return > 0
     success = terminated and reached
     return Verdict(status="correct" if success else "incorrect", reward=0.0,

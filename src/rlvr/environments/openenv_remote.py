@@ -22,7 +22,9 @@ Actions (read from the server's `/schema`, "action"):
 Foreign observations are shown as JSON text (the observation minus `reward`, `done`, `metadata`).
 A foreign episode is scored by `rlvr.environments.external.return_verdict` (the server's rewards
 summed; `correct` only when the server said done with a return >= `success_threshold`); a reward
-of None from the server is an `error` verdict (masked), never 0. Only the server's observation
+of None from the server is an `error` verdict (masked), never 0, and so are a reward that is not a
+number (a string "1"), a `done` that is not a boolean (a string "false"), and rewards whose sum
+overflows to inf. Only the server's observation
 fields (`reward`, `done`, `verdict`) are read for scoring: nothing the model writes is.
 
 Tasks: from the task API (`/list_environments`, `/{env}/splits`, `/{env}/num_tasks`,
@@ -54,7 +56,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.actions import ParsedCall, TextTag, parse_actions, render_text_results
-from rlvr.environments.external import ReturnVerifier, return_verdict
+from rlvr.environments.external import ReturnVerifier, check_success_threshold, return_verdict
 from rlvr.environments.loaders import TaskList
 from rlvr.environments.multi_turn import MultiTurnEnv
 
@@ -392,12 +394,19 @@ class RemoteOpenEnv(MultiTurnEnv):
             return [], True
 
     def _record(self, result: Any) -> None:
+        """Keep a step's reward and done (ValueError, an error verdict, for values OpenEnv's types do not allow)."""
+        if not isinstance(result.reward, int | float | None) or not isinstance(result.done, bool):
+            raise ValueError(f"the server sent reward={result.reward!r}, done={result.done!r}; OpenEnv's are a "
+                             "number (or null) and a boolean")  # "1" or "false" must not be read as a success
         reward = None if result.reward is None else float(result.reward)
         if reward is not None and not math.isfinite(reward):
             reward = None  # a NaN or infinite reward cannot be scored: an error verdict, like None
+        message_reward = self.episode.last["env_reward"] + (reward or 0.0)
+        if not math.isfinite(message_reward):
+            raise ValueError("the server's rewards for one message overflow (their sum is not finite)")
         self.episode.rewards.append(reward)
-        self.episode.last["env_reward"] += reward or 0.0
-        self.episode.done = bool(result.done)
+        self.episode.last["env_reward"] = message_reward
+        self.episode.done = result.done
         if self.mapping.kind == "chat" and result.done:
             self.episode.verdict = result.observation.get("verdict")
 
@@ -575,14 +584,15 @@ def make_remote(
         max_turns: assistant messages per episode; a server that never says done is cut there.
             Default: an rlvr server's own limit (it ends its episodes itself), else 100.
         timeout_s: connect and per-message limit, seconds; past it the episode is an error verdict.
-        success_threshold: return needed for `correct` (foreign servers; default: return > 0).
+        success_threshold: return needed for `correct` (foreign servers; default: return > 0); finite.
         tool_name: name of the action tool (tool mode); default from the action schema's title.
         instructions: optional system message before each prompt.
         reward_range: bounds of the episode return (for `spec.reward_range`); default an rlvr
             server's own bounds, else (0, 1).
 
     Raises:
-        ConfigError: the URL cannot be reached, the schema cannot be mapped, or a bad option.
+        ConfigError: the URL cannot be reached, the schema cannot be mapped, or a bad option (a
+            success_threshold that is not finite).
         MissingExtraError: OpenEnv is not installed (`pip install 'rlvr[openenv]'`).
     """
     try:  # `openenv.core`, not `openenv`: a folder named openenv on sys.path is a namespace package
@@ -593,6 +603,7 @@ def make_remote(
         raise ConfigError(f"base_url must be an http:// or ws:// URL of an OpenEnv server, got {base_url!r}")
     if not timeout_s > 0 or (size is not None and size < 1) or num_tasks < 1:
         raise ConfigError(f"timeout_s, size and num_tasks must be positive, got {timeout_s!r}, {size!r}, {num_tasks!r}")
+    check_success_threshold(success_threshold)
     server = _Server(base_url, timeout_s)
     try:
         server.request("GET", "/health")

@@ -51,7 +51,7 @@ from typing import Any
 
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
-from rlvr.environments.external import ReturnVerifier, return_verdict
+from rlvr.environments.external import ReturnVerifier, check_success_threshold, return_verdict
 from rlvr.environments.loaders import Rows, load_rows
 from rlvr.environments.multi_turn import MultiTurnEnv
 
@@ -365,8 +365,7 @@ def from_skyrl_gym(
         raise ConfigError(f"max_turns must be an int >= 1, got {max_turns!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigError(f"limit must be an int >= 1 or None, got {limit!r}")
-    if success_threshold is not None and not math.isfinite(success_threshold):
-        raise ConfigError(f"success_threshold must be a finite number or None, got {success_threshold!r}")
+    check_success_threshold(success_threshold)
     loaded = _load(rows)
     if limit is not None:
         loaded = Rows(loaded[:limit], loaded.source, loaded.locations[:limit])

@@ -53,6 +53,19 @@ def test_a_wrong_answer_is_incorrect(serve_env: Serving, math_env: Environment) 
         assert result.observation["verdict"]["status"] == "incorrect"
 
 
+@pytest.mark.parametrize("answer", ["The answer is \\boxed{-987654321}.", "no idea"], ids=["incorrect", "no_answer"])
+def test_a_failed_episodes_verdict_never_quotes_the_reference(serve_env: Serving, math_env: Environment,
+                                                              answer: str) -> None:
+    task = math_env.tasks[0]  # else one wasted episode per task harvests every answer for the next ones
+    with serve_env(math_env) as (url, _), GenericEnvClient(base_url=url).sync() as client:
+        client.reset(task_id=task.id)
+        result = client.step({"content": answer})
+        assert result.done is True and result.observation["verdict"]["status"] in ("incorrect", "no_answer")
+        shown = {**result.observation, "verdict": {k: v for k, v in result.observation["verdict"].items()
+                                                   if k != "elapsed_s"}}  # digits of a float are no quote
+        assert str(task.reference) not in json.dumps(shown)
+
+
 def test_a_broken_grader_is_reward_none_and_an_error_verdict(serve_env: Serving) -> None:
     task = Task(id="t0", prompt=(Message(role="user", content="2+2?"),), reference="4")
     env = SingleTurnEnv([task], ConstantVerifier("error", None), EnvSpec(id="test/broken-v1"))

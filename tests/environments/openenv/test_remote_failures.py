@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 
@@ -76,9 +77,60 @@ def test_a_killed_server_is_an_error_verdict_mid_episode(own_tool_server: Starte
         env.close()
 
 
+def test_rewards_whose_sum_overflows_are_an_error_verdict_never_inf(tool_url: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    env = make("openenv/remote-v1", base_url=tool_url)
+    try:
+        async def server_says(method: str, action: dict[str, object]) -> SimpleNamespace:
+            return SimpleNamespace(observation={"echoed_message": "hi"}, reward=1e308, done=action["message"] == "stop")
+
+        env.reset_sync(env.tasks[0])
+        monkeypatch.setattr(env, "_call", server_says)  # each reward finite, their sum is not
+        first = env.step_sync(_call("hi"))
+        last = env.step_sync(_call("stop"))
+        assert first.verdict is None and first.reward == 1e308
+        assert last.verdict is not None and last.verdict.status == "error" and last.verdict.reward is None
+        assert last.info["masked"] and "not finite" in last.verdict.detail
+        monkeypatch.undo()
+        env.reset_sync(env.tasks[0])  # within one message: an error verdict too, not a crash of the step
+        monkeypatch.setattr(env, "_call", server_says)
+        calls = [tool_call_message("tool_action", {"message": m, "repeat": 1}, call_id=f"call_{i}")
+                 for i, m in enumerate(("hi", "stop"))]
+        result = env.step_sync(Message(role="assistant", content="",
+                                       tool_calls=tuple(t for c in calls for t in c.tool_calls or ())))
+        assert result.verdict is not None and result.verdict.status == "error" and result.verdict.reward is None
+        assert "overflow" in result.verdict.detail
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(("reward", "done"), [("1", True), (1.0, "false"), (1.0, 1), (None, None)])
+def test_a_reward_or_done_of_a_type_openenv_does_not_allow_is_an_error_verdict(
+        tool_url: str, monkeypatch: pytest.MonkeyPatch, reward: object, done: object) -> None:
+    env = make("openenv/remote-v1", base_url=tool_url)
+    try:
+        env.reset_sync(env.tasks[0])
+
+        async def server_says(method: str, *args: object, **kwargs: object) -> SimpleNamespace:
+            return SimpleNamespace(observation={"echoed_message": "hi"}, reward=reward, done=done)
+
+        monkeypatch.setattr(env, "_call", server_says)  # a non-OpenEnv server speaking the wire protocol loosely
+        result = env.step_sync(_call("hi"))
+        assert result.verdict is not None and result.verdict.status == "error" and result.verdict.reward is None
+        assert "OpenEnv's are a number" in result.verdict.detail
+    finally:
+        env.close()
+
+
 def test_an_unreachable_url_is_a_config_error_naming_it(closed_url: str) -> None:
     url = closed_url
     with pytest.raises(ConfigError, match=url.replace(".", r"\.")):
         make("openenv/remote-v1", base_url=url, timeout_s=2.0)
     with pytest.raises(ConfigError, match="base_url"):
         make("openenv/remote-v1", base_url="localhost:8000")
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), float("-inf"), float("inf")])
+def test_a_success_threshold_that_is_not_finite_is_a_config_error(closed_url: str, threshold: float) -> None:
+    with pytest.raises(ConfigError, match="success_threshold"):  # nan: nothing correct; -inf: any return correct
+        make("openenv/remote-v1", base_url=closed_url, success_threshold=threshold)

@@ -12,8 +12,10 @@ instance: a `ServedEnv` is cheap until reset, and closing one releases only its 
 resources (`Environment.close_episode`: a terminal sandbox), never the shared verifier pool.
 
 Guards against a policy hunting for a reward hack through the server: the task API shows ids and
-prompts, never references; a step after the episode ended is refused (no second score, no more
-reward); the action's `metadata` is ignored; sessions never share episode state.
+prompts, never references; a verdict's `detail` is sent only when the grader broke (a scored
+verdict's detail can quote the reference: playing a task once wrongly must not reveal its answer);
+a step after the episode ended is refused (no second score, no more reward); the action's
+`metadata` is ignored; sessions never share episode state.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata
 
 from rlvr.adapters.openenv.wire import ChatAction, ChatObservation, action_model, served_name
 from rlvr.core.errors import ConfigError
-from rlvr.core.types import Message, StepResult, Task
+from rlvr.core.types import Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment, as_message
 
 __all__ = ["ServedEnv", "ServedHost", "create_served_app"]
@@ -47,6 +49,19 @@ def _dicts(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def task_entry(task: Task, index: int) -> dict[str, Any]:
     """A task as the task API shows it: id, index and prompt, never the reference."""
     return {"id": task.id, "index": index, "prompt": _dicts(task.prompt)}
+
+
+SHOWN_DETAIL = frozenset({"error", "timeout"})
+"""Verdict statuses whose `detail` a client gets: why the grader broke. A scored verdict's detail
+(correct, incorrect, no_answer) compares with the gold (math: "... != gold '42'"), so it stays on the server."""
+
+
+def served_verdict(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as the client gets it: its JSON, the detail withheld unless the grader broke (`SHOWN_DETAIL`)."""
+    shown = verdict.model_dump(mode="json")
+    if verdict.status not in SHOWN_DETAIL:
+        shown["detail"] = f"{verdict.status} (the detail is withheld by the server: it can quote the reference)"
+    return shown
 
 
 class ServedHost:
@@ -192,7 +207,7 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
         if done:
             self._done = True
             if result.verdict is not None:
-                verdict = result.verdict.model_dump(mode="json")
+                verdict = served_verdict(result.verdict)
                 metadata["status"] = result.verdict.status
                 if result.verdict.reward is None:
                     reward = None  # a broken grader: masked, never a 0

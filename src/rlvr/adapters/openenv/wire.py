@@ -12,7 +12,8 @@ Shared by the server (`rlvr serve`, `rlvr.adapters.openenv.server`) and the clie
   keys are defined once, in `rlvr.environments.openenv_remote` (the client side reads them).
 - observation: `messages` (OpenAI message dicts: after reset the prompt, after a step what the
   environment answered, possibly none), `task_id`, `verdict` (`Verdict.model_dump(mode="json")`,
-  only when the episode is done), and OpenEnv's `done`, `reward` (per step, rlvr's
+  only when the episode is done; its `detail` is withheld unless the status is `error` or
+  `timeout`, since a scored verdict's detail can quote the reference), and OpenEnv's `done`, `reward` (per step, rlvr's
   `StepResult.reward`, so the rewards sum to the trajectory reward; None on the last step when the
   verdict is masked, a broken grader, never 0) and `metadata` (`turn`, `truncated`, and `status`
   on the last step).
