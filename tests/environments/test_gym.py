@@ -204,3 +204,10 @@ def test_rlvr_check_plays_return_scored_envs_by_episode() -> None:
     assert report.passed, [r for r in report.results if not r.passed]
     assert "reference_correct" not in by_name and by_name["response_scoring"].items == 0
     assert by_name["episode_protocol"].passed and by_name["noop_episode"].items == 4
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), float("-inf")])
+def test_a_success_threshold_that_is_not_finite_is_a_config_error(threshold: float) -> None:
+    """NaN would make no episode correct and -inf every episode the env ended: refused when the env is made."""
+    with pytest.raises(ConfigError, match="success_threshold must be a finite number"):
+        from_gymnasium("rlvrtest/GuessNumber-v0", size=2, success_threshold=threshold)

@@ -45,7 +45,7 @@ from gymnasium import spaces
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment, as_message
-from rlvr.environments.external import ReturnVerifier, return_verdict
+from rlvr.environments.external import ReturnVerifier, check_success_threshold, return_verdict
 from rlvr.environments.loaders import TaskList
 from rlvr.environments.multi_turn import MultiTurnEnv
 
@@ -354,6 +354,7 @@ def from_gymnasium(
         ConfigError: unsupported spaces, missing `actions`/`observation_to_text`, bad options, or
             an instance that cannot be copied.
     """
+    check_success_threshold(success_threshold)
     if isinstance(env_or_id, str):
         try:
             gym_env = gymnasium.make(env_or_id, **(make_kwargs or {}))
