@@ -150,11 +150,13 @@ def test_error_rows_are_readable_and_broken_episodes_rerun(tmp_path: Path) -> No
     assert all(t.verdict is not None and t.verdict.status == "error" and t.verdict.reward is None for t in broken)
     stats = score_file(out)
     assert stats.errors == 6 and stats.pass_at(1) == (1.0, 1)
+    assert f"6 episodes broke (field `error` of their rows in {out}" in result.output  # the why, not only a count
+    assert f"the first: {broken[0].error}" in " ".join(result.output.split())
 
     _script(script, 4)  # the "server" is back: a rerun redoes the broken episodes only, without duplicates
     result = runner.invoke(app, ["eval", *ENV, "--policy", f"script:{script}", "-n", "2", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "2 / 6" in result.output
+    assert "2 / 6" in result.output and "broke" not in result.output
     rows = list(read_trajectories(out))
     assert sorted((t.task_id, t.info["sample"]) for t in rows) == sorted({(t.task_id, t.info["sample"]) for t in rows})
     assert len(rows) == 8 and not any(t.error for t in rows)

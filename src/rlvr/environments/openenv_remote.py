@@ -365,7 +365,7 @@ class RemoteOpenEnv(MultiTurnEnv):
         except Exception as exc:  # any failure of the server or the connection ends this episode only
             await self._end_session()
             raise BackendError(f"the OpenEnv server at {self.server.base_url} failed to reset task "
-                               f"{self.task.id!r}: {type(exc).__name__}: {exc}") from exc
+                               f"{self.task.id!r}: {type(exc).__name__}: {exc}{_capacity_hint(exc)}") from exc
         if reference.get("prompt_from_reset") or self.mapping.kind == "chat":
             shown = _observation_messages(self.mapping, result.observation)
             if not shown or [m.model_dump() for m in shown] != [m.model_dump() for m in messages[-len(shown):]]:
@@ -495,6 +495,15 @@ class RemoteOpenEnv(MultiTurnEnv):
             self.sessions.close_all()
             self.server.close()
             super().close()
+
+
+def _capacity_hint(exc: BaseException) -> str:
+    """The fix for a server that refused a session because it is full (OpenEnv's CAPACITY_REACHED), else ''."""
+    if "CAPACITY_REACHED" not in str(exc):
+        return ""
+    return ("; every episode holds one session: let the server take more (`rlvr serve --max-sessions N`; an "
+            "`openenv init` server: `create_app(..., max_concurrent_envs=N)` in server/app.py, 1 by default) or "
+            "run fewer episodes at once (`rlvr eval --concurrency N`; `rlvr train --backend trl` plays up to 8)")
 
 
 def _observation_messages(mapping: ActionMapping, observation: dict[str, Any]) -> list[Message]:

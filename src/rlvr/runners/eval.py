@@ -59,11 +59,13 @@ class EvalStats(VerdictStats):
         errors: trajectories whose episode broke (policy/environment/tokens; `error` set).
         resumed: trajectories found in the output at start.
         written: trajectories written by this run.
+        first_error: the `error` of the first broken episode counted (None: none broke).
     """
 
     errors: int = 0
     resumed: int = 0
     written: int = 0
+    first_error: str | None = None
 
     def add(self, traj: Trajectory) -> None:
         """Count one trajectory (a missing verdict counts as `error`)."""
@@ -71,6 +73,8 @@ class EvalStats(VerdictStats):
         self.count(verdict.status if verdict is not None else "error", verdict.reward if verdict is not None else None,
                    traj.task_id)
         self.errors += traj.error is not None
+        if self.first_error is None:
+            self.first_error = traj.error
 
 
 def read_trajectories(path: Path, *, repair: bool = False) -> Iterator[Trajectory]:
@@ -380,6 +384,10 @@ def run_eval(config: EvalConfig, *, console: Any, err_console: Any) -> EvalStats
                              seed=config.seed, overwrite=config.overwrite, on_start=bar.start,
                              on_progress=bar.advance)
     console.print(report_table(stats, k=config.k, title=f"rlvr eval {config.env} → {config.output}"))
+    if stats.first_error is not None:  # the table counts broken episodes; this says why
+        err_console.print(f"{stats.errors} episode{'s' * (stats.errors != 1)} broke (field `error` of their rows "
+                          f"in {config.output}; a rerun runs them again); the first: {stats.first_error}",
+                          markup=False, highlight=False, soft_wrap=True)
     return stats
 
 

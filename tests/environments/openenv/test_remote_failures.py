@@ -134,3 +134,17 @@ def test_an_unreachable_url_is_a_config_error_naming_it(closed_url: str) -> None
 def test_a_success_threshold_that_is_not_finite_is_a_config_error(closed_url: str, threshold: float) -> None:
     with pytest.raises(ConfigError, match="success_threshold"):  # nan: nothing correct; -inf: any return correct
         make("openenv/remote-v1", base_url=closed_url, success_threshold=threshold)
+
+
+def test_a_full_server_names_the_fix(echo_url: str) -> None:
+    """The `openenv init` template takes one session: a second episode at once is refused with the fix."""
+    env = make("openenv/remote-v1", base_url=echo_url, max_turns=2)
+    second = env.episode_copy()
+    try:
+        env.reset_sync(env.tasks[0])
+        with pytest.raises(BackendError, match=r"CAPACITY_REACHED.*max_concurrent_envs=N.*--concurrency N"):
+            second.reset_sync(env.tasks[1])
+        assert len(env.sessions.open) == 1  # the refused episode holds nothing
+    finally:
+        env.close()
+    assert not env.sessions.open
