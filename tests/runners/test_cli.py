@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from rlvr.runners.cli import app
@@ -128,6 +129,15 @@ def test_verify_help_documents_output_columns() -> None:
     assert result.exit_code == 0
     for column in ("_line", "_bad_row", "_raw", "verdict", "meta.json", "--overwrite"):
         assert column in result.output, column
+
+
+def test_eval_and_train_help_say_what_a_first_user_needs() -> None:
+    """The script file format and the default model, without reading the README."""
+    eval_help = " ".join(runner.invoke(app, ["eval", "--help"], terminal_width=200).output.split())
+    assert '{"task_id": ..., "actions": [...]}' in eval_help
+    train = typer.main.get_command(app).commands["train"]  # type: ignore[attr-defined]  # a click Group
+    model = next(p for p in train.params if p.name == "model")
+    assert "the embedded SmolLM2-135M-Instruct" in model.help  # the table cuts long words at 80 columns
 
 
 def test_verify_wrong_keys_hint_then_refused_resume(tmp_path: Path) -> None:

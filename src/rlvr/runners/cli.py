@@ -430,7 +430,8 @@ def train(
                                          "their own Python: see --backend-python).")] = "trl",
     env: Annotated[str, typer.Option("--env", "-e", help="Environment id.")] = "math/reasoning-gym-v1",
     env_arg: EnvArgs = None,
-    model: Annotated[str | None, typer.Option(help="Model name or local path.")] = None,
+    model: Annotated[str | None, typer.Option(help="Local model folder or Hugging Face id; default (or `smollm2`): "
+                                               "the embedded SmolLM2-135M-Instruct.")] = None,
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 50,
     output: Annotated[Path, typer.Option("--output", "-o", help="Output directory (curve, plot, model).")] = Path(
         "rlvr-train"
@@ -495,7 +496,8 @@ _EVAL_HELP = "\n\n".join([
     "print pass@1 / pass@k (unbiased estimator), mean reward and counts per verdict status.",
     "The policy: --policy oracle|noop|script:PATH (scripted, no model: oracle must score correct, noop must "
     "not), else --model with --base-url (an OpenAI-compatible server, e.g. vLLM), else --model as a local "
-    "model folder or `smollm2` (run with --generator transformers or vllm).",
+    "model folder or `smollm2` (run with --generator transformers or vllm). script:PATH replays a JSONL of "
+    "{\"task_id\": ..., \"actions\": [...]} lines (each action a string or an assistant message dict).",
     "Verification runs with --engine local (worker processes, --workers N) or --engine ray (Ray actors on "
     "the cluster at --ray-address), as for `rlvr verify`.",
     "Rerunning the same command resumes (skips the (task, sample) pairs already written); a larger -n adds "
