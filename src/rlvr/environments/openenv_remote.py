@@ -503,7 +503,7 @@ def _capacity_hint(exc: BaseException) -> str:
         return ""
     return ("; every episode holds one session: let the server take more (`rlvr serve --max-sessions N`; an "
             "`openenv init` server: `create_app(..., max_concurrent_envs=N)` in server/app.py, 1 by default) or "
-            "run fewer episodes at once (`rlvr eval --concurrency N`; `rlvr train --backend trl` plays up to 8)")
+            "run fewer episodes at once (`rlvr eval --concurrency N`; a trainer plays its generation batch at once)")
 
 
 def _observation_messages(mapping: ActionMapping, observation: dict[str, Any]) -> list[Message]:
