@@ -49,6 +49,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
@@ -312,12 +313,14 @@ class RemoteOpenEnv(MultiTurnEnv):
     episode_shared: ClassVar[frozenset[str]] = MultiTurnEnv.episode_shared | {"server", "mapping", "sessions"}
 
     def __init__(self, server: _Server, mapping: ActionMapping, tasks: Sequence[Task], spec: EnvSpec, *,
-                 timeout_s: float, success_threshold: float | None, max_calls_per_turn: int = 8) -> None:
+                 timeout_s: float, success_threshold: float | None, max_calls_per_turn: int = 8,
+                 capacity_wait_s: float = 0.0) -> None:
         weights = {} if mapping.kind == "chat" else {"env_reward": 1.0}
         super().__init__(tasks, ReturnVerifier(f"the OpenEnv server at {server.base_url}"), spec,
                          reward_weights=weights)
         self.server, self.mapping, self.sessions = server, mapping, _Sessions()
         self.timeout_s = timeout_s
+        self.capacity_wait_s = capacity_wait_s
         self.success_threshold = success_threshold
         self.max_calls_per_turn = max_calls_per_turn
         self.text_tags = (TextTag.hermes(),) if mapping.kind == "tool" else ()
@@ -358,14 +361,21 @@ class RemoteOpenEnv(MultiTurnEnv):
             kwargs = {"task_id": self.task.id}
         if seed is not None and "seed" not in kwargs:
             kwargs["seed"] = seed  # the episode's randomness; a seed task's own seed poses the task
-        try:
-            self.episode.session = await _ClientLoop.call(_open_session(self.server.base_url, self.timeout_s))
-            self.sessions.add(self.episode.session)
-            result = await self._call("reset", **kwargs)
-        except Exception as exc:  # any failure of the server or the connection ends this episode only
-            await self._end_session()
-            raise BackendError(f"the OpenEnv server at {self.server.base_url} failed to reset task "
-                               f"{self.task.id!r}: {type(exc).__name__}: {exc}{_capacity_hint(exc)}") from exc
+        deadline, delay = time.monotonic() + self.capacity_wait_s, 0.05
+        while True:
+            try:
+                self.episode.session = await _ClientLoop.call(_open_session(self.server.base_url, self.timeout_s))
+                self.sessions.add(self.episode.session)
+                result = await self._call("reset", **kwargs)
+                break
+            except Exception as exc:  # any failure of the server or the connection ends this episode only
+                await self._end_session()
+                if "CAPACITY_REACHED" in str(exc) and time.monotonic() + delay < deadline:
+                    await asyncio.sleep(delay)  # the server is full: wait for a slot (capacity_wait_s)
+                    delay = min(2 * delay, 1.0)
+                    continue
+                raise BackendError(f"the OpenEnv server at {self.server.base_url} failed to reset task "
+                                   f"{self.task.id!r}: {type(exc).__name__}: {exc}{_capacity_hint(exc)}") from exc
         if reference.get("prompt_from_reset") or self.mapping.kind == "chat":
             shown = _observation_messages(self.mapping, result.observation)
             if not shown or [m.model_dump() for m in shown] != [m.model_dump() for m in messages[-len(shown):]]:
@@ -576,6 +586,7 @@ def make_remote(
     seed: int = 0,
     max_turns: int | None = None,
     timeout_s: float = 60.0,
+    capacity_wait_s: float = 0.0,
     success_threshold: float | None = None,
     tool_name: str | None = None,
     instructions: str | None = None,
@@ -593,6 +604,11 @@ def make_remote(
         max_turns: assistant messages per episode; a server that never says done is cut there.
             Default: an rlvr server's own limit (it ends its episodes itself), else 100.
         timeout_s: connect and per-message limit, seconds; past it the episode is an error verdict.
+        capacity_wait_s: how long an episode waits for a free session when the server is full
+            (OpenEnv's CAPACITY_REACHED), seconds; 0: refused at once (an error naming the fix). Use it
+            with episodes that progress on their own (rlvr eval, rollout_func, veRL/OpenRLHF agent
+            loops); TRL's environment_factory resets a whole batch before generating, so there a
+            waiting episode only fails later.
         success_threshold: return needed for `correct` (foreign servers; default: return > 0); finite.
         tool_name: name of the action tool (tool mode); default from the action schema's title.
         instructions: optional system message before each prompt.
@@ -612,6 +628,8 @@ def make_remote(
         raise ConfigError(f"base_url must be an http:// or ws:// URL of an OpenEnv server, got {base_url!r}")
     if not timeout_s > 0 or (size is not None and size < 1) or num_tasks < 1:
         raise ConfigError(f"timeout_s, size and num_tasks must be positive, got {timeout_s!r}, {size!r}, {num_tasks!r}")
+    if not (isinstance(capacity_wait_s, int | float) and 0 <= capacity_wait_s < math.inf):
+        raise ConfigError(f"capacity_wait_s must be a finite number of seconds >= 0, got {capacity_wait_s!r}")
     check_success_threshold(success_threshold)
     server = _Server(base_url, timeout_s)
     try:
@@ -629,5 +647,6 @@ def make_remote(
     spec = EnvSpec(id="openenv/remote-v1", description=f"OpenEnv server {server.base_url} ({what})",
                    max_turns=max_turns, tools=mapping.tools, seeding=seeding, reward_range=reward_range,
                    dataset=dataset)
-    return RemoteOpenEnv(server, mapping, tasks, spec, timeout_s=timeout_s, success_threshold=success_threshold)
+    return RemoteOpenEnv(server, mapping, tasks, spec, timeout_s=timeout_s, capacity_wait_s=capacity_wait_s,
+                         success_threshold=success_threshold)
 

@@ -148,3 +148,29 @@ def test_a_full_server_names_the_fix(echo_url: str) -> None:
     finally:
         env.close()
     assert not env.sessions.open
+
+
+def test_an_episode_waits_for_a_free_session_up_to_capacity_wait_s(echo_url: str) -> None:
+    """capacity_wait_s: a full server's refusal is retried until a session frees (the template takes one)."""
+    import asyncio
+
+    env = make("openenv/remote-v1", base_url=echo_url, max_turns=2, capacity_wait_s=30)
+    first, second = env.episode_copy(), env.episode_copy()
+
+    async def play() -> float:
+        await first.reset(env.tasks[0])
+        waiting = asyncio.ensure_future(second.reset(env.tasks[1]))
+        await asyncio.sleep(0.5)
+        assert not waiting.done()  # no slot yet: it waits instead of failing
+        first.close_episode()  # the first episode's session ends: the slot frees
+        start = asyncio.get_running_loop().time()
+        await waiting
+        return asyncio.get_running_loop().time() - start
+
+    try:
+        assert asyncio.run(play()) < 5.0
+        assert len(env.sessions.open) == 1
+    finally:
+        env.close()
+    with pytest.raises(ConfigError, match="capacity_wait_s"):
+        make("openenv/remote-v1", base_url=echo_url, capacity_wait_s=-1)
