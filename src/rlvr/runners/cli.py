@@ -1,4 +1,4 @@
-"""The `rlvr` command line: verify, check, envs, sample, train, eval, export, compare.
+"""The `rlvr` command line: verify, check, envs, sample, train, eval, export, compare, serve.
 
 Every command imports its heavy parts inside the function, so `import rlvr.runners.cli` (and
 `rlvr --help`) loads no trainer, torch or transformers.
