@@ -137,6 +137,20 @@ def episode_copies(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.fixture(scope="module")
+def served_parity_url() -> Any:
+    """The cross-trainer records' env (tests/data/parity/episodes.json) served on loopback by `rlvr serve`'s app
+    (`openenv_serving.serving_parity_env`), one server per test module; skips without OpenEnv."""
+    pytest.importorskip("openenv.core")
+    import json
+
+    from openenv_serving import serving_parity_env
+
+    records = json.loads((Path(__file__).parent / "data" / "parity" / "episodes.json").read_text())["records"]
+    with serving_parity_env(records) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama with SmolLM2's tokenizer (`rlvr.runners.models.tiny_model`), one per test module.
 

@@ -57,20 +57,11 @@ def test_openrlhf_agent_executor_gives_the_fixture(tokenizer: Any, record: dict[
 SERVED = [r for r in RECORDS if r["kind"] != "error_reference"]
 
 
-@pytest.fixture(scope="module")
-def served_url() -> Any:
-    pytest.importorskip("openenv.core")
-    from openenv_serving import serving_parity_env
-
-    with serving_parity_env(SERVED) as url:
-        yield url
-
-
 @pytest.mark.parametrize("record", SERVED, ids=lambda r: r["kind"])
 def test_openrlhf_agent_path_against_a_served_env_gives_the_fixture(tokenizer: Any, record: dict[str, Any],
-                                                                    served_url: str) -> None:
+                                                                    served_parity_url: str) -> None:
     """The OpenRLHF agent executor playing against `rlvr serve` gives the in-process ids, masks, rewards and status."""
     from openenv_serving import as_served
 
-    got = openrlhf_replay(as_served(record, served_url), record_tokenizer(record, tokenizer))
+    got = openrlhf_replay(as_served(record, served_parity_url), record_tokenizer(record, tokenizer))
     assert compare_replay(record, got) == [] and got["status"] == record["expected"]["status"]
