@@ -41,6 +41,7 @@ def serve(
 
     try:
         from rlvr.adapters.openenv.serve import serve as run_server
+        from rlvr.adapters.openenv.server import DEFAULT_SPLIT
     except ImportError as exc:
         raise _fail(MissingExtraError(exc.name or "openenv", "openenv")) from exc
     try:
@@ -53,4 +54,4 @@ def serve(
                       f"(at most {max_sessions} sessions)", highlight=False)
     run_server(environment, host=host, port=port, max_sessions=max_sessions,
                idle_timeout_s=idle_timeout or None, ping_interval_s=ping_interval, ping_timeout_s=ping_timeout,
-               split=split if isinstance(split, str) else "default", log_level=log_level)
+               split=split if isinstance(split, str) else DEFAULT_SPLIT, log_level=log_level)
