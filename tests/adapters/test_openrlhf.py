@@ -44,8 +44,8 @@ from rlvr.adapters.openrlhf.agent import (  # noqa: E402
     RequestOutput,
     SamplingParams,
 )
-from rlvr.adapters.tokens import EpisodeTokens  # noqa: E402
 from rlvr.core.types import Message  # noqa: E402
+from rlvr.rollout.tokens import EpisodeTokens  # noqa: E402
 
 ST_ID, ST_ARGS = "math/reasoning-gym-v1", {"task": "basic_arithmetic", "size": 6, "seed": 5}
 MT_ID, MT_ARGS = "math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "size": 4, "seed": 5}

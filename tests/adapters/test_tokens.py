@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from rlvr.adapters.tokens import EpisodeTokens, TokenAlignmentError, describe_drift, encode, render
 from rlvr.core.types import Message
+from rlvr.rollout.tokens import EpisodeTokens, TokenAlignmentError, describe_drift, encode, render
 
 pytestmark = pytest.mark.trl
 

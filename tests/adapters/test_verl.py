@@ -372,17 +372,6 @@ def test_parity_records_replay_through_verl(tokenizer: Any) -> None:
         assert got["response_mask"] == expected["loss_mask"], record["id"]
 
 
-def test_agent_loop_path_of_earlier_exports_is_the_same_class() -> None:
-    """`agent_loop.yaml` written before the package layout names `rlvr.adapters.verl_agent.RlvrAgentLoop`."""
-    import hydra
-
-    from rlvr.adapters.verl.agent import RlvrAgentLoop
-    from rlvr.adapters.verl.data import AGENT_LOOP_TARGET
-
-    assert hydra.utils.get_class("rlvr.adapters.verl_agent.RlvrAgentLoop") is RlvrAgentLoop
-    assert hydra.utils.get_class(AGENT_LOOP_TARGET) is RlvrAgentLoop
-
-
 def _verl(*modules: str) -> None:
     """Skip without veRL; import veRL's modules once with ray's import-time DeprecationWarning silenced."""
     with warnings.catch_warnings():

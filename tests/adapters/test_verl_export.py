@@ -303,21 +303,6 @@ def test_typed_references_stay_json_and_text_references_plain() -> None:
         task_row(sql, env_id="sql/x-v1", env_args={}, index=0, split="train", multi_turn=False, fmt="text")
 
 
-def test_old_module_paths_that_exports_name_still_load() -> None:
-    """Paths written by exports before the package layout are aliases of the new modules (same objects)."""
-    old = json.loads(OLD_EXPORTS.read_text())["multi_turn"]
-    assert "_target_: rlvr.adapters.verl_agent.RlvrAgentLoop" in old["verl"]["files"]["agent_loop.yaml"]
-    assert "from rlvr.adapters.openrlhf_agent import agent_classes" in old["openrlhf"]["files"]["agent_func.py"]
-    assert importlib.util.find_spec("rlvr.adapters.verl_agent") is not None  # imports verl: loaded in test_verl
-    for alias, new in (("openrlhf_agent", "openrlhf.agent"), ("trl_multiturn", "trl.agent"),
-                       ("verl_group_reward", "verl.group_reward"), ("openrlhf_group_reward", "openrlhf.group_reward")):
-        old_module = importlib.import_module(f"rlvr.adapters.{alias}")
-        new_module = importlib.import_module(f"rlvr.adapters.{new}")
-        assert old_module.__all__ == new_module.__all__
-        assert all(getattr(old_module, name) is getattr(new_module, name) for name in new_module.__all__)
-    assert AGENT_LOOP_TARGET == "rlvr.adapters.verl.agent.RlvrAgentLoop"  # new exports name the new path
-
-
 def _value(overrides: list[str], key: str) -> str | None:
     found = [o.split("=", 1)[1] for o in overrides if o.lstrip("+").split("=", 1)[0] == key]
     return found[-1] if found else None

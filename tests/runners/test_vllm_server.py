@@ -124,8 +124,8 @@ def _close(values: Sequence[float], again: Sequence[float]) -> bool:
 def test_chat_turn_returns_sampled_ids_and_logprobs(server: str, tokenizer: Any) -> None:
     import asyncio
 
-    from rlvr.adapters.tokens import render_prompt_ids
     from rlvr.core.types import Message
+    from rlvr.rollout.tokens import render_prompt_ids
 
     policy = _policy(server, tokenizer)
     messages = [Message(role="user", content="What is 2 + 3? Answer with one number.")]

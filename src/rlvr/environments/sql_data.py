@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
 from rlvr.core.files import atomic_path
-from rlvr.core.renames import renamed_parameters
 from rlvr.core.types import Message, Task
 from rlvr.environments.loaders import Rows, require_field
 from rlvr.verifiers.sql import SQLReference
@@ -259,7 +258,6 @@ def _user_prompt(schema: str, question: str, evidence: str | None) -> str:
     return f"Database schema:\n{schema}\n\n{knowledge}Question: {question.strip()}"
 
 
-@renamed_parameters({"compare": "rules"})
 def load_sql_tasks(
     rows: Rows | Sequence[dict[str, Any]],
     db_dir: str | Path | None = None,

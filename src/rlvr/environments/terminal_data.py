@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.core.renames import old_names, renamed_parameters
 from rlvr.core.types import EnvSpec, Message, Task
 from rlvr.environments.terminal import MAX_OUTPUT_CHARS, TerminalEnv
 from rlvr.verifiers.terminal import TerminalReference, TerminalTask, TerminalVerifier, load_task
@@ -48,7 +47,7 @@ def _verifier(verifier: TerminalVerifier | None, overrides: dict[str, Any], env_
         return verifier
     from rlvr.verifiers.terminal import TerminalConfig
 
-    unknown = sorted(set(overrides) - set(TerminalConfig.model_fields) - old_names(set(TerminalConfig.model_fields)))
+    unknown = sorted(set(overrides) - set(TerminalConfig.model_fields))
     if unknown:
         raise ConfigError(f"{env_id}: unknown argument(s) {', '.join(unknown)}; the factory takes tasks_dir, limit, "
                           "task_ids, max_turns, command_timeout_s, max_output_chars, system_prompt, show_tests, "
@@ -143,7 +142,6 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
                        max_output_chars=max_output_chars, show_tests=show_tests, skipped=skipped)
 
 
-@renamed_parameters({"backend": "provider"})
 def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,
                 task_ids: Sequence[str] | str | None = None, max_turns: int = 30, command_timeout_s: float = 60.0,
                 max_output_chars: int = MAX_OUTPUT_CHARS, system_prompt: str | None = TERMINAL_SYSTEM_PROMPT,
@@ -179,7 +177,6 @@ def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,
                   verifier=verifier, overrides=verifier_overrides, show_tests=show_tests, provider=provider)
 
 
-@renamed_parameters({"backend": "provider"})
 def make_harbor(tasks_dir: str | Path, limit: int | None = None, task_ids: Sequence[str] | str | None = None,
                 max_turns: int = 30, command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
                 system_prompt: str | None = TERMINAL_SYSTEM_PROMPT, show_tests: bool = False,

@@ -54,7 +54,6 @@ TopPOpt = Annotated[float, typer.Option(help="Nucleus sampling mass.")]
 SeedOpt = Annotated[int, typer.Option(help="Base seed (environment resets, sampling).")]
 GeneratorOpt = Annotated[str, typer.Option(help="What generates with a local model (no --base-url): transformers "
                                            "(model.generate) or vllm (vllm.LLM).")]
-OldGeneratorOpt = Annotated[str | None, typer.Option("--model-engine", hidden=True, help="Renamed --generator.")]
 EngineOpt = Annotated[str, typer.Option(help="Where verification runs: local (worker processes) or ray.")]
 RayAddressOpt = Annotated[str | None, typer.Option(help="With --engine ray: auto, HOST:PORT, or unset.")]
 WorkersOpt = Annotated[int | None, typer.Option(min=1, help="Verifier workers (local) or Ray actors (ray).")]
@@ -73,14 +72,6 @@ def _fail(exc: Exception) -> typer.Exit:
 
 def _warn(message: str) -> None:
     err_console.print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
-
-
-def _renamed(old: str | None, old_flag: str, new: str, new_flag: str) -> str:
-    """The value of a renamed flag: given under its old name it still counts, with a warning naming the new one."""
-    if old is None:
-        return new
-    _warn(f"{old_flag} was renamed {new_flag}; use {new_flag} {old}")
-    return old
 
 
 def _show_version(value: bool) -> None:
@@ -526,7 +517,6 @@ def eval_(
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     workers: WorkersOpt = None,
-    model_engine: OldGeneratorOpt = None,
     tokenizer: Annotated[str | None, typer.Option(help="Tokenizer for token fields with --base-url.")] = None,
     token_in: Annotated[bool, typer.Option(help="With --base-url: send prompts as token ids (/v1/completions).")] = (
         False
@@ -543,7 +533,7 @@ def eval_(
             env=env, env_args=parse_env_args(env_arg), output=output, model=model, base_url=base_url, policy=policy,
             n=n, k=k, limit=limit, concurrency=concurrency, max_tokens=max_tokens, temperature=temperature,
             top_p=top_p, seed=seed, layout=layout, tokenizer=tokenizer,
-            generator=_renamed(model_engine, "--model-engine", generator, "--generator"),
+            generator=generator,
             token_in=token_in, overwrite=overwrite, engine=engine, ray_address=ray_address, workers=workers,
         )
         run_eval(config, console=console, err_console=err_console)

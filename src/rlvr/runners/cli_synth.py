@@ -19,7 +19,6 @@ from rlvr.runners.cli import (
     LimitOpt,
     MaxTokensOpt,
     ModelOpt,
-    OldGeneratorOpt,
     PolicyOpt,
     RayAddressOpt,
     SeedOpt,
@@ -28,7 +27,6 @@ from rlvr.runners.cli import (
     WorkersOpt,
     _check_engine,
     _fail,
-    _renamed,
     _warn,
     app,
     console,
@@ -75,7 +73,6 @@ def synth(
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     workers: WorkersOpt = None,
-    model_engine: OldGeneratorOpt = None,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier run in OUTPUT instead of resuming it.")] = False,
 ) -> None:
     """Synthetic SFT rows and pass-rate-banded RL tasks from an environment (help text: `_SYNTH_HELP`)."""
@@ -90,7 +87,7 @@ def synth(
             env=env, env_args=parse_env_args(env_arg), output=output, n=n, model=model, base_url=base_url,
             policy=policy, band=parse_band(band), keep=keep, dedup=dedup, limit=limit, concurrency=concurrency,
             max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, tokenizer=tokenizer,
-            generator=_renamed(model_engine, "--model-engine", generator, "--generator"), engine=engine,
+            generator=generator, engine=engine,
             ray_address=ray_address, workers=workers, overwrite=overwrite,
         )
         with _Progress(err_console) as bar:

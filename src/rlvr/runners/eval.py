@@ -29,12 +29,11 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rlvr.adapters.tokens import Layout
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.metrics import VerdictStats, pass_at_k
-from rlvr.core.renames import renamed_fields
 from rlvr.core.types import STATUSES, Trajectory
 from rlvr.environments.base import Environment
+from rlvr.rollout.tokens import Layout
 from rlvr.runners.models import resolve_model
 from rlvr.runners.policies import (
     OpenAIPolicy,
@@ -232,7 +231,7 @@ def build_policy(
 
 
 LAYOUTS = ("auto", "episode", "turn", "none")
-"""`--layout` values: a token layout of `rlvr.adapters.tokens`, or `none` (no token fields)."""
+"""`--layout` values: a token layout of `rlvr.rollout.tokens`, or `none` (no token fields)."""
 
 
 _Config = TypeVar("_Config", bound="RolloutConfig")
@@ -271,11 +270,6 @@ class RolloutConfig(BaseModel):
     engine: str = Field(default="local", description="Where verification runs: local or ray (`rlvr.runners.engine`).")
     ray_address: str | None = Field(default=None, description="With engine ray: auto, HOST:PORT, or None.")
     workers: int | None = Field(default=None, ge=1, description="Verifier workers (local) or Ray actors (ray).")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed_fields(cls, data: Any) -> Any:
-        return renamed_fields(data, {"model_engine": "generator"}, cls.__name__)
 
     @model_validator(mode="after")
     def _sampling_is_valid(self) -> RolloutConfig:

@@ -21,7 +21,7 @@ kind         str   what the record covers: reference, off_by_one, empty, no_answ
 turns        list  {"role": "assistant", "text": str, "ids": [int]}  (ids end with the end-of-turn id)
                    | {"role": "env", "messages": [OpenAI messages]}     (the observation env.step gave)
 expected     dict  rlvr's own result: status, reward (None for error), prompt_ids, response_ids,
-                   loss_mask (episode layout of `rlvr.adapters.tokens.EpisodeTokens`: 1 on model
+                   loss_mask (episode layout of `rlvr.rollout.tokens.EpisodeTokens`: 1 on model
                    tokens, 0 on environment tokens)
 chat_template str  (optional) the chat template every path renders the record with, instead of the
                    tokenizer's own (`record_tokenizer`)

@@ -4,7 +4,7 @@ The protocol itself (`Policy`, `Generation`, `Episode`) lives in the episode lay
 `rlvr.rollout.policy`, and is re-exported here.
 
 A `Policy` turns a conversation into the next assistant message. Model policies also return the
-exact token ids they sampled and their logprobs, so `rlvr.adapters.tokens` never re-encodes the
+exact token ids they sampled and their logprobs, so `rlvr.rollout.tokens` never re-encodes the
 model's text:
 
 - `OpenAIPolicy` — any OpenAI-compatible chat-completions server. From vLLM it requests the

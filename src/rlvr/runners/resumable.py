@@ -28,7 +28,6 @@ from typing import IO, Any, Generic, TypeVar
 
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.files import atomic_path, atomic_write
-from rlvr.core.renames import renamed_keys
 
 __all__ = ["FSYNC_EVERY_S", "AppendWriter", "ResumableOutput", "RunRecord", "complete_lines", "meta_path"]
 
@@ -74,8 +73,7 @@ class RunRecord:
 
     Args:
         output: the output file.
-        config: the configuration (JSON-serialisable); nested dicts are compared field by field. Keys
-            under a name since renamed are recorded under the new one (`rlvr.core.renames`).
+        config: the configuration (JSON-serialisable); nested dicts are compared field by field.
         labels: how a nested dict's fields are named in messages, e.g. `{"verifier_config":
             "verifier option"}` (default `KEY.FIELD`).
     """
@@ -83,14 +81,11 @@ class RunRecord:
     def __init__(self, output: Path, config: Mapping[str, Any], *, labels: Mapping[str, str] | None = None) -> None:
         self.output = output
         self.path = meta_path(output)
-        self.config = renamed_keys(config)
+        self.config = dict(config)
         self.labels = dict(labels or {})
 
     def read(self) -> dict[str, Any] | None:
         """The recorded object, or None when there is none (an output written before records existed).
-
-        Keys written under a name since renamed are read under the new one (`rlvr.core.renames`), so
-        a record from an older rlvr does not make a resume refuse.
 
         Raises:
             DataError: the record is not readable JSON (the message says to pass --overwrite).
@@ -101,7 +96,7 @@ class RunRecord:
             old = json.loads(self.path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise DataError(f"{self.path}: not a readable run record ({exc}); pass --overwrite to start over") from exc
-        return renamed_keys(old) if isinstance(old, dict) else {}
+        return old if isinstance(old, dict) else {}
 
     def changes(self, old: Mapping[str, Any]) -> list[str]:
         """Human-readable differences between a recorded configuration and this one (`FIELD: OLD → NEW`).

@@ -9,7 +9,7 @@ batch with the per-process prompts -- already repeated `num_generations` times i
 
 `rollout_func(env)` runs each prompt's episode with `rlvr.runners.rollout` against `TrainerPolicy`,
 which samples with the trainer's current model (token-in: each turn conditions on the exact ids of
-the episode so far), and returns the episode layout of `rlvr.adapters.tokens` (sampled ids kept,
+the episode so far), and returns the episode layout of `rlvr.rollout.tokens` (sampled ids kept,
 environment turns rendered as chat-template suffixes). The final Verdict travels as the extra field
 `rlvr_verdict`, read by `rlvr.adapters.trl.agent.RolloutReward` (None for `error`: masked).
 An episode that failed or whose tokens do not line up becomes a one-token sample with `env_mask`

@@ -58,10 +58,9 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from typing import IO
 
 from rlvr.core.errors import SandboxError
-from rlvr.core.renames import renamed_attribute
 from rlvr.sandbox.host_process import closed_at_exit, kill_group
 from rlvr.sandbox.local import remove_tree
 from rlvr.sandbox.runtimes import (
@@ -92,12 +91,6 @@ __all__ = [
     "runtime_info",
 ]
 
-_RENAMED = {"container_engine": "container_runtime", "engine_info": "runtime_info", "EngineInfo": "RuntimeInfo"}
-
-
-def __getattr__(name: str) -> Any:
-    """The old names of `container_runtime`, `runtime_info` and `RuntimeInfo`, with a DeprecationWarning."""
-    return renamed_attribute(globals(), _RENAMED, __name__, name)
 
 _RM_TIMEOUT_S = 60.0
 _SUP_DIR = "/run/rlvr/sup"

@@ -30,12 +30,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import SandboxError
-from rlvr.core.renames import renamed_fields, renamed_parameters
 from rlvr.sandbox.host_process import kill_group
 
 __all__ = [
@@ -91,11 +90,6 @@ class ContainerConfig(BaseModel):
     build_args: tuple[str, ...] = Field(default=(), description="More `build` options (e.g. `--network host`).")
     start_timeout_s: float = Field(default=120.0, gt=0, description="Wait for the supervisor's ready "
                                    "line, seconds (the first run of an image with a uid map copies its layers).")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed_fields(cls, data: Any) -> Any:
-        return renamed_fields(data, {"engine": "container_runtime", "runtime": "oci_runtime"}, cls.__name__)
 
 
 @dataclass(frozen=True)
@@ -334,7 +328,6 @@ def _qualified(tag: str, kind: RuntimeKind) -> str:
     return tag
 
 
-@renamed_parameters({"engine": "runtime"})
 def image_exists(image: str, *, runtime: str) -> bool:
     """True when `image` is in the container runtime's local store (never pulls)."""
     return _cli([runtime, "image", "inspect", image], 60.0).returncode == 0
@@ -354,7 +347,6 @@ def _image_config(image: str, runtime: str) -> dict[str, object]:
     return config if isinstance(config, dict) else {}
 
 
-@renamed_parameters({"engine": "runtime"})
 def image_env(image: str, *, runtime: str) -> dict[str, str]:
     """The image's ENV (its `Config.Env`), from the local store.
 
@@ -370,7 +362,6 @@ def image_env(image: str, *, runtime: str) -> dict[str, str]:
     return out
 
 
-@renamed_parameters({"engine": "runtime"})
 def build_image(dockerfile: str | Path, context: str | Path, *, runtime: str, tag: str | None = None,
                 timeout_s: float = 1800, config: ContainerConfig | None = None) -> str:
     """Build `dockerfile` with build context `context` unless an image of that tag already exists.

@@ -16,9 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from rlvr.core.renames import renamed_fields
 from rlvr.core.types import Verdict
 from rlvr.verifiers._pool import Outcome, PoolClosedError, WorkerPool
 
@@ -41,11 +40,6 @@ class VerifierConfig(BaseModel):
         default=4096, ge=64, description="Address-space limit of each worker process, MiB (None: unlimited)."
     )
     workers: int = Field(default=1, ge=1, description="Worker processes used by `verify`/`averify`.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed_verifier_fields(cls, data: Any) -> Any:
-        return renamed_fields(data, {"isolation": "scoring"}, cls.__name__)
 
 
 class Verifier(ABC):

@@ -13,7 +13,6 @@ from typing import Any
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.registry import load_attr
-from rlvr.core.renames import old_names
 from rlvr.verifiers.base import Verifier
 
 __all__ = ["VERIFIERS", "get_verifier", "verifier_names"]
@@ -100,7 +99,7 @@ def _reject_unknown(name: str, cls: Any, verifier: Verifier, config: dict[str, A
     params = inspect.signature(cls.__init__).parameters.values()
     named = {p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
     fields = set(type(verifier.config).model_fields)
-    unknown = sorted(set(config) - named - fields - old_names(named | fields))
+    unknown = sorted(set(config) - named - fields)
     if unknown:
         raise ConfigError(f"verifier {name!r} rejected its configuration: unknown option(s) {', '.join(unknown)}; "
                           f"known: {', '.join(sorted((named | fields) - {'self'}))}")

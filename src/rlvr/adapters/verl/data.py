@@ -65,8 +65,7 @@ AGENT_NAME = "rlvr_agent"
 """`agent_name` of multi-turn rows; the name `agent_loop.yaml` registers `RlvrAgentLoop` under."""
 
 AGENT_LOOP_TARGET = "rlvr.adapters.verl.agent.RlvrAgentLoop"
-"""Hydra `_target_` of the agent loop (instantiated by veRL's `AgentLoopWorker._run_agent_loop`). Exports
-written before the package layout name `rlvr.adapters.verl_agent.RlvrAgentLoop`, an alias that still loads."""
+"""Hydra `_target_` of the agent loop (instantiated by veRL's `AgentLoopWorker._run_agent_loop`)."""
 
 REWARD_FILE = "reward.py"
 AGENT_CONFIG_FILE = "agent_loop.yaml"

@@ -68,10 +68,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError
 
 from rlvr.core.errors import MissingExtraError, SandboxError
-from rlvr.core.renames import renamed_fields
 from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult, SandboxConfig
 from rlvr.sandbox.guest import rlvr_code_child
@@ -117,11 +116,6 @@ class CodeConfig(VerifierConfig):
                                 "api_url, sandbox_url, ...).")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Isolation and limits.")
     require_full_isolation: bool = Field(default=False, description="Refuse to score without bubblewrap.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed_code_fields(cls, data: Any) -> Any:
-        return renamed_fields(data, {"backend": "provider"}, cls.__name__)
 
 
 @dataclass(frozen=True)

@@ -21,22 +21,13 @@ In both, values are compared with Python equality, which is what `coerce="numeri
 from __future__ import annotations
 
 import re
-import warnings
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rlvr.core.renames import renamed_attribute, renamed_fields
 from rlvr.verifiers.base import VerifierConfig
 
 __all__ = ["EquivalenceRules", "SQLConfig", "SQLReference"]
-
-_RENAMED = {"CompareRules": "EquivalenceRules"}
-
-
-def __getattr__(name: str) -> Any:
-    """`CompareRules`, the old name of `EquivalenceRules`, with a DeprecationWarning."""
-    return renamed_attribute(globals(), _RENAMED, __name__, name)
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _SCHEMES = {"sqlite", "postgresql", "postgres", "duckdb"}
@@ -132,14 +123,6 @@ class SQLConfig(EquivalenceRules, VerifierConfig):
     no_answer_reward: float = Field(default=0.0, description="Reward when no SQL query could be extracted.")
     timeout_reward: float = Field(default=0.0, description="Reward when the prediction ran past query_timeout_s.")
 
-    @field_validator("empty_gold", mode="before")
-    @classmethod
-    def _renamed_empty_gold(cls, value: Any) -> Any:
-        if value == "compare":
-            warnings.warn("empty_gold='compare' was renamed empty_gold='score'", DeprecationWarning, stacklevel=2)
-            return "score"
-        return value
-
     @model_validator(mode="after")
     def _timeouts_fit(self) -> SQLConfig:
         if self.timeout_s <= 2 * self.query_timeout_s:
@@ -194,11 +177,6 @@ class SQLReference(BaseModel):
                              "sqlite:///PATH, a postgresql://user@host:port/db URL, or duckdb:///PATH")
         return value
 
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed_fields(cls, data: Any) -> Any:
-        return renamed_fields(data, {"compare": "rules"}, cls.__name__)
-
     @field_validator("rules")
     @classmethod
     def _known_rules(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -218,9 +196,3 @@ class SQLReference(BaseModel):
         if lowered.startswith("duckdb:") or lowered.endswith((".duckdb", ".ddb")):
             return "duckdb"
         return "sqlite"
-
-    @property
-    def backend(self) -> Literal["sqlite", "postgres", "duckdb"]:
-        """Renamed `dialect` (a DeprecationWarning)."""
-        warnings.warn("SQLReference.backend was renamed dialect", DeprecationWarning, stacklevel=2)
-        return self.dialect

@@ -42,7 +42,6 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from rlvr.core.errors import MissingExtraError
-from rlvr.core.renames import renamed_parameters
 
 __all__ = ["BOUND_GRACE_S", "Execution", "Limits", "duckdb_path", "execute", "execute_bounded", "sqlite_path"]
 
@@ -325,7 +324,6 @@ _DIALECTS: dict[str, Callable[[str, str, Limits, float], Execution]] = {
 }
 
 
-@renamed_parameters({"backend": "dialect"})
 def execute(db: str, sql: str, dialect: str = "sqlite", limits: Limits | None = None) -> Execution:
     """Run one query on a fresh read-only connection to `db`.
 
@@ -377,7 +375,6 @@ def _bounded_pool() -> Any:
         return _BOUNDED
 
 
-@renamed_parameters({"backend": "dialect"})
 def execute_bounded(db: str, sql: str, dialect: str = "sqlite", limits: Limits | None = None) -> Execution:
     """`execute` in a warm worker process that is killed at the limit: returns in `timeout_s + BOUND_GRACE_S`.
 
