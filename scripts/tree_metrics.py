@@ -76,6 +76,7 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def main(src: Path) -> None:
+    """Print the figures of the tree under `src` (see the module docstring)."""
     files = sorted(p for p in src.rglob("*.py") if "environments/data" not in p.as_posix())
     lines = long_files = all_names = 0
     long_functions: dict[int, int] = {60: 0, 100: 0}
@@ -92,9 +93,10 @@ def main(src: Path) -> None:
                 length = node.end_lineno - node.lineno + 1
                 for limit in long_functions:
                     long_functions[limit] += length > limit
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-                if isinstance(node.value, (ast.List, ast.Tuple)):
-                    all_names += len(node.value.elts)
+            names_all = isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                             for t in node.targets)
+            if names_all and isinstance(node.value, (ast.List, ast.Tuple)):
+                all_names += len(node.value.elts)
         name = _module_name(path, src)
         # an import of a package's attribute resolves to the submodule when one exists, else to the package
         graph[name] = {target for target in _imports(tree, name, path.name == "__init__.py") if target in modules}
