@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from rlvr.runners.curves import OPENRLHF_CURVE_SOURCE, openrlhf_rows
+from rlvr.runners.train.logs import OPENRLHF_CURVE_SOURCE, openrlhf_rows
 
 
 def _scalars(python: str, tensorboard_dir: Path) -> list[dict[str, Any]]:

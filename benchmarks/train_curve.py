@@ -2,7 +2,7 @@
 
 Task: `math/reasoning-gym-v1`, `basic_arithmetic` with two single-digit terms and + / -
 (`rlvr.environments.math.EASY_ARITHMETIC`), scored by the math verifier (\\boxed{} or last number).
-Training: `rlvr.runners.train.train_command` (TRL GRPOTrainer) for STEPS steps, 16 samples per
+Training: `rlvr.runners.train.trl.train_trl` (TRL GRPOTrainer) for STEPS steps, 16 samples per
 step (2 prompts x 8 generations), <= 64 completion tokens, lr 1e-5 constant, beta 0.
 Held-out: HELDOUT greedy problems from another seed, excluding questions in the training rows,
 scored before and after training.
@@ -27,7 +27,8 @@ from typing import Any
 import rlvr
 from rlvr.environments.math import EASY_ARITHMETIC
 from rlvr.runners.models import prepare_smollm2
-from rlvr.runners.train import train_command
+from rlvr.runners.train.config import TrainConfig
+from rlvr.runners.train.trl import train_trl
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ENV_ID = "math/reasoning-gym-v1"
@@ -91,7 +92,8 @@ def main() -> None:
 
     if args.work.exists():
         shutil.rmtree(args.work)
-    result = train_command("trl", ENV_ID, TRAIN_ENV_ARGS, str(model_dir), args.steps, args.work, TRAINER_ARGS)
+    result = train_trl(TrainConfig(env=ENV_ID, env_args=TRAIN_ENV_ARGS, model=str(model_dir), steps=args.steps,
+                                   output=args.work, trainer_args=TRAINER_ARGS))
     acc_after, _ = greedy_accuracy(result.model_dir, eval_env, tasks)
     print(f"held-out accuracy after: {acc_after:.2%}", file=sys.stderr)
     eval_env.close()
@@ -113,7 +115,7 @@ def write_report(args: Any, logs: list[dict[str, Any]], wall_s: float, prepare_s
     rows = [
         ("model", "SmolLM2-135M-Instruct (embedded GGUF → fp32, `prepare_smollm2`)"),
         ("task", f"`{ENV_ID}` basic_arithmetic, `EASY_ARITHMETIC` (2 single-digit terms, + and -)"),
-        ("trainer", "TRL GRPOTrainer via `rlvr.runners.train.train_command`, CPU (2 cores, shared)"),
+        ("trainer", "TRL GRPOTrainer via `rlvr.runners.train.trl.train_trl`, CPU (2 cores, shared)"),
         ("settings", "16 samples/step (2 prompts × 8), ≤64 tokens, lr 1e-5 constant, beta 0; "
                      f"`{json.dumps(TRAINER_ARGS)}`"),
         ("steps", str(len(logs))),

@@ -190,7 +190,8 @@ def test_cli_train_missing_hub_model_is_one_line(tmp_path: Path, monkeypatch: py
 @pytest.mark.filterwarnings(TRL_GC_WARNING)
 def test_grpo_trainer_smoke_with_real_math_env(tiny_dir: Path, tmp_path: Path) -> None:
     import rlvr
-    from rlvr.runners.train import build_grpo_config, reward_curve_callback
+    from rlvr.runners.train.curve import reward_curve_callback
+    from rlvr.runners.train.grpo import build_grpo_config
 
     env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=8, seed=0, config=EASY)
     seen: list[list[Any]] = []
@@ -221,16 +222,17 @@ def test_grpo_trainer_smoke_with_real_math_env(tiny_dir: Path, tmp_path: Path) -
     assert (tmp_path / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_train_command_end_to_end(tiny_dir: Path, tmp_path: Path) -> None:
-    from rlvr.runners.train import train_command
+def test_train_trl_end_to_end(tiny_dir: Path, tmp_path: Path) -> None:
+    from rlvr.runners.train.config import TrainConfig
+    from rlvr.runners.train.trl import train_trl
 
     out = tmp_path / "run"
-    result = train_command(
+    result = train_trl(TrainConfig(
         backend="trl", env="math/reasoning-gym-v1",
         env_args={"task": "basic_arithmetic", "size": 16, "config": EASY},
         model=str(tiny_dir), steps=2, output=out,
         trainer_args={"max_completion_length": "8", "num_generations": "2", "per_device_train_batch_size": "4"},
-    )
+    ))
     assert result.steps == 2
     rows = list(csv.DictReader(result.curve_csv.read_text().splitlines()))
     assert len(rows) == 2 and {"reward", "correct", "error"} <= set(rows[0]) and rows[0]["correct"] != ""
@@ -261,20 +263,23 @@ def test_model_resolution_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 @pytest.mark.filterwarnings(TRL_GC_WARNING)
 def test_interrupt_keeps_partial_curve(tiny_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from rlvr.runners import train
+    from rlvr.runners.train import curve
+    from rlvr.runners.train.config import TrainConfig
+    from rlvr.runners.train.trl import train_trl
 
-    write = train.write_curve_csv
+    write = curve.write_curve_csv
 
     def write_then_interrupt(rows: list[dict[str, Any]], path: Path) -> None:
         write(rows, path)
         raise KeyboardInterrupt  # Ctrl-C right after the first logged step
 
-    monkeypatch.setattr(train, "write_curve_csv", write_then_interrupt)
+    monkeypatch.setattr(curve, "write_curve_csv", write_then_interrupt)
     out = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
-        train.train_command("trl", "math/reasoning-gym-v1", {"task": "basic_arithmetic", "size": 8, "config": EASY},
-                            str(tiny_dir), 3, out, {"max_completion_length": "8", "num_generations": "2",
-                                                    "per_device_train_batch_size": "4"})
+        train_trl(TrainConfig(backend="trl", env="math/reasoning-gym-v1",
+                              env_args={"task": "basic_arithmetic", "size": 8, "config": EASY}, model=str(tiny_dir),
+                              steps=3, output=out, trainer_args={"max_completion_length": "8", "num_generations": "2",
+                                                                 "per_device_train_batch_size": "4"}))
     assert "interrupted after 1 steps; reward_curve.csv/png kept in" in capsys.readouterr().err
     assert len(list(csv.DictReader((out / "reward_curve.csv").read_text().splitlines()))) == 1
     assert (out / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"

@@ -79,7 +79,7 @@ def test_pointwise_judge_reward_gets_the_prompt(judge_server: JudgeServer) -> No
 @pytest.mark.slow
 @pytest.mark.filterwarnings(TRL_GC_WARNING)
 def test_two_step_grpo_run_with_ruler_reward(judge_server: JudgeServer, tiny_dir: Path, tmp_path: Path) -> None:
-    from rlvr.runners.train import build_grpo_config
+    from rlvr.runners.train.grpo import build_grpo_config
 
     judge_server.reply = _by_length
     env = _env(RulerVerifier(base_url=judge_server.url, model="m"), n=4)

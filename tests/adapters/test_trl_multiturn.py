@@ -95,7 +95,7 @@ def tool_tokenizer(tiny_dir: Path) -> Any:
 
 def grpo_trainer(tiny_dir: Path, tokenizer: Any, out: Path, dataset: Any, max_completion_length: int = 40,
                  **hooks: Any) -> Any:
-    from rlvr.runners.train import build_grpo_config
+    from rlvr.runners.train.grpo import build_grpo_config
 
     args = build_grpo_config(out, 2, {"num_generations": 2, "per_device_train_batch_size": 4,
                                       "max_completion_length": max_completion_length})
@@ -373,22 +373,23 @@ def test_cli_train_gsm8k_tool_env_two_steps(tiny_dir: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.filterwarnings(TRL_GC_WARNING)
-def test_train_command_rollout_func_path_two_steps(tiny_dir: Path, tmp_path: Path) -> None:
-    from rlvr.runners.train import train_command
+def test_train_trl_rollout_func_path_two_steps(tiny_dir: Path, tmp_path: Path) -> None:
+    from rlvr.runners.train.config import TrainConfig
+    from rlvr.runners.train.trl import train_trl
 
     # one sequence at a time through the rlvr driver: 2 steps of 1 prompt x 2 samples keep it short on CPU
-    result = train_command(backend="trl", env=TOOL_ENV_ID, env_args={"size": 8}, model=str(tiny_dir), steps=2,
-                           output=tmp_path / "run", multi_turn="rollout_func",
-                           trainer_args={"max_completion_length": "12", "num_generations": "2",
-                                         "per_device_train_batch_size": "2"})
+    result = train_trl(TrainConfig(backend="trl", env=TOOL_ENV_ID, env_args={"size": 8}, model=str(tiny_dir), steps=2,
+                                   output=tmp_path / "run", multi_turn="rollout_func",
+                                   trainer_args={"max_completion_length": "12", "num_generations": "2",
+                                                 "per_device_train_batch_size": "2"}))
     assert result.steps == 2
     logged = [h for h in result.log_history if "reward" in h]
     assert len(logged) == 2 and all("rlvr/rlvr_math_reasoning_gym_tool_v1/no_answer" in h for h in logged)
     assert "tools/call_frequency" not in logged[0]  # the rlvr driver ran the episodes, not TRL's tool loop
     _curve_rows(result.output)
     with pytest.raises(ConfigError, match="multi-turn path must be one of"):
-        train_command(backend="trl", env=TOOL_ENV_ID, env_args={"size": 8}, model=str(tiny_dir), steps=1,
-                      output=tmp_path / "bad", multi_turn="magic", trainer_args={})
+        train_trl(TrainConfig(backend="trl", env=TOOL_ENV_ID, env_args={"size": 8}, model=str(tiny_dir), steps=1,
+                              output=tmp_path / "bad", multi_turn="magic", trainer_args={}))
 
 
 TASKS = [Task(id=f"t{i}", prompt=(Message(role="user", content=f"Say {i}."),), reference=str(i)) for i in range(4)]

@@ -340,7 +340,7 @@ def test_trl_grpo_scores_skyrl_episodes(tiny_dir: Path, tmp_path: Path, monkeypa
     from rlvr.adapters.export import cached_env
     from rlvr.adapters.trl import task_row
     from rlvr.adapters.trl.agent import RolloutReward
-    from rlvr.runners.train import build_grpo_config
+    from rlvr.runners.train.grpo import build_grpo_config
     from rlvr.runners.trl_rollout import TrainerPolicy, rollout_func
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_dir))

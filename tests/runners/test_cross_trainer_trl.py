@@ -113,7 +113,7 @@ def test_rlvr_eval_plays_the_fixture(tokenizer: Any, record: dict[str, Any], tok
 # -- TRL rollout_func ------------------------------------------------------------------------------------
 def _grpo_trainer(tiny_dir: Path, tokenizer: Any, out: Path, rows: list[dict[str, Any]], max_turns: int,
                   **hooks: Any) -> Any:
-    from rlvr.runners.train import build_grpo_config
+    from rlvr.runners.train.grpo import build_grpo_config
 
     args = build_grpo_config(out, 1, {"num_generations": 2, "per_device_train_batch_size": 2,
                                       "max_completion_length": 512})

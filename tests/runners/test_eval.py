@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rlvr.core.errors import ConfigError
+from rlvr.core.metrics import pass_at_k
 from rlvr.core.types import Trajectory
 from rlvr.environments.registry import make
 from rlvr.runners.cli import app
-from rlvr.runners.eval import EvalConfig, pass_at_k, read_trajectories, score_file
+from rlvr.runners.eval import EvalConfig, read_trajectories, score_file
 
 runner = CliRunner()
 ENV = ["--env", "math/reasoning-gym-v1", "-a", "task=basic_arithmetic", "-a", "size=4", "-a", "scoring=inline"]

@@ -14,11 +14,15 @@ from typer.testing import CliRunner
 from rlvr.core.errors import ConfigError
 from rlvr.environments.math import make_easy_arithmetic
 from rlvr.runners.cli import app
-from rlvr.runners.engine import BatchResult, LocalEngine, engine_class, failed_rows, make_engine
+from rlvr.runners.engine import engine_class, make_engine
+from rlvr.runners.engine.base import failed_rows
+from rlvr.runners.engine.local import LocalEngine
+from rlvr.runners.resumable import meta_path
 from rlvr.runners.rowio import JsonlSource, ParquetSource, open_source
+from rlvr.runners.rows import BatchResult
 from rlvr.runners.sharded import uses_shards, verify_sharded
 from rlvr.runners.shards import RowSet, ShardStore, shards_dir
-from rlvr.runners.verify import meta_path, sample_rows, verify_file
+from rlvr.runners.verify import sample_rows, verify_file
 from rlvr.verifiers.math import MathVerifier
 
 KEYS = ("response", "reference")

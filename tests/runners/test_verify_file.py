@@ -10,7 +10,9 @@ import pytest
 
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.environments.math import make_easy_arithmetic
-from rlvr.runners.verify import extract_response, meta_path, sample_rows, scan_output, verify_file
+from rlvr.runners.resumable import meta_path
+from rlvr.runners.rows import extract_response
+from rlvr.runners.verify import sample_rows, scan_output, verify_file
 from rlvr.verifiers.math import MathVerifier
 from rlvr.verifiers.testing import ConstantVerifier
 

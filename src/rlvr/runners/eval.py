@@ -15,7 +15,8 @@ Guarantees:
   broke, status 'error', are not scored and left out of n; a task with fewer than k scored samples
   is left out of pass@k). Resuming is `rlvr.runners.resumable`, as for `rlvr verify`.
 
-The options of a run are one frozen `EvalConfig` (the CLI builds it); `run_eval(config)` runs it.
+The options of a run are one frozen `EvalConfig` (the CLI builds it, `rlvr.runners.cli.eval`, and runs it with
+`verified_env`, `EvalConfig.build_policy` and `evaluate`).
 """
 
 from __future__ import annotations
@@ -25,15 +26,16 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.core.metrics import VerdictStats, pass_at_k
-from rlvr.core.types import STATUSES, Trajectory
+from rlvr.core.metrics import VerdictStats
+from rlvr.core.types import Trajectory
 from rlvr.environments.base import Environment
 from rlvr.rollout.tokens import Layout
+from rlvr.runners.config import CommandConfig
 from rlvr.runners.models import resolve_model
 from rlvr.runners.policies import (
     OpenAIPolicy,
@@ -46,8 +48,8 @@ from rlvr.runners.policies import (
 from rlvr.runners.resumable import ResumableOutput, complete_lines
 from rlvr.runners.rollout import clone_factory, rollout
 
-__all__ = ["EvalConfig", "EvalStats", "RolloutConfig", "build_policy", "evaluate", "pass_at_k", "read_trajectories",
-           "run_eval", "score_file", "verified_env"]
+__all__ = ["EvalConfig", "EvalStats", "RolloutConfig", "build_policy", "evaluate", "read_trajectories", "score_file",
+           "verified_env"]
 
 
 @dataclass
@@ -234,17 +236,12 @@ LAYOUTS = ("auto", "episode", "turn", "none")
 """`--layout` values: a token layout of `rlvr.rollout.tokens`, or `none` (no token fields)."""
 
 
-_Config = TypeVar("_Config", bound="RolloutConfig")
-
-
-class RolloutConfig(BaseModel):
+class RolloutConfig(CommandConfig):
     """The options `rlvr eval` and `rlvr synth` share: environment, output, policy, sampling, verification engine.
 
     Frozen, and unknown fields are refused, so a typo fails loudly. Build one with `build` to get a
     `ConfigError` that names the bad field.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     # -- environment and output
     env: str = Field(description="Environment id, e.g. math/gsm8k-v1.")
@@ -275,23 +272,6 @@ class RolloutConfig(BaseModel):
     def _sampling_is_valid(self) -> RolloutConfig:
         self.sampling()  # raises for a bad max_tokens, temperature or top_p
         return self
-
-    @classmethod
-    def build(cls: type[_Config], **options: Any) -> _Config:
-        """`cls(**options)`, a bad value raised as `ConfigError` naming the field and the fix.
-
-        Raises:
-            ConfigError: a missing, unknown or invalid field, or inconsistent fields (eval: k > n).
-        """
-        try:
-            return cls(**options)
-        except ValidationError as exc:
-            problems = []
-            for error in exc.errors():
-                where = ".".join(str(part) for part in error["loc"])
-                message = str(error["msg"]).removeprefix("Value error, ")
-                problems.append(f"{where}: {message}" if where else message)
-            raise ConfigError("; ".join(problems)) from None
 
     def sampling(self) -> Sampling:
         """The policies' `Sampling` (its checks: max_tokens >= 1, temperature >= 0, 0 < top_p <= 1)."""
@@ -354,76 +334,3 @@ def verified_env(env: str, env_args: dict[str, Any], engine: str = "local", work
             yield environment
     finally:
         environment.close()
-
-
-def run_eval(config: EvalConfig, *, console: Any, err_console: Any) -> EvalStats:
-    """The `rlvr eval` command: build env and policy, run `evaluate` with a progress bar, print the report.
-
-    Verification runs where `config.engine` says, exactly as for `rlvr verify`: `local` (this
-    machine's verifier worker processes) or `ray` (Ray actors on the cluster at `ray_address`; see
-    `rlvr.runners.engine`). Generation runs where the policy is: a server (`base_url`) or a local
-    model (`generator` transformers or vllm).
-
-    Raises:
-        ConfigError: bad options (no policy or model, unknown engine, a resume with another configuration, ...).
-        MissingExtraError: `engine="ray"` without Ray installed.
-        BackendError: the Ray cluster cannot be reached.
-    """
-    with verified_env(config.env, config.env_args, config.engine, config.workers, config.ray_address) as environment:
-        chosen = config.build_policy(token_in=config.token_in)
-        layout = None if config.layout == "none" else cast(Layout, config.layout)  # one of LAYOUTS
-        with _Progress(err_console) as bar:
-            stats = evaluate(environment, chosen, config.output, config=config.record(), n=config.n,
-                             limit=config.limit, concurrency=config.concurrency, layout=layout,
-                             seed=config.seed, overwrite=config.overwrite, on_start=bar.start,
-                             on_progress=bar.advance)
-    console.print(report_table(stats, k=config.k, title=f"rlvr eval {config.env} → {config.output}"))
-    if stats.first_error is not None:  # the table counts broken episodes; this says why
-        err_console.print(f"{stats.errors} episode{'s' * (stats.errors != 1)} broke (field `error` of their rows "
-                          f"in {config.output}; a rerun runs them again); the first: {stats.first_error}",
-                          markup=False, highlight=False, soft_wrap=True)
-    return stats
-
-
-class _Progress:
-    """A rich progress bar over the episodes left to run."""
-
-    def __init__(self, console: Any) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self.progress = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                 console=console)
-        self.bar = self.progress.add_task("eval", total=None)
-
-    def __enter__(self) -> _Progress:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-    def start(self, total: int) -> None:
-        self.progress.update(self.bar, total=total)
-
-    def advance(self, k: int) -> None:
-        self.progress.advance(self.bar, k)
-
-
-def report_table(stats: EvalStats, *, k: int, title: str) -> Any:
-    """A rich table: pass@1, pass@k, mean reward, counts per verdict status, errors, resumed/written."""
-    from rich.table import Table
-
-    table = Table(title=title)
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    for kk in sorted({1, k}):
-        value, tasks = stats.pass_at(kk)
-        table.add_row(f"pass@{kk}", "n/a" if value is None else f"{value:.3f}  ({tasks} tasks)")
-    mean = stats.mean_reward
-    table.add_row("mean reward", "n/a" if mean is None else f"{mean:.3f}", end_section=True)
-    for status in STATUSES:
-        table.add_row(status, str(stats.statuses.get(status, 0)))
-    table.add_row("total", str(stats.total), end_section=True)
-    table.add_row("of which episode errors", str(stats.errors))
-    table.add_row("resumed / written now", f"{stats.resumed} / {stats.written}")
-    return table

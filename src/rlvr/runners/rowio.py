@@ -12,15 +12,13 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rlvr.core.errors import ConfigError, DataError
+from rlvr.runners.rows import VerifyStats
 
-if TYPE_CHECKING:  # `rlvr.runners.verify` reads its JSONL input through this module
-    from rlvr.runners.verify import VerifyStats
-
-__all__ = ["DatasetSource", "JsonlSource", "ParquetSource", "RowSource", "count_rows", "infer_schema", "is_parquet",
-           "open_source", "verdict_type", "write_parquet"]
+__all__ = ["JsonlSource", "ParquetSource", "RowSource", "count_rows", "infer_schema", "is_parquet", "open_source",
+           "write_parquet"]
 
 _CHUNK = 1024
 

@@ -29,8 +29,9 @@ from rlvr.runners.engine import engine_class
 from rlvr.runners.engine.base import Engine, drive
 from rlvr.runners.resumable import RunRecord
 from rlvr.runners.rowio import RowSource, infer_schema, is_parquet, write_parquet
+from rlvr.runners.rows import VerifyStats, batched
 from rlvr.runners.shards import ShardStore, shards_dir
-from rlvr.runners.verify import VERIFIER_LABELS, VerifyStats, _batches, run_config, scan_output
+from rlvr.runners.verify import VERIFIER_LABELS, run_config, scan_output
 from rlvr.verifiers.base import Verifier
 
 __all__ = ["uses_shards", "verify_sharded"]
@@ -109,7 +110,7 @@ def verify_sharded(
         on_progress(len(done))
     counts = VerifyStats()
     todo = (item for item in source.rows(counts) if item[0] not in done)
-    written = _run(engine, _batches(todo, batch_size or engine.default_batch_size), keys, store,
+    written = _run(engine, batched(todo, batch_size or engine.default_batch_size), keys, store,
                    (on_progress, on_bad, on_warning))
     stats = _merge(store, output_path, expected_key, keys)
     stats.resumed, stats.written, stats.blank_lines = len(done), written, counts.blank_lines

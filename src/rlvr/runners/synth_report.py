@@ -19,7 +19,7 @@ from typing import Any
 
 from rlvr.core.files import atomic_write
 from rlvr.core.types import STATUSES
-from rlvr.runners.report import _CSS, _e, _figure, _png
+from rlvr.runners.report import CSS, escape, figure, png_base64
 
 __all__ = ["build_report", "histogram", "render_html", "write_report"]
 
@@ -75,7 +75,7 @@ def _plot(report: dict[str, Any]) -> bytes:
     import base64
 
     hist = report["histogram"]
-    fig = _figure(6.4, 3.4)
+    fig = figure(6.4, 3.4)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(hist["centers"]) - 1)
     lo, hi = report["band"]
@@ -86,11 +86,11 @@ def _plot(report: dict[str, Any]) -> bytes:
     ax.set_title(f"Pass rate per task: {report['env']}")
     ax.set_xlim(-0.08, 1.08)
     ax.legend(fontsize="small")
-    return base64.b64decode(_png(fig))
+    return base64.b64decode(png_base64(fig))
 
 
 def _rows(pairs: list[tuple[str, Any]]) -> str:
-    return "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in pairs)
+    return "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in pairs)
 
 
 def render_html(report: dict[str, Any], png_b64: str) -> str:
@@ -116,17 +116,17 @@ def render_html(report: dict[str, Any], png_b64: str) -> str:
     errors = ", ".join(report["tasks_all_error"][:50]) or "none"
     args = ", ".join(f"{k}={v!r}" for k, v in report["env_args"].items())
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>rlvr synth: {_e(report['env'])}</title>
-<style>{_CSS}</style></head><body>
-<h1>rlvr synth: {_e(report['env'])}</h1>
-<p>Environment arguments: {_e(args or 'none')}. Policy: <code>{_e(report['config'].get('policy')
+<html lang="en"><head><meta charset="utf-8"><title>rlvr synth: {escape(report['env'])}</title>
+<style>{CSS}</style></head><body>
+<h1>rlvr synth: {escape(report['env'])}</h1>
+<p>Environment arguments: {escape(args or 'none')}. Policy: <code>{escape(report['config'].get('policy')
     or report['config'].get('model'))}</code>.</p>
 <table>{overview}</table>
 <h2>pass@k (unbiased, Chen et al. 2021)</h2><table>{pass_at}</table>
 <h2>Pass rate per task</h2><img alt="pass-rate histogram" src="data:image/png;base64,{png_b64}">
 <h2>Verdict statuses</h2><table>{statuses}</table>
 <h2>Tokens and time</h2><table>{cost}</table>
-<h2>Tasks with only error samples</h2><p>{_e(errors)}</p>
+<h2>Tasks with only error samples</h2><p>{escape(errors)}</p>
 </body></html>
 """
 

@@ -28,111 +28,22 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.core.metrics import VerdictStats
-from rlvr.core.types import Verdict
-from rlvr.runners.resumable import ResumableOutput, meta_path
-from rlvr.runners.rowio import JsonlSource, count_rows
+from rlvr.runners.engine.base import drive
+from rlvr.runners.engine.local import LocalEngine
+from rlvr.runners.resumable import ResumableOutput
+from rlvr.runners.rowio import JsonlSource
+from rlvr.runners.rows import BatchResult, RowKeys, VerifyStats, batched, group_value
 from rlvr.verifiers.base import Verifier
 
-if TYPE_CHECKING:
-    from rlvr.runners.engine.base import BatchResult
+__all__ = ["VERIFIER_LABELS", "run_config", "sample_rows", "scan_output", "verify_file"]
 
-__all__ = [
-    "RowKeys",
-    "VerifyStats",
-    "count_rows",
-    "extract_response",
-    "meta_path",
-    "run_config",
-    "sample_rows",
-    "scan_output",
-    "verify_file",
-]
-
-_RAW_CHARS = 2000
-_RESERVED = ("_line", "verdict", "_bad_row")
-"""Output columns an input row may not carry itself: replaced in the output (with a warning)."""
 _EXECUTION_ONLY = {"scoring", "workers", "max_concurrency", "backoff_s", "cache", "cache_path"}
 """Verifier options that do not change verdicts: left out of the recorded configuration."""
-
-RowKeys = tuple[str, str] | tuple[str, str, str | None, str | None]
-"""(response key, reference key[, prompt key, group key]) of input rows, as `_parse` takes them."""
-
-
-@dataclass
-class VerifyStats(VerdictStats):
-    """Counts over the whole output file (resumed rows included); `statuses` etc. as in `VerdictStats`.
-
-    Attributes:
-        bad_rows: rows that could not be verified (bad JSON or keys); counted under `error`.
-        resumed: rows found already done in the output at start.
-        written: rows written by this run.
-        blank_lines: blank input lines skipped.
-        expected_total: rows with an `expected` status field.
-        expected_match: of those, rows whose verdict status equals `expected`.
-        missing_keys: key → bad rows (JSON objects) that lack it (for `key_hint`).
-        sample_keys: the input keys of the first such bad row.
-        replaced_keys: reserved output keys (`verdict`, `_line`, `_bad_row`) found in input rows.
-    """
-
-    bad_rows: int = 0
-    resumed: int = 0
-    written: int = 0
-    blank_lines: int = 0
-    expected_total: int = 0
-    expected_match: int = 0
-    missing_keys: Counter[str] = field(default_factory=Counter)
-    sample_keys: list[str] | None = None
-    replaced_keys: set[str] = field(default_factory=set)
-
-    @property
-    def scored(self) -> int:
-        """Rows that reached the verifier (every row but the bad ones; grader errors included)."""
-        return self.total - self.bad_rows
-
-    @property
-    def accuracy(self) -> float | None:
-        """Correct / scored (a grader error counts against it), or None when nothing was scored."""
-        return self.statuses["correct"] / self.scored if self.scored else None
-
-    def add(self, row: dict[str, Any], expected_key: str, keys: tuple[str, ...] = ()) -> None:
-        """Count one output row; `keys` (response and reference key) feed `key_hint`."""
-        verdict = row.get("verdict") or {}
-        status = str(verdict.get("status", "error"))
-        reward = verdict.get("reward")
-        self.count(status, float(reward) if isinstance(reward, (int, float)) else None)
-        bad = bool(row.get("_bad_row"))
-        self.bad_rows += bad
-        if bad and "_raw" not in row:
-            for key in keys:
-                self.missing_keys[key] += key not in row
-            if self.sample_keys is None:
-                self.sample_keys = sorted(k for k in row if k not in _RESERVED)
-        expected = row.get(expected_key)
-        if isinstance(expected, str) and not bad:
-            self.expected_total += 1
-            self.expected_match += expected == status
-
-    def key_hint(self, response_key: str, reference_key: str) -> str | None:
-        """When every row is bad because a key is absent from all of them: how to fix it, else None."""
-        total = self.total
-        if not total or self.bad_rows != total:
-            return None
-        options = ((response_key, "--response-key"), (reference_key, "--reference-key"))
-        lacking = [(key, option) for key, option in options if self.missing_keys[key] == total]
-        if not lacking:
-            return None
-        available = ", ".join(self.sample_keys or []) or "none"
-        names = " or ".join(repr(key) for key, _ in lacking)
-        fixes = " and ".join(f"{option} KEY" for _, option in lacking)
-        return f"all {total} rows lack key {names}; pass {fixes} (available keys: {available})"
 
 
 def scan_output(
@@ -171,109 +82,6 @@ def _row_reader(path: Path, stats: VerifyStats, expected_key: str,
         return line
 
     return read
-
-
-def extract_response(value: Any) -> str | None:
-    """The response text: a string, or the last assistant message of a chat list; else None."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        for message in reversed(value):
-            if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
-                content = message.get("content")
-                return content if isinstance(content, str) else None
-    return None
-
-
-def _a(kind: str) -> str:
-    """`kind` with its indefinite article: 'an int', 'a dict'."""
-    return f"{'an' if kind[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {kind}"
-
-
-def _response_problem(key: str, value: Any) -> str:
-    """Why `extract_response(value)` found no response text."""
-    if isinstance(value, list):
-        if not any(isinstance(m, dict) and m.get("role", "assistant") == "assistant" for m in value):
-            return f"key {key!r} is a chat list with no assistant message"
-        return f"key {key!r}: the last assistant message has no string 'content'"
-    return f"key {key!r} is {_a(type(value).__name__)}, expected a string or chat messages"
-
-
-def _parse(lineno: int, text: str, response_key: str, reference_key: str, prompt_key: str | None = None,
-           group_key: str | None = None) -> tuple[dict[str, Any], Any, str | None]:
-    """Return (row, (response, reference) or None, problem or None) for one input line.
-
-    With `prompt_key` (judge verifiers) the reference is `{"prompt": row[prompt_key], "reference":
-    row.get(reference_key)}` and the reference column is optional; `group_key` must be present.
-    """
-    try:
-        row = json.loads(text)
-    except ValueError as exc:
-        return {"_raw": text[:_RAW_CHARS]}, None, f"line {lineno}: not valid JSON ({exc})"
-    if not isinstance(row, dict):
-        return {"_raw": text[:_RAW_CHARS]}, None, f"line {lineno}: expected a JSON object, got {_a(type(row).__name__)}"
-    required = (response_key, prompt_key) if prompt_key else (response_key, reference_key)
-    for key in required + ((group_key,) if group_key else ()):
-        if key not in row:
-            keys = ", ".join(sorted(row)) or "none"
-            return row, None, f"line {lineno}: missing key {key!r} (row has keys: {keys})"
-        if row[key] is None:
-            return row, None, f"line {lineno}: key {key!r} is null"
-    response = extract_response(row[response_key])
-    if response is None:
-        return row, None, f"line {lineno}: {_response_problem(response_key, row[response_key])}"
-    reference = row.get(reference_key)
-    if isinstance(reference, (int, float)) and not isinstance(reference, bool):
-        reference = str(reference)
-    if prompt_key:
-        reference = {"prompt": row[prompt_key], "reference": reference}
-    return row, (response, reference), None
-
-
-def _batches(items: Iterator[tuple[int, str]], size: int) -> Iterator[list[tuple[int, str]]]:
-    batch: list[tuple[int, str]] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _strip_reserved(row: dict[str, Any], found: set[str]) -> dict[str, Any]:
-    """`row` without the output's own keys (`_RESERVED`); adds the ones it had to `found`."""
-    clash = [key for key in _RESERVED if key in row]
-    if not clash:
-        return row
-    found.update(clash)
-    return {k: v for k, v in row.items() if k not in _RESERVED}
-
-
-def _score_batch(
-    batch: list[tuple[int, str]], verifier: Verifier, keys: RowKeys, workers: int,
-    on_bad: Callable[[str], None], replaced: set[str],
-) -> list[dict[str, Any]]:
-    """Parse and verify one batch; return the output rows in input order."""
-    parsed = [(lineno, _strip_reserved(row, replaced), pair, problem)
-              for lineno, text in batch for row, pair, problem in [_parse(lineno, text, *keys)]]
-    pairs = [pair for _, _, pair, _ in parsed if pair is not None]
-    group_key = keys[3] if len(keys) > 3 else None
-    if group_key and pairs:
-        groups = [_group_value(row, group_key) for _, row, pair, _ in parsed if pair is not None]
-        verdicts = iter(_verify_grouped(verifier, pairs, groups))
-    else:
-        verdicts = iter(verifier.verify_batch(pairs, workers=workers) if pairs else [])
-    out: list[dict[str, Any]] = []
-    for lineno, row, _pair, problem in parsed:
-        if problem is not None:
-            on_bad(problem)
-            verdict = Verdict.error(problem)
-            row = {**row, "_bad_row": True}
-        else:
-            verdict = next(verdicts)
-        out.append({**row, "_line": lineno, "verdict": verdict.model_dump(mode="json")})
-    return out
 
 
 def verify_file(
@@ -326,9 +134,6 @@ def verify_file(
         DataError: the existing output is not resumable (see `scan_output`), or holds rows for
             lines the input does not have.
     """
-    from rlvr.runners.engine.base import drive  # the engine package imports this module
-    from rlvr.runners.engine.local import LocalEngine
-
     _check_judge_keys(verifier, prompt_key, group_key)
     config = run_config(input_path, verifier, response_key, reference_key)
     config.update({k: v for k, v in (("prompt_key", prompt_key), ("group_key", group_key)) if v is not None})
@@ -337,7 +142,7 @@ def verify_file(
         on_progress(len(done))
     size = batch_size or max(8, 4 * workers)
     todo = (item for item in JsonlSource(input_path).rows(stats) if item[0] not in done)
-    batches = _group_batches(todo, group_key, size) if group_key else _batches(todo, size)
+    pending = _group_batches(todo, group_key, size) if group_key else batched(todo, size)
     parse_keys: RowKeys = (response_key, reference_key, prompt_key, group_key)
     with output.append() as out:
 
@@ -348,7 +153,7 @@ def verify_file(
             stats.replaced_keys.update(result.replaced)
             stats.written += len(result.ids)
 
-        drive(LocalEngine(verifier, workers), batches, parse_keys, write, on_progress=on_progress, on_bad=on_bad,
+        drive(LocalEngine(verifier, workers), pending, parse_keys, write, on_progress=on_progress, on_bad=on_bad,
               on_warning=on_warning or _warn)
     return stats
 
@@ -361,17 +166,13 @@ def _check_judge_keys(verifier: Verifier, prompt_key: str | None, group_key: str
         raise ConfigError(f"--group-key needs a group verifier (ruler); {verifier.name!r} scores rows one by one")
 
 
-def _group_value(row: dict[str, Any], group_key: str) -> str:
-    return json.dumps(row.get(group_key), sort_keys=True, default=str)
-
-
 def _group_batches(items: Iterator[tuple[int, str]], group_key: str, size: int) -> Iterator[list[tuple[int, str]]]:
     """Batches of whole groups (rows sharing `group_key`), each ordered by line; reads the pending input once."""
     groups: dict[str, list[tuple[int, str]]] = {}
     for lineno, text in items:
         try:
             row = json.loads(text)
-            key = _group_value(row, group_key) if isinstance(row, dict) and group_key in row else f"bad:{lineno}"
+            key = group_value(row, group_key) if isinstance(row, dict) and group_key in row else f"bad:{lineno}"
         except ValueError:
             key = f"bad:{lineno}"
         groups.setdefault(key, []).append((lineno, text))
@@ -383,19 +184,6 @@ def _group_batches(items: Iterator[tuple[int, str]], group_key: str, size: int) 
             batch = []
     if batch:
         yield sorted(batch)
-
-
-def _verify_grouped(verifier: Verifier, pairs: list[tuple[str, Any]], groups: list[str]) -> list[Verdict]:
-    """Score `pairs` with `verifier.verify_groups`, one group per distinct value in `groups`; input order."""
-    members: dict[str, list[int]] = {}
-    for i, value in enumerate(groups):
-        members.setdefault(value, []).append(i)
-    group_verify = verifier.verify_groups  # type: ignore[attr-defined]  # checked by _check_judge_keys
-    results = group_verify([([pairs[i][0] for i in idx], pairs[idx[0]][1]) for idx in members.values()])
-    out: dict[int, Verdict] = {}
-    for idx, verdicts in zip(members.values(), results, strict=True):
-        out.update(zip(idx, verdicts, strict=True))
-    return [out[i] for i in range(len(pairs))]
 
 
 def _warn(message: str) -> None:

@@ -13,7 +13,7 @@ launch          the launcher's side: environment of the child, loopback-only Ray
 ```
 
 Every plugin checks `RLVR_CPU_MODE` (`CPU_MODE_ENV`) first and returns at once when it is unset,
-so installing rlvr changes nothing for a GPU run. `rlvr.runners.backends` sets it (with the other
+so installing rlvr changes nothing for a GPU run. `rlvr.runners.train.external` sets it (with the other
 variables of `launch.cpu_environment`) for `rlvr train --backend verl|openrlhf --device cpu`.
 
 A shim that no longer fits the installed upstream code raises `ShimError` naming the shim, the

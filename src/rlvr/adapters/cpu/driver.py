@@ -1,6 +1,6 @@
 """`python -m rlvr.adapters.cpu.driver MODULE ARGS...`: run a trainer's entry module with a watchdog.
 
-The launcher (`rlvr.runners.backends`) starts veRL's `verl.trainer.main_ppo` and OpenRLHF's
+The launcher (`rlvr.runners.train.external`) starts veRL's `verl.trainer.main_ppo` and OpenRLHF's
 `openrlhf.cli.train_ppo_ray` through this module in rlvr's CPU mode. It runs `MODULE` as `__main__`
 (as `python -m MODULE ARGS...` would) after installing a watchdog: when an exception ends the driver,
 its traceback is printed at once and the process exits with code 1 after `WATCHDOG_GRACE_S` seconds

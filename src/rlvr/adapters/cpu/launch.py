@@ -1,7 +1,7 @@
 """The launcher's side of rlvr's CPU mode: the child's environment, loopback-only Ray, clean-up, memory.
 
 `cpu_environment` gives the variables a veRL or OpenRLHF run needs on CPU; `RunSession` watches the
-run's processes (everything in the session `rlvr.runners.backends.run_streaming` starts, which Ray's
+run's processes (everything in the session `rlvr.runners.train.process.run_streaming` starts, which Ray's
 daemons and workers stay in: they call `setpgrp`, not `setsid`), samples their memory, and at the end
 stops what is left, removes the run's Ray folder and the shared-memory segments it left in
 `/dev/shm` (vLLM's `psm_*` message queues, veRL's `verl_weights_*` buckets).

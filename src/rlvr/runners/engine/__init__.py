@@ -10,12 +10,11 @@
 from __future__ import annotations
 
 from rlvr.core.errors import ConfigError
-from rlvr.runners.engine.base import Batch, BatchResult, Engine, failed_rows, score_rows
+from rlvr.runners.engine.base import Engine
 from rlvr.runners.engine.local import LocalEngine
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["ENGINES", "Batch", "BatchResult", "Engine", "LocalEngine", "engine_class", "failed_rows", "make_engine",
-           "score_rows"]
+__all__ = ["ENGINES", "engine_class", "make_engine"]
 
 ENGINES = ("local", "ray")
 """The `--engine` names."""

@@ -3,8 +3,8 @@
 An engine takes batches of `(row_id, row_json_text)` and yields one `BatchResult` per batch,
 in completion order (not input order), with at most a bounded number of batches in flight,
 so memory stays bounded whatever the input size. Every engine scores a batch with the same
-function, `score_rows` (the one `rlvr verify` has always used), so the local and the Ray
-engines give identical verdicts for the same rows.
+function, `rlvr.runners.rows.score_rows`, so the local and the Ray engines give identical
+verdicts for the same rows.
 """
 
 from __future__ import annotations
@@ -12,57 +12,13 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rlvr.core.types import Verdict
-from rlvr.runners.verify import RowKeys, _batches, _score_batch
+from rlvr.runners.rows import Batch, BatchResult, RowKeys, batched, score_rows
 from rlvr.verifiers.base import Verifier, VerifierConfig
 
-__all__ = ["Batch", "BatchResult", "Engine", "drive", "failed_rows", "score_rows"]
-
-Batch = list[tuple[int, str]]
-"""Rows of one batch: `(row_id, row as JSON text)`, ids ascending; row ids are 1-based input positions."""
-
-
-@dataclass
-class BatchResult:
-    """The output of one batch.
-
-    Attributes:
-        ids: row ids, in the batch's order.
-        lines: output rows as JSON text (no newline), `lines[i]` for `ids[i]`; each is the input
-            row plus `_line` and `verdict` (and `_bad_row` for rows that could not be verified).
-        bad: messages of the batch's bad rows (not JSON, missing key...).
-        replaced: reserved output keys (`verdict`, `_line`, `_bad_row`) found in input rows.
-        attempts: how many times the batch was sent to a worker (1 when it worked first time).
-    """
-
-    ids: list[int]
-    lines: list[str]
-    bad: list[str] = field(default_factory=list)
-    replaced: list[str] = field(default_factory=list)
-    attempts: int = 1
-
-
-def score_rows(verifier: Verifier, batch: Batch, keys: RowKeys, workers: int = 1) -> BatchResult:
-    """Parse and verify one batch with `verifier` (up to `workers` processes), as `rlvr verify` does.
-
-    Args:
-        verifier: the verifier (its worker pool stays warm between calls).
-        batch: `(row_id, JSON text)` pairs.
-        keys: (response key, reference key[, prompt key, group key]) (`rlvr.runners.verify.RowKeys`).
-        workers: verifier worker processes for this batch.
-
-    Returns:
-        A `BatchResult` with one output line per row, in the batch's order.
-    """
-    bad: list[str] = []
-    replaced: set[str] = set()
-    rows = _score_batch(batch, verifier, keys, workers, bad.append, replaced)
-    return BatchResult(ids=[row_id for row_id, _ in batch],
-                       lines=[json.dumps(row, ensure_ascii=False) for row in rows],
-                       bad=bad, replaced=sorted(replaced))
+__all__ = ["Engine", "drive", "failed_rows"]
 
 
 class _Failed(Verifier):
@@ -130,7 +86,7 @@ class Engine(ABC):
         rows = (json.dumps({"response": r, "reference": ref}, ensure_ascii=False) for r, ref in pairs)
         waiting: dict[int, BatchResult] = {}
         next_id = 1
-        for result in self.run(_batches(enumerate(rows, start=1), size), keys):
+        for result in self.run(batched(enumerate(rows, start=1), size), keys):
             waiting[result.ids[0]] = result
             while next_id in waiting:
                 done = waiting.pop(next_id)

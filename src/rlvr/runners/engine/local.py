@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
-from rlvr.runners.engine.base import Batch, BatchResult, Engine, score_rows
-from rlvr.runners.verify import RowKeys
+from rlvr.runners.engine.base import Engine
+from rlvr.runners.rows import Batch, BatchResult, RowKeys, score_rows
 from rlvr.verifiers.base import Verifier
 
 __all__ = ["LocalEngine"]

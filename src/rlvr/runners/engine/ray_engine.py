@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
 from rlvr.core.types import Verdict
-from rlvr.runners.engine.base import Batch, BatchResult, Engine, failed_rows, score_rows
-from rlvr.runners.verify import RowKeys
+from rlvr.runners.engine.base import Engine, failed_rows
+from rlvr.runners.rows import Batch, BatchResult, RowKeys, score_rows
 from rlvr.verifiers.base import Verifier
 
 __all__ = ["RayEngine", "RayVerifier"]

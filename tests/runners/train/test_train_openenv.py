@@ -68,12 +68,13 @@ def test_environment_factory_offers_a_served_envs_tools_as_methods_that_step_the
 @pytest.mark.parametrize("path", ["environment_factory", "rollout_func"])
 def test_grpo_trains_two_steps_on_a_served_env(tiny_dir: Path, tmp_path: Path, served_tool_env: str,
                                                path: str) -> None:
-    from rlvr.runners.train import train_command
+    from rlvr.runners.train.config import TrainConfig
+    from rlvr.runners.train.trl import train_trl
 
-    result = train_command(backend="trl", env="openenv/remote-v1", env_args={"base_url": served_tool_env},
-                           model=str(tiny_dir), steps=2, output=tmp_path / "run", multi_turn=path,
-                           trainer_args={"max_completion_length": "12", "num_generations": "2",
-                                         "per_device_train_batch_size": "2"})
+    result = train_trl(TrainConfig(backend="trl", env="openenv/remote-v1", env_args={"base_url": served_tool_env},
+                                   model=str(tiny_dir), steps=2, output=tmp_path / "run", multi_turn=path,
+                                   trainer_args={"max_completion_length": "12", "num_generations": "2",
+                                                 "per_device_train_batch_size": "2"}))
     assert result.steps == 2
     logged = [h for h in result.log_history if "reward" in h]
     assert len(logged) == 2

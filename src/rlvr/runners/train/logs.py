@@ -1,6 +1,6 @@
-"""One set of outputs for every backend: `reward_curve.csv` / `.png` and `model/` from the trainer's own metrics.
+"""veRL's and OpenRLHF's logs read back into rlvr's outputs: `reward_curve.csv` / `.png` and `model/`.
 
-TRL writes them in-process (`rlvr.runners.train.reward_curve_callback`); for veRL and OpenRLHF
+TRL writes them in-process (`rlvr.runners.train.curve.reward_curve_callback`); for veRL and OpenRLHF
 `write_run_outputs` reads what the trainer logged after its run:
 
 - veRL: the console logger's `step:N - key:value - ...` lines in `train.log` (`verl/utils/tracking.py`,
@@ -20,44 +20,20 @@ OpenRLHF: its `--save_path`), moved into the run folder.
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
-import math
 import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
-from rlvr.core.types import Status
+from rlvr.core.types import STATUSES
+from rlvr.runners.train.curve import EXTRA_COLUMNS, plot_reward_curve, to_float, write_curve_csv
 
-__all__ = ["STATUSES", "openrlhf_rows", "read_openrlhf_curve", "read_trl_curve", "read_verl_curve", "verl_statuses",
+__all__ = ["OPENRLHF_CURVE_SOURCE", "openrlhf_rows", "read_openrlhf_curve", "read_verl_curve", "verl_statuses",
            "write_run_outputs"]
 
-STATUSES: tuple[str, ...] = get_args(Status)
-"""Verdict statuses (the status columns of `reward_curve.csv`)."""
-
-EXTRA_COLUMNS: tuple[str, ...] = ("step_s", "tokens_per_s", "reward_min", "reward_max", "rollout_actor_corr",
-                                  "grad_norm")
-"""Columns of a veRL/OpenRLHF `reward_curve.csv` after `rlvr.runners.train.CURVE_COLUMNS` (empty where not logged)."""
-
 _VERL_STEP = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
-
-
-def _float(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
-def read_trl_curve(path: Path) -> list[dict[str, Any]]:
-    """Rows of a `reward_curve.csv` (any backend's) with numbers as floats (missing values None)."""
-    if not path.is_file():
-        return []
-    with path.open(newline="") as fh:
-        return [{k: _float(v) for k, v in row.items()} for row in csv.DictReader(fh)]
 
 
 def _verl_metrics(line: str) -> tuple[int, dict[str, float]] | None:
@@ -67,7 +43,7 @@ def _verl_metrics(line: str) -> tuple[int, dict[str, float]] | None:
     metrics: dict[str, float] = {}
     for part in match.group(2).split(" - "):
         key, _, value = part.rpartition(":")
-        number = _float(value)
+        number = to_float(value)
         if key and number is not None:
             metrics[key.strip()] = number
     return int(match.group(1)), metrics
@@ -148,19 +124,19 @@ def openrlhf_rows(scalars: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for raw in scalars:
         if "train/reward" not in raw:
             continue
-        step_s = _float(raw.get("train/timing/step_total"))
+        step_s = to_float(raw.get("train/timing/step_total"))
         elapsed += step_s or 0.0
-        samples, length = _float(raw.get("train/rollout/num_samples")), _float(raw.get("train/total_length"))
+        samples, length = to_float(raw.get("train/rollout/num_samples")), to_float(raw.get("train/total_length"))
         step_tokens = samples * length if samples is not None and length is not None else None
         tokens += step_tokens or 0.0
         row: dict[str, Any] = {
-            "step": float(raw["step"]), "reward": _float(raw["train/reward"]),
-            "reward_std": _float(raw.get("train/rollout/reward_std")), "elapsed_s": round(elapsed, 2),
-            "step_s": step_s, "completion_length": _float(raw.get("train/response_length")),
-            "num_tokens": tokens or None, "grad_norm": _float(raw.get("train/actor_grad_norm")),
+            "step": float(raw["step"]), "reward": to_float(raw["train/reward"]),
+            "reward_std": to_float(raw.get("train/rollout/reward_std")), "elapsed_s": round(elapsed, 2),
+            "step_s": step_s, "completion_length": to_float(raw.get("train/response_length")),
+            "num_tokens": tokens or None, "grad_norm": to_float(raw.get("train/actor_grad_norm")),
             "tokens_per_s": round(step_tokens / step_s, 2) if step_tokens and step_s else None}
         for status in STATUSES:
-            row[status] = _float(raw.get(f"train/rlvr/status/{status}"))
+            row[status] = to_float(raw.get(f"train/rlvr/status/{status}"))
         rows.append(row)
     return rows
 
@@ -228,14 +204,12 @@ def write_run_outputs(run: Any) -> list[dict[str, Any]]:
     """Write `reward_curve.csv`, `reward_curve.png` and `model/` into a veRL/OpenRLHF run folder.
 
     Args:
-        run: a `rlvr.runners.backends.BackendRun` that ran (its `output`, `backend`, `python`, `log_path`,
+        run: a `rlvr.runners.train.external.BackendRun` that ran (its `output`, `backend`, `python`, `log_path`,
             `export_dir`, `peak_mb`).
 
     Returns:
         The curve rows (also in the CSV; nothing is written when the trainer logged no step).
     """
-    from rlvr.runners.train import plot_reward_curve, write_curve_csv
-
     output = Path(run.output)
     if run.backend == "verl":
         rows = read_verl_curve(Path(run.log_path)) if run.log_path else []

@@ -99,15 +99,16 @@ def test_envs_lists_ids() -> None:
 
 def test_train_is_a_thin_pass_through(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
-    fake = types.ModuleType("rlvr.runners.train")
-    fake.train_command = lambda **kwargs: seen.update(kwargs)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "rlvr.runners.train", fake)
+    fake = types.ModuleType("rlvr.runners.train.trl")
+    fake.train_trl = lambda config: seen.update(config.model_dump())  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "rlvr.runners.train.trl", fake)
     result = runner.invoke(app, ["train", "--env", "math/gsm8k-v1", "-a", "limit=8", "--model", "m", "--steps", "3",
                                  "-o", "runs/x", "--trainer-arg", "learning_rate=1e-5", "--trainer-arg", "bf16=true"])
     assert result.exit_code == 0, result.output
     assert seen == {"backend": "trl", "env": "math/gsm8k-v1", "env_args": {"limit": 8}, "model": "m", "steps": 3,
                     "output": Path("runs/x"), "trainer_args": {"learning_rate": 1e-5, "bf16": True},
-                    "multi_turn": "auto", "tasks": None}
+                    "multi_turn": "auto", "tasks": None, "backend_python": None, "dry_run": False, "n_gpus": 1,
+                    "device": "auto", "timeout_s": None}
 
 
 def test_help_lists_commands() -> None:
@@ -199,3 +200,12 @@ def test_check_shows_up_to_five_failures_and_the_count() -> None:
 def test_env_arg_type_error_is_clean() -> None:
     result = runner.invoke(app, ["check", "math/reasoning-gym-v1", "-a", "size=ten"], terminal_width=300)
     assert result.exit_code == 2 and "size must be a positive int" in result.output
+
+
+def test_commands_are_registered_once_in_help_order() -> None:
+    from rlvr.runners.cli import COMMANDS
+
+    group = typer.main.get_command(app)
+    names = list(group.commands)  # type: ignore[attr-defined]  # a click Group
+    assert names == [command.name for command in COMMANDS] == [
+        "verify", "check", "envs", "sample", "train", "eval", "export", "compare", "serve", "synth"]

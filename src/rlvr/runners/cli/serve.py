@@ -1,4 +1,4 @@
-"""`rlvr serve`: an rlvr environment behind OpenEnv's own server (registered on `rlvr.runners.cli.app`)."""
+"""`rlvr serve`: an rlvr environment behind OpenEnv's own server (`rlvr.adapters.openenv.serve`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import typer
 
 from rlvr.core.errors import MissingExtraError, RlvrError
 from rlvr.runners.args import parse_env_args
-from rlvr.runners.cli import EnvArgs, _fail, app, err_console
+from rlvr.runners.cli.app import Command, EnvArgs, err_console, fail
 
-__all__ = ["serve"]
+__all__ = ["COMMAND"]
 
-_SERVE_HELP = "\n\n".join([
+_HELP = "\n\n".join([
     "Serve ENV_ID as an OpenEnv server (OpenEnv's own app: WebSocket /ws sessions, /health, /schema, the task "
     "API); OpenEnv's GenericEnvClient plays it with no rlvr code.",
     "Actions are one assistant message {\"content\", \"tool_calls\"}; observations carry `messages`, `task_id` "
@@ -22,7 +22,6 @@ _SERVE_HELP = "\n\n".join([
 ])
 
 
-@app.command(help=_SERVE_HELP)
 def serve(
     env_id: Annotated[str, typer.Argument(help="Registered environment id, e.g. math/gsm8k-v1.")],
     env_arg: EnvArgs = None,
@@ -43,15 +42,18 @@ def serve(
         from rlvr.adapters.openenv.serve import serve as run_server
         from rlvr.adapters.openenv.server import DEFAULT_SPLIT
     except ImportError as exc:
-        raise _fail(MissingExtraError(exc.name or "openenv", "openenv")) from exc
+        raise fail(MissingExtraError(exc.name or "openenv", "openenv")) from exc
     try:
         args = parse_env_args(env_arg)
         environment = make(env_id, **args)
     except RlvrError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     split = args.get("split")
     err_console.print(f"serving {env_id} ({len(environment.tasks)} tasks) on http://{host}:{port} "
                       f"(at most {max_sessions} sessions)", highlight=False)
     run_server(environment, host=host, port=port, max_sessions=max_sessions,
                idle_timeout_s=idle_timeout or None, ping_interval_s=ping_interval, ping_timeout_s=ping_timeout,
                split=split if isinstance(split, str) else DEFAULT_SPLIT, log_level=log_level)
+
+
+COMMAND = Command(serve, "serve", _HELP)
