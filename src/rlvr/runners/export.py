@@ -22,16 +22,13 @@ from rlvr.adapters.export import MANIFEST_NAME, ExportManifest
 from rlvr.core.errors import ConfigError
 from rlvr.runners.task_filter import select_tasks
 
-__all__ = ["EXPORTERS", "EXPORT_BACKENDS", "ExportResult", "export_command", "exporter"]
+__all__ = ["ExportResult", "export_command"]
 
-EXPORTERS: dict[str, str] = {
+_EXPORTERS: dict[str, str] = {
     "verl": "rlvr.adapters.verl:export_verl",
     "openrlhf": "rlvr.adapters.openrlhf:export_openrlhf",
 }
 """Backend name -> `module:function` of its exporter (the interface of issue 4)."""
-
-EXPORT_BACKENDS: tuple[str, ...] = tuple(EXPORTERS)
-
 
 @dataclass(frozen=True)
 class ExportResult:
@@ -48,16 +45,16 @@ class ExportResult:
     files: dict[str, Path]
 
 
-def exporter(backend: str) -> Callable[..., ExportManifest]:
+def _exporter(backend: str) -> Callable[..., ExportManifest]:
     """The export function of `backend` (imported lazily).
 
     Raises:
         ConfigError: an unknown backend (the message lists the known ones).
     """
-    if backend not in EXPORTERS:
-        raise ConfigError(f"unknown export backend {backend!r}; choose one of: {', '.join(EXPORT_BACKENDS)} "
+    if backend not in _EXPORTERS:
+        raise ConfigError(f"unknown export backend {backend!r}; choose one of: {', '.join(_EXPORTERS)} "
                           "(TRL reads environments in-process: use `rlvr train --backend trl`)")
-    module, _, name = EXPORTERS[backend].partition(":")
+    module, _, name = _EXPORTERS[backend].partition(":")
     fn: Callable[..., ExportManifest] = getattr(importlib.import_module(module), name)
     return fn
 
@@ -96,7 +93,7 @@ def export_command(
         raise ConfigError(f"limit must be >= 1 (or unset for every task), got {limit}")
     if val_size < 0:
         raise ConfigError(f"val_size must be >= 0, got {val_size}")
-    export = exporter(backend)
+    export = _exporter(backend)
     from rlvr.environments.registry import make
 
     args = dict(env_args or {})

@@ -48,11 +48,9 @@ from rlvr.core.types import Task, Trajectory
 from rlvr.runners.eval import RolloutConfig
 
 __all__ = [
-    "KEEP_MODES",
     "Summary",
     "SynthConfig",
     "SynthResult",
-    "TaskCounts",
     "parse_band",
     "run_synth",
     "summarize",

@@ -21,7 +21,7 @@ from rlvr.core.files import atomic_write
 from rlvr.core.types import STATUSES
 from rlvr.runners.report import CSS, escape, figure, png_base64
 
-__all__ = ["build_report", "histogram", "render_html", "write_report"]
+__all__ = ["build_report", "histogram", "write_report"]
 
 PNG = "pass_rate.png"
 
@@ -93,7 +93,7 @@ def _rows(pairs: list[tuple[str, Any]]) -> str:
     return "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in pairs)
 
 
-def render_html(report: dict[str, Any], png_b64: str) -> str:
+def _render_html(report: dict[str, Any], png_b64: str) -> str:
     """The report as one HTML page, the histogram inline (`data:image/png;base64,...`)."""
     time_ = report["time"]
     overview = _rows([
@@ -136,7 +136,7 @@ def write_report(directory: Path, report: dict[str, Any]) -> None:
     import base64
 
     png = _plot(report)
-    page = render_html(report, base64.b64encode(png).decode("ascii"))
+    page = _render_html(report, base64.b64encode(png).decode("ascii"))
     for name, data in (("report.json", (json.dumps(report, indent=2) + "\n").encode()), (PNG, png),
                        ("report.html", page.encode())):
         atomic_write(directory / name, data)

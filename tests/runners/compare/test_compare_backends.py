@@ -4,7 +4,7 @@ Each test runs the compare flow for its backend in this interpreter: the parity 
 tool env are replayed through `verl_replay` / `openrlhf_replay` in a subprocess (as `rlvr compare` does
 in each backend's venv) and must agree with rlvr on every reward and loss mask; with `train=False` the
 backend is not launched, but its export and command are written (training on this CPU machine is
-`tests/runners/test_train_verl_cpu.py`).
+`tests/runners/train/test_train_verl_cpu.py`).
 """
 
 from __future__ import annotations

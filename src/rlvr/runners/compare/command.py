@@ -94,19 +94,10 @@ def compare_command(
         MissingExtraError: matplotlib is missing (the report's plots). Parity records that cannot be
             built (no interpreter with transformers) are reported per backend, not raised.
     """
-    if steps < 1:
-        raise ConfigError(f"steps must be >= 1, got {steps}")
     names = parse_backends(",".join(backends))
-    require_matplotlib()
-    from rlvr.environments.registry import make
-
-    args = dict(env_args or {})
-    make(env, **args).close()  # an unknown env or bad argument fails before anything is written
-    output = Path(output).resolve()
-    prepare_output(output)
+    summary = _start(env, dict(env_args or {}), model, steps, Path(output).resolve())
+    args, output = summary.env_args, Path(summary.output)
     stream = echo if echo is not None else sys.stderr
-    summary = CompareSummary(env_id=env, env_args=args, model=model, steps=steps, output=str(output),
-                             created=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
     probed: list[tuple[BackendResult, Probe | None]] = []
     with interrupt_on_terminate():  # SIGTERM stops the running backend's process group, like Ctrl-C
         try:
@@ -128,6 +119,24 @@ def compare_command(
             raise
     write_outputs(summary, output)
     return summary
+
+
+def _start(env: str, env_args: dict[str, Any], model: str, steps: int, output: Path) -> CompareSummary:
+    """Check what can be checked before anything is written, prepare `output`; the summary to fill.
+
+    Raises:
+        ConfigError: bad steps, an unknown env or a bad argument, an output folder that cannot be used.
+        MissingExtraError: matplotlib is missing.
+    """
+    if steps < 1:
+        raise ConfigError(f"steps must be >= 1, got {steps}")
+    require_matplotlib()
+    from rlvr.environments.registry import make
+
+    make(env, **env_args).close()  # an unknown env or bad argument fails before anything is written
+    prepare_output(output)
+    return CompareSummary(env_id=env, env_args=env_args, model=model, steps=steps, output=str(output),
+                          created=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
 
 
 def _parity_records(summary: CompareSummary, pythons: list[str], n_tasks: int) -> ParityRecords:

@@ -20,7 +20,7 @@ from rlvr.core.files import atomic_write
 from rlvr.core.types import STATUSES
 from rlvr.runners.report import CSS, escape, figure, png_base64
 
-__all__ = ["figures", "render_html", "write_report"]
+__all__ = ["figures", "write_report"]
 
 _COLORS = {"trl": "#1f77b4", "verl": "#d62728", "openrlhf": "#2ca02c", "rlvr": "#7f7f7f"}
 
@@ -193,7 +193,7 @@ def _mismatches(backends: list[dict[str, Any]]) -> str:
     return f"<ul>{''.join(items)}</ul>" if items else "<p>Every replayed record agrees with rlvr.</p>"
 
 
-def render_html(summary: dict[str, Any]) -> str:
+def _render_html(summary: dict[str, Any]) -> str:
     """The report as one HTML string (images inline as `data:image/png;base64,...`)."""
     import shlex
 
@@ -232,5 +232,5 @@ expected reward comes from the verifier directly. Green: same reward.</p>
 
 
 def write_report(summary: dict[str, Any], path: Path) -> Path:
-    """Write `render_html(summary)` to `path` atomically (`rlvr.core.files.atomic_write`); return `path`."""
-    return atomic_write(Path(path), render_html(summary))
+    """Write `_render_html(summary)` to `path` atomically (`rlvr.core.files.atomic_write`); return `path`."""
+    return atomic_write(Path(path), _render_html(summary))

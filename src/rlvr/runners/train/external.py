@@ -48,14 +48,14 @@ from rlvr.runners.train.interpreter import (
 from rlvr.runners.train.logs import write_run_outputs
 from rlvr.runners.train.process import run_streaming
 
-__all__ = ["BackendRun", "backend_command", "run_backend"]
+__all__ = ["BackendRun", "run_backend"]
 
 _COMMANDS: dict[str, str] = {
     "verl": "rlvr.adapters.verl:verl_command",
     "openrlhf": "rlvr.adapters.openrlhf:openrlhf_command",
 }
 
-def backend_command(backend: str, directory: Path, *, python: str, model: str, steps: int,
+def _backend_command(backend: str, directory: Path, *, python: str, model: str, steps: int,
                     trainer_args: dict[str, Any] | None = None, n_gpus: int = 1, device: str = "cuda") -> list[str]:
     """The trainer's command line from the adapter (`verl_command` / `openrlhf_command`).
 
@@ -208,7 +208,7 @@ def run_backend(config: TrainConfig) -> BackendRun:
     model_arg = _backend_model(config.model, python, config.dry_run)
     if device == "auto":
         device = "cuda"  # a dry run probes nothing: the GPU command, unless --device cpu asks for the CPU one
-    command = backend_command(backend, exported.directory, python=python, model=model_arg, steps=config.steps,
+    command = _backend_command(backend, exported.directory, python=python, model=model_arg, steps=config.steps,
                               trainer_args=config.trainer_args, n_gpus=config.n_gpus, device=device)
     if backend == "verl" and config.trainer_args:  # a bad key would otherwise surface only when veRL starts
         problem = verl_config_problem(python, command[command.index("verl.trainer.main_ppo") + 1:])

@@ -9,7 +9,7 @@ TRL writes them in-process (`rlvr.runners.train.curve.reward_curve_callback`); f
   veRL's v1 trainer logs no per-status metric for training steps; where it dumped the step's responses
   (`trainer.rollout_data_dir`, set by rlvr's CPU profile: `<step>.jsonl` with each response, its ground
   truth and veRL's score) the status fractions are those of rlvr's verifier on the dumped responses
-  (`verl_statuses`; the verifier is deterministic, so these are the verdicts veRL's scores came from).
+  (`_verl_statuses`; the verifier is deterministic, so these are the verdicts veRL's scores came from).
 - OpenRLHF: its TensorBoard scalars (`read_openrlhf_curve`), whose status fractions are rlvr's verdicts
   (the `rlvr/status/<status>` extra logs of rlvr's reward function).
 
@@ -30,8 +30,7 @@ from typing import Any
 from rlvr.core.types import STATUSES
 from rlvr.runners.train.curve import EXTRA_COLUMNS, plot_reward_curve, to_float, write_curve_csv
 
-__all__ = ["OPENRLHF_CURVE_SOURCE", "openrlhf_rows", "read_openrlhf_curve", "read_verl_curve", "verl_statuses",
-           "write_run_outputs"]
+__all__ = ["OPENRLHF_CURVE_SOURCE", "openrlhf_rows", "read_openrlhf_curve", "read_verl_curve", "write_run_outputs"]
 
 _VERL_STEP = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
 
@@ -147,7 +146,7 @@ def _override(command: list[str], key: str) -> str | None:
     return values[-1] if values else None
 
 
-def verl_statuses(rollout_dir: Path, export_dir: Path) -> dict[int, dict[str, float]]:
+def _verl_statuses(rollout_dir: Path, export_dir: Path) -> dict[int, dict[str, float]]:
     """Per step, the fraction of each verdict status among the responses veRL dumped to `rollout_dir`.
 
     Each response of `<step>.jsonl` is scored with the verifier of the exported environment
@@ -215,7 +214,7 @@ def write_run_outputs(run: Any) -> list[dict[str, Any]]:
         rows = read_verl_curve(Path(run.log_path)) if run.log_path else []
         model = _verl_model(Path(run.export_dir))
         dumped = _override(list(run.command), "trainer.rollout_data_dir")
-        statuses = verl_statuses(Path(dumped), Path(run.export_dir)) if dumped and rows else {}
+        statuses = _verl_statuses(Path(dumped), Path(run.export_dir)) if dumped and rows else {}
         for row in rows:
             row.update(statuses.get(int(row["step"]), {}))
     else:
