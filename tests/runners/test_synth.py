@@ -17,9 +17,9 @@ from guess_env import GuessEnv
 from typer.testing import CliRunner
 
 from rlvr.core.errors import ConfigError
+from rlvr.core.metrics import pass_at_k
 from rlvr.environments.registry import make, registry
 from rlvr.runners.cli import app
-from rlvr.runners.eval import pass_at_k
 from rlvr.runners.synth import SynthConfig, parse_band
 
 runner = CliRunner()

@@ -138,11 +138,8 @@ def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -
 
 def _nan_if_missing(value: Any) -> float:
     """`value` as a float, NaN when missing or not a number (a gap in the plotted line)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return number
+    number = to_float(value)
+    return math.nan if number is None else number
 
 
 def reward_curve_callback(output: Path, title: str, reward_name: str | None = None) -> Any:
