@@ -291,7 +291,7 @@ class RolloutConfig(CommandConfig):
 
 
 class EvalConfig(RolloutConfig):
-    """One `rlvr eval` run (the CLI builds it from its options; `run_eval` runs it): `RolloutConfig` plus these."""
+    """One `rlvr eval` run (built and run by `rlvr.runners.cli.eval`): `RolloutConfig` plus these."""
 
     k: int = Field(default=1, ge=1, description="k of pass@k (<= n).")
     layout: str = Field(default="auto", description="Token layout of the trajectories: auto, episode, turn or none.")
