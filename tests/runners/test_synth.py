@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 from typer.testing import CliRunner
 
+from guess_env import GuessEnv
 from rlvr.core.errors import ConfigError
 from rlvr.environments.registry import make, registry
 from rlvr.runners.cli import app

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 
+from guess_env import GuessEnv
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import Message
 from rlvr.rollout.batch import clone_factory, rollout_sync

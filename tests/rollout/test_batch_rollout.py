@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 
+from guess_env import GuessEnv
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Message
 from rlvr.environments.registry import make

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 
+from guess_env import GuessEnv
 from rlvr.rollout.batch import clone_factory, rollout_sync, token_batch
 from rlvr.rollout.policies import Sampling, TransformersPolicy
 

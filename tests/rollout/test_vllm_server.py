@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 from typer.testing import CliRunner
+
+from guess_env import GuessEnv
 
 pytestmark = pytest.mark.vllm
 
