@@ -81,6 +81,18 @@ def _calls(n: int) -> list[str]:
     return [call] * n + ["The answer is \\boxed{5}."]
 
 
+TRIM = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] | trim + '<|im_end|>\\n' }}"
+        "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+"""A ChatML template that trims every message: an assistant turn's trailing newline is rewritten away."""
+
+
+def _trimming(tok: Any) -> Any:
+    """A copy of `tok` with the trimming template."""
+    tok2 = type(tok).from_pretrained(tok.name_or_path)
+    tok2.chat_template = TRIM
+    return tok2
+
+
 def test_the_environment_keeps_the_only_history() -> None:
     env = Forgetful()
     run = EpisodeRun(env, TASK, tokenizer=None)
@@ -134,10 +146,7 @@ def test_a_prompt_that_fills_the_budget_is_an_error_verdict(tool_env: Any, tok: 
 
 @pytest.mark.trl
 def test_stop_on_misalignment_ends_with_an_error_verdict(tool_env: Any, tok: Any) -> None:
-    trim = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] | trim + '<|im_end|>\\n' }}"
-            "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
-    tok2 = type(tok).from_pretrained(tok.name_or_path)
-    tok2.chat_template = trim
+    tok2 = _trimming(tok)
     texts = [t + "\n" for t in _calls(2)]  # a trailing newline the trimming template drops
     run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok2, stop_on_misalignment=True)
     traj = asyncio.run(run.play(Scripted(tok2, texts)))
@@ -187,10 +196,7 @@ def test_a_lined_up_episode_is_trained_on_as_played(tool_env: Any, tok: Any) -> 
 
 @pytest.mark.trl
 def test_a_misaligned_episode_is_masked_with_its_tokens_up_to_the_rewrite(tool_env: Any, tok: Any) -> None:
-    trim = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] | trim + '<|im_end|>\\n' }}"
-            "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
-    tok2 = type(tok).from_pretrained(tok.name_or_path)
-    tok2.chat_template = trim
+    tok2 = _trimming(tok)
     for stop in (True, False):  # veRL / OpenRLHF stop there; TRL's rollout_func plays on from the messages
         run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok2, stop_on_misalignment=stop)
         asyncio.run(run.play(Scripted(tok2, [t + "\n" for t in _calls(2)])))

