@@ -30,7 +30,7 @@ from rlvr.adapters.trl import task_row  # noqa: E402
 from rlvr.adapters.trl.agent import EpisodeReward, environment_factory, tool_calling_tokenizer  # noqa: E402
 from rlvr.adapters.trl.rollout import RolloutReward, TrainerPolicy, rollout_func  # noqa: E402
 from rlvr.rollout.batch import clone_factory, rollout  # noqa: E402
-from rlvr.runners.parity import ReplayPolicy, episode_expected, record_task, record_tokenizer  # noqa: E402
+from rlvr.runners.parity.records import ReplayPolicy, episode_expected, record_task, record_tokenizer  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]

@@ -265,7 +265,7 @@ def test_the_environment_draws_the_task_when_none_is_given() -> None:
 
 @pytest.mark.trl
 def test_batch_rollouts_take_the_token_budget(tool_env: Any, tok: Any) -> None:
-    from rlvr.rollout import clone_factory, rollout_samples
+    from rlvr.rollout.batch import clone_factory, rollout_samples
 
     policy = Scripted(tok, _calls(5))
     samples = asyncio.run(rollout_samples(clone_factory(tool_env), policy, tool_env.tasks[:1], n=2, seed=None,

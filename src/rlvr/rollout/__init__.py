@@ -19,7 +19,6 @@ Layering: this package imports `rlvr.core`, `rlvr.environments`, `rlvr.verifiers
 `rlvr.sandbox` only, never `rlvr.adapters` or `rlvr.runners`, and no trainer.
 """
 
-from rlvr.rollout.batch import clone_factory, rollout, rollout_samples, rollout_sync
 from rlvr.rollout.driver import EpisodeRun, TokenBudget, TrainingSample, run_episode
 from rlvr.rollout.policy import Episode, Generation, Policy, aclose_policy
 from rlvr.rollout.tokens import EpisodeTokens, Layout, TokenAlignmentError
@@ -35,9 +34,5 @@ __all__ = [
     "TokenBudget",
     "TrainingSample",
     "aclose_policy",
-    "clone_factory",
-    "rollout",
-    "rollout_samples",
-    "rollout_sync",
     "run_episode",
 ]

@@ -41,16 +41,7 @@ from typing import Any, Literal, Protocol
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.types import Message, TokenSample
 
-__all__ = [
-    "ChatTokenizer",
-    "EpisodeTokens",
-    "Layout",
-    "TokenAlignmentError",
-    "describe_drift",
-    "encode",
-    "render",
-    "render_prompt_ids",
-]
+__all__ = ["ChatTokenizer", "EpisodeTokens", "Layout", "TokenAlignmentError", "render_prompt_ids"]
 
 Layout = Literal["episode", "turn", "auto"]
 """`episode`: one interleaved sample per episode; `turn`: one sample per model turn; `auto`:

@@ -6,7 +6,7 @@ has its own virtual environment):
 
 1. **probe** it: do rlvr and the backend import, how many CUDA devices does it see. A backend that
    cannot run there is reported as `unavailable: <why>` and skipped, not an error.
-2. **parity**: replay parity records built for *this* environment (`rlvr.runners.parity.build_records`:
+2. **parity**: replay parity records built for *this* environment (`rlvr.runners.parity.records.build_records`:
    rlvr's own verdicts and episode-layout token fields) through the backend's replay function
    (`python -m rlvr.runners.parity replay` in that interpreter) and compare rewards and loss masks.
 3. **train**: TRL trains on CPU or GPU (`rlvr train --backend trl` in its interpreter); veRL and
@@ -282,7 +282,7 @@ def _tail(text: str, lines: int = 4) -> str:
 
 def _parity(result: BackendResult, python: str, records_path: Path, records: list[dict[str, Any]],
             tokenizer: str, output: Path) -> None:
-    from rlvr.runners.parity import compare_replay
+    from rlvr.runners.parity.replay import compare_replay
 
     out_path = output / "parity" / f"{result.backend}.json"
     command = [python, "-m", "rlvr.runners.parity", "replay", "--backend", result.backend, "--records",
@@ -310,7 +310,7 @@ def _parity(result: BackendResult, python: str, records_path: Path, records: lis
 def _build_records(env: str, env_args: dict[str, Any], tokenizer: str, n_tasks: int,
                    pythons: Sequence[str]) -> list[dict[str, Any]]:
     """Parity records for `env`, built here if transformers imports, else in the first interpreter that can."""
-    from rlvr.runners.parity import build_records, load_tokenizer_for
+    from rlvr.runners.parity.records import build_records, load_tokenizer_for
 
     try:
         return build_records(env, env_args, load_tokenizer_for(tokenizer), n_tasks=n_tasks)

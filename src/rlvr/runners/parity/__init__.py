@@ -39,39 +39,10 @@ A replay function has the signature `replay(record, tokenizer) -> {"reward": flo
 `python -m rlvr.runners.parity replay --backend B --records FILE --tokenizer DIR [--output OUT]` replays a
 records file in the current interpreter and writes one JSON object per record (used by `rlvr compare` to run
 each backend in its own virtual environment: their transformers pins conflict).
+
+Modules: `records` (building records and rlvr's own answer, the replay policy, the cross-trainer
+episodes), `replay` (TRL's replay, replaying a records file through any backend, `compare_replay`,
+the `python -m rlvr.runners.parity` command line).
 """
 
-from rlvr.runners.parity.records import (
-    EPISODE_KINDS,
-    THINK_STRIPPING_TEMPLATE,
-    ReplayPolicy,
-    action_message,
-    build_episode_records,
-    build_records,
-    episode_expected,
-    expected_for,
-    load_tokenizer_for,
-    model_turn_ids,
-    record_task,
-    record_tokenizer,
-)
-from rlvr.runners.parity.replay import REPLAY_BACKENDS, compare_replay, replay_records, trl_replay
-
-__all__ = [
-    "EPISODE_KINDS",
-    "REPLAY_BACKENDS",
-    "THINK_STRIPPING_TEMPLATE",
-    "ReplayPolicy",
-    "action_message",
-    "build_episode_records",
-    "build_records",
-    "compare_replay",
-    "episode_expected",
-    "expected_for",
-    "load_tokenizer_for",
-    "model_turn_ids",
-    "record_task",
-    "record_tokenizer",
-    "replay_records",
-    "trl_replay",
-]
+__all__: list[str] = []
