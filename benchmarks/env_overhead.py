@@ -26,8 +26,8 @@ from rich.table import Table
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment, as_message
 from rlvr.environments.single_turn import SingleTurnEnv
-from rlvr.runners.policies import Episode, Generation
-from rlvr.runners.rollout import clone_factory, rollout
+from rlvr.rollout.batch import clone_factory, rollout
+from rlvr.rollout.policy import Episode, Generation
 from rlvr.verifiers.testing import ConstantVerifier
 
 

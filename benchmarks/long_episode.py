@@ -143,7 +143,10 @@ def replay(make_tokens: Callable[[Any, list[Message]], Any], tokenizer: Any, pro
         per_turn.append(time.perf_counter() - start)
     start = time.perf_counter()
     fields = tokens.trajectory_fields("episode")
-    return per_turn, time.perf_counter() - start, fields
+    elapsed = time.perf_counter() - start
+    if "tokens" in fields:  # after: one TokenSample; before: its fields flat
+        fields = {**fields["tokens"].model_dump(), "info": fields["info"]}
+    return per_turn, elapsed, fields
 
 
 def main() -> None:

@@ -41,10 +41,10 @@ from rich.table import Table
 import rlvr
 from rlvr.core.types import Message
 from rlvr.environments.base import Environment
+from rlvr.rollout.batch import clone_factory, rollout
+from rlvr.rollout.policies import OraclePolicy
 from rlvr.rollout.policy import Episode
 from rlvr.runners.args import parse_env_args
-from rlvr.runners.policies import OraclePolicy
-from rlvr.runners.rollout import clone_factory, rollout
 
 ENVS = {
     "math": ("math/reasoning-gym-v1", ["task=\"basic_arithmetic\"", "size=256", "seed=0"]),

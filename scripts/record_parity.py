@@ -28,7 +28,7 @@ MULTI_TURN = ("math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "size":
 
 def build() -> dict[str, Any]:
     """The fixture: 9 single-turn records (2 tasks) and 6 multi-turn records (2 tasks)."""
-    from rlvr.runners.parity import build_records, load_tokenizer_for
+    from rlvr.runners.parity.records import build_records, load_tokenizer_for
 
     tokenizer = load_tokenizer_for("smollm2")
     records = build_records(*SINGLE_TURN, tokenizer, n_tasks=2)
@@ -41,7 +41,7 @@ def build() -> dict[str, Any]:
 
 def build_episodes() -> dict[str, Any]:
     """The cross-trainer episodes: one record per `EPISODE_KINDS` kind on task 0 of the calculator env."""
-    from rlvr.runners.parity import build_episode_records, load_tokenizer_for
+    from rlvr.runners.parity.records import build_episode_records, load_tokenizer_for
 
     return {"tokenizer": "smollm2", "records": build_episode_records(*MULTI_TURN, load_tokenizer_for("smollm2"))}
 

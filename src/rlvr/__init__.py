@@ -32,7 +32,7 @@ _EXPORTS = {
     "SingleTurnEnv": "rlvr.environments.single_turn",
     "make": "rlvr.environments.registry",
     "registry": "rlvr.environments.registry",
-    "check": "rlvr.environments.check",
+    "check": "rlvr.rollout.check",
 }
 
 __all__ = [
@@ -59,9 +59,9 @@ if TYPE_CHECKING:
     from rlvr.core.registry import Registry
     from rlvr.core.types import EnvSpec, Message, StepResult, Task, Trajectory, Verdict
     from rlvr.environments.base import Environment
-    from rlvr.environments.check import check
     from rlvr.environments.registry import make, registry
     from rlvr.environments.single_turn import SingleTurnEnv
+    from rlvr.rollout.check import check
     from rlvr.verifiers.math import MathConfig, MathVerifier
 
 

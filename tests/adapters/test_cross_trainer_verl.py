@@ -26,7 +26,8 @@ with warnings.catch_warnings():  # ray (imported by verl) warns about its own de
 from rlvr.adapters.export import close_cached_envs  # noqa: E402
 from rlvr.adapters.verl import ErrorVerdict, verl_replay  # noqa: E402
 from rlvr.core.errors import BackendError  # noqa: E402
-from rlvr.runners.parity import compare_replay, record_tokenizer  # noqa: E402
+from rlvr.runners.parity.records import record_tokenizer  # noqa: E402
+from rlvr.runners.parity.replay import compare_replay  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]

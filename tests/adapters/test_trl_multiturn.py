@@ -24,12 +24,12 @@ pytest.importorskip("datasets")
 from rlvr.adapters.trl import to_dataset  # noqa: E402
 from rlvr.adapters.trl.agent import (  # noqa: E402
     EpisodeReward,
-    RolloutReward,
     environment_factory,
     environment_tools,
-    task_from_row,
     tool_calling_tokenizer,
 )
+from rlvr.adapters.trl.data import task_from_row  # noqa: E402
+from rlvr.adapters.trl.rollout import RolloutReward  # noqa: E402
 from rlvr.core.errors import AdapterError, ConfigError  # noqa: E402
 from rlvr.core.types import EnvSpec, Message, Task, Verdict  # noqa: E402
 from rlvr.environments.multi_turn import MultiTurnEnv, ToolEnv  # noqa: E402
@@ -301,7 +301,7 @@ def _segments(mask: Sequence[int]) -> list[tuple[int, int, int]]:
 def test_rollout_func_masks_exactly_the_environment_tokens(tiny_dir: Path, tool_tokenizer: Any,
                                                            tmp_path: Path) -> None:
     import rlvr
-    from rlvr.runners.trl_rollout import rollout_func
+    from rlvr.adapters.trl.rollout import rollout_func
 
     base = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=4, seed=0, config=EASY)
     env = CheckAgainEnv(base.tasks, base.verifier, base.spec.model_copy(update={"id": "test/check-again-v1",
@@ -331,7 +331,7 @@ def test_rollout_func_masks_exactly_the_environment_tokens(tiny_dir: Path, tool_
         # sample (cut by the length limit), the user message, the next generation prompt
         assert env_text == "<|im_end|>\n<|im_start|>user\nCheck your answer.<|im_end|>\n<|im_start|>assistant\n"
         assert all(lp == 0.0 for lp in lps[start:end]) and all(lp < 0.0 for lp in lps[:start])
-        assert out["prompt_ids"][i] == traj.prompt_ids
+        assert out["prompt_ids"][i] == traj.tokens.prompt_ids
     rewards = reward(prompts=prompts, completions=["x"] * 4, rlvr_verdict=out["rlvr_verdict"])
     assert rewards == [v.reward for v in reward.last_verdicts] and None not in rewards
     assert reward(prompts=["p"], completions=["x"], rlvr_verdict=[Verdict.error("boom").model_dump()]) == [None]

@@ -5,6 +5,7 @@ from pydantic import ValidationError
 
 from rlvr.core import EnvSpec, Message, StepResult, Task, ToolCall, Trajectory, Verdict
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError, RlvrError
+from rlvr.core.types import TokenSample
 
 
 def test_verdict_reward_none_only_for_error():
@@ -58,13 +59,16 @@ def test_message_openai_format():
 
 def test_trajectory_token_lengths_checked():
     t = Trajectory(
-        task_id="t", messages=[Message(role="user", content="q")], completion_ids=[1, 2, 3], loss_mask=[1, 1, 0]
+        task_id="t", messages=[Message(role="user", content="q")],
+        tokens=TokenSample(prompt_ids=[7], completion_ids=[1, 2, 3], loss_mask=[1, 1, 0]),
     )
-    assert t.loss_mask == [1, 1, 0]
+    assert t.tokens is not None and t.tokens.loss_mask == [1, 1, 0]
     with pytest.raises(ValidationError, match="loss_mask has length 2 but completion_ids has length 3"):
-        Trajectory(task_id="t", messages=[], completion_ids=[1, 2, 3], loss_mask=[1, 1])
+        Trajectory(task_id="t", messages=[], tokens={"prompt_ids": [], "completion_ids": [1, 2, 3],
+                                                     "loss_mask": [1, 1]})
     with pytest.raises(ValidationError, match="logprobs"):
-        Trajectory(task_id="t", messages=[], completion_ids=[1], logprobs=[-0.1, -0.2])
+        Trajectory(task_id="t", messages=[], tokens={"prompt_ids": [], "completion_ids": [1], "loss_mask": [1],
+                                                     "logprobs": [-0.1, -0.2]})
 
 
 def test_trajectory_reward_from_verdict():

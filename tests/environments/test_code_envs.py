@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import rlvr
+from rlvr import check
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.environments.check import check
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

@@ -193,7 +193,7 @@ def test_view_options_validation() -> None:
 
 def test_rlvr_check_plays_return_scored_envs_by_episode() -> None:
     """A wrapped env cannot score a lone response: `check` plays episodes instead and passes a sound one."""
-    from rlvr.environments.check import check
+    from rlvr import check
 
     env = from_gymnasium("rlvrtest/GuessNumber-v0", size=4, seed=3)
     try:

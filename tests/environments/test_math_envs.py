@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import rlvr
+from rlvr import check
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.environments.check import check
 from rlvr.environments.math import (
     EASY_ARITHMETIC,
     gsm8k_answer,

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import rlvr
+from rlvr import check
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Message, ToolCall
 from rlvr.environments.calculator import evaluate
-from rlvr.environments.check import check
 from rlvr.environments.math_tool import CalculatorEnv, make_reasoning_gym_tool
 from rlvr.environments.multi_turn import tool_call_message
 

@@ -339,9 +339,8 @@ def test_trl_grpo_scores_skyrl_episodes(tiny_dir: Path, tmp_path: Path, monkeypa
 
     from rlvr.adapters.export import cached_env
     from rlvr.adapters.trl import task_row
-    from rlvr.adapters.trl.agent import RolloutReward
+    from rlvr.adapters.trl.rollout import RolloutReward, TrainerPolicy, rollout_func
     from rlvr.runners.train.grpo import build_grpo_config
-    from rlvr.runners.trl_rollout import TrainerPolicy, rollout_func
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_dir))
     env = cached_env("skyrl/gsm8k-v1", {"size": 2})
@@ -368,5 +367,5 @@ def test_trl_grpo_scores_skyrl_episodes(tiny_dir: Path, tmp_path: Path, monkeypa
     assert [t.task_id for t in fn.last_trajectories] == [solved.id] * 2 + [env.tasks[1].id] * 2
     assert [(v.status, v.reward) for v in reward.last_verdicts] == [("correct", 1.0)] * 2 + [("incorrect", 0.0)] * 2
     assert [float(a) for a in out["advantages"]] == [0.0] * 4  # equal rewards within each group
-    assert all(t.info["token_layout"] == "episode" and t.loss_mask and all(t.loss_mask)
+    assert all(t.info["token_layout"] == "episode" and t.tokens and t.tokens.loss_mask and all(t.tokens.loss_mask)
                for t in fn.last_trajectories)

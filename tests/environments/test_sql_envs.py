@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import rlvr
+from rlvr import check
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import Message, ToolCall
-from rlvr.environments.check import check
 from rlvr.environments.loaders import load_rows
 from rlvr.environments.sql import (
     SQLToolEnv,

@@ -1,4 +1,4 @@
-"""Fixtures for the episode layer's tests: SmolLM2's real tokenizer (embedded, loads offline)."""
+"""Fixtures for the episode layer's tests: SmolLM2's real tokenizer (embedded, offline), a small multi-turn env."""
 
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
+from guess_env import GuessEnv
+
 
 @pytest.fixture(scope="module")
 def tok(smollm2_tokenizer: Any) -> Any:
     return smollm2_tokenizer
+
+
+@pytest.fixture
+def guess_env() -> GuessEnv:
+    return GuessEnv()

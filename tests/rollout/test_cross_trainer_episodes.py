@@ -3,7 +3,7 @@
 The fixture holds one scripted multi-turn episode of the calculator env per kind (tool calls and the
 right answer, a malformed call, a wrong final answer, truncation at max_turns, a grader that breaks,
 a chat template that rewrites history), with the messages, token ids, loss mask, status and reward
-rlvr gives (`rlvr.runners.parity.build_episode_records`; rebuild with `scripts/record_parity.py`).
+rlvr gives (`rlvr.runners.parity.records.build_episode_records`; rebuild with `scripts/record_parity.py`).
 This core test (no tokenizer) re-derives the messages and verdicts by stepping the environment and
 checks the token fields' invariants; the same records go through rlvr eval and TRL
 (tests/runners/test_cross_trainer_trl.py), veRL (tests/adapters/test_cross_trainer_verl.py) and
@@ -21,7 +21,7 @@ import pytest
 
 from rlvr.adapters.export import cached_env
 from rlvr.core.types import Message, Verdict
-from rlvr.runners.parity import EPISODE_KINDS, THINK_STRIPPING_TEMPLATE, action_message, record_task
+from rlvr.runners.parity.records import EPISODE_KINDS, THINK_STRIPPING_TEMPLATE, action_message, record_task
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]

@@ -81,6 +81,18 @@ def _calls(n: int) -> list[str]:
     return [call] * n + ["The answer is \\boxed{5}."]
 
 
+TRIM = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] | trim + '<|im_end|>\\n' }}"
+        "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+"""A ChatML template that trims every message: an assistant turn's trailing newline is rewritten away."""
+
+
+def _trimming(tok: Any) -> Any:
+    """A copy of `tok` with the trimming template."""
+    tok2 = type(tok).from_pretrained(tok.name_or_path)
+    tok2.chat_template = TRIM
+    return tok2
+
+
 def test_the_environment_keeps_the_only_history() -> None:
     env = Forgetful()
     run = EpisodeRun(env, TASK, tokenizer=None)
@@ -106,7 +118,7 @@ def test_tokens_read_the_environments_history(tool_env: Any, tok: Any) -> None:
     traj = asyncio.run(run.play(Scripted(tok, _calls(2))))
     assert run.tokens is not None and run.tokens.messages is env.messages
     assert traj.messages == env.messages and [m.role for m in traj.messages].count("assistant") == 3
-    assert traj.info["token_layout"] == "episode" and traj.loss_mask is not None and 0 in traj.loss_mask
+    assert traj.info["token_layout"] == "episode" and traj.tokens is not None and 0 in traj.tokens.loss_mask
 
 
 @pytest.mark.trl
@@ -134,10 +146,7 @@ def test_a_prompt_that_fills_the_budget_is_an_error_verdict(tool_env: Any, tok: 
 
 @pytest.mark.trl
 def test_stop_on_misalignment_ends_with_an_error_verdict(tool_env: Any, tok: Any) -> None:
-    trim = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] | trim + '<|im_end|>\\n' }}"
-            "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
-    tok2 = type(tok).from_pretrained(tok.name_or_path)
-    tok2.chat_template = trim
+    tok2 = _trimming(tok)
     texts = [t + "\n" for t in _calls(2)]  # a trailing newline the trimming template drops
     run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok2, stop_on_misalignment=True)
     traj = asyncio.run(run.play(Scripted(tok2, texts)))
@@ -173,3 +182,94 @@ def test_the_episode_layer_imports_no_trainer() -> None:
             "'openrlhf') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- the one episode -> training sample rule ----------------------------------------------------------
+@pytest.mark.trl
+def test_a_lined_up_episode_is_trained_on_as_played(tool_env: Any, tok: Any) -> None:
+    run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok, stop_on_misalignment=True)
+    traj = asyncio.run(run.play(Scripted(tok, _calls(1))))
+    sample = run.training_sample()
+    assert sample.trajectory is traj and sample.complete and sample.verdict == traj.verdict
+    assert sample.verdict.status != "error" and sample.tokens == traj.tokens
+
+
+@pytest.mark.trl
+def test_a_misaligned_episode_is_masked_with_its_tokens_up_to_the_rewrite(tool_env: Any, tok: Any) -> None:
+    tok2 = _trimming(tok)
+    for stop in (True, False):  # veRL / OpenRLHF stop there; TRL's rollout_func plays on from the messages
+        run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok2, stop_on_misalignment=stop)
+        asyncio.run(run.play(Scripted(tok2, [t + "\n" for t in _calls(2)])))
+        sample = run.training_sample()
+        assert run.tokens is not None and sample.tokens is not None and not sample.complete
+        assert sample.verdict.status == "error" and sample.verdict.reward is None
+        assert sample.verdict.detail == f"token alignment failed: {run.tokens.misaligned}"
+        assert sample.tokens.prompt_ids == run.tokens.prompt_ids and sample.tokens.loss_mask == run.tokens.loss_mask
+    assert sample.trajectory.info["token_layout"] == "turn"
+
+
+@pytest.mark.trl
+def test_a_failed_episode_is_masked(tool_env: Any, tok: Any) -> None:
+    run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok)
+    traj = asyncio.run(run.play(Scripted(tok, _calls(2), fail_at=1)))
+    sample = run.training_sample()
+    assert traj.error is not None and sample.verdict is traj.verdict and sample.verdict.reward is None
+    assert not sample.complete and sample.tokens is not None and sample.tokens.completion_ids
+
+
+@pytest.mark.trl
+def test_an_episode_with_no_sampled_token_is_masked(tool_env: Any, tok: Any) -> None:
+    run = EpisodeRun(tool_env.episode_copy(), tool_env.tasks[0], tokenizer=tok)
+    asyncio.run(run.reset())
+    answer = Message(role="assistant", content="The answer is \\boxed{5}.")
+    asyncio.run(run.act(answer, Generation(message=answer, completion_ids=[])))  # a turn that sampled nothing
+    sample = run.training_sample()
+    assert run.verdict is not None and run.verdict.status != "error"  # the environment's verdict ...
+    assert sample.verdict.status == "error" and "no sampled tokens" in sample.verdict.detail  # ... is not trained on
+    assert not sample.complete and sample.tokens is not None and sample.tokens.completion_ids == []
+
+
+def test_an_episode_without_a_verdict_is_masked_and_one_without_tokens_keeps_its_verdict() -> None:
+    class Silent(Forgetful):
+        async def step(self, action: Message | str) -> StepResult:
+            self.turn += 1
+            return StepResult(terminated=True)
+
+    run = EpisodeRun(Silent(), TASK)
+    asyncio.run(run.play(Scripted(None, ["x"])))
+    sample = run.training_sample()
+    assert sample.tokens is None and not sample.complete
+    assert sample.verdict.status == "error" and "without a verdict" in sample.verdict.detail
+    run = EpisodeRun(Forgetful(), TASK, tokenizer=None)  # no tokens recorded (TRL's environment_factory path)
+    asyncio.run(run.play(Scripted(None, ["one", "two"])))
+    assert run.training_sample().verdict.status == "correct"
+
+
+def test_a_running_episode_has_no_training_sample() -> None:
+    run = EpisodeRun(Forgetful(), TASK)
+    asyncio.run(run.reset())
+    with pytest.raises(ConfigError, match="needs a finished episode"):
+        run.training_sample()
+    asyncio.run(run.act(Message(role="assistant", content="one")))
+    asyncio.run(run.act(Message(role="assistant", content="two")))  # the environment ends it: act/cut/end suffice
+    assert run.training_sample().verdict.status == "correct"
+
+
+def test_the_environment_draws_the_task_when_none_is_given() -> None:
+    env = Forgetful()
+    run = EpisodeRun(env, None)
+    assert run.task_id == ""
+    asyncio.run(run.reset(seed=3))
+    assert run.task is TASK and run.reset_info["task_id"] == "t0"
+
+
+@pytest.mark.trl
+def test_batch_rollouts_take_the_token_budget(tool_env: Any, tok: Any) -> None:
+    from rlvr.rollout.batch import clone_factory, rollout_samples
+
+    policy = Scripted(tok, _calls(5))
+    samples = asyncio.run(rollout_samples(clone_factory(tool_env), policy, tool_env.tasks[:1], n=2, seed=None,
+                                          budget=TokenBudget(60, "completion")))
+    assert len(samples) == 2 and all(s.complete and s.verdict.status != "error" for s in samples)
+    assert all(s.tokens is not None and len(s.tokens.completion_ids) >= 60 for s in samples)
+    assert all(e.max_tokens is not None and e.max_tokens <= 60 for e in policy.seen)

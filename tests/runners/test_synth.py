@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 from typer.testing import CliRunner
 
+from guess_env import GuessEnv
 from rlvr.core.errors import ConfigError
 from rlvr.core.metrics import pass_at_k
 from rlvr.environments.registry import make, registry

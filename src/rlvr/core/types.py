@@ -1,8 +1,8 @@
 """The rlvr data contract: pydantic v2 models shared by every layer.
 
 Values (`Message`, `Task`, `Verdict`, `StepResult`, `EnvSpec`) are frozen and reject unknown
-fields, so a typo fails loudly and a value can key a cache. `Trajectory` is mutable: adapters
-attach token-level fields to it after a rollout.
+fields, so a typo fails loudly and a value can key a cache. `Trajectory` and `TokenSample` are
+records of one episode, built by the episode layer (`rlvr.rollout`).
 """
 
 from __future__ import annotations
@@ -199,11 +199,10 @@ class TokenSample(BaseModel):
 
 
 class Trajectory(BaseModel):
-    """Messages of one episode, its rewards and final verdict, plus token fields from adapters.
+    """Messages of one episode, its rewards and final verdict, plus the tokens the episode layer recorded.
 
-    Token fields, when set, describe one sample: `completion_ids` has length T and
-    `loss_mask` (1 = token sampled by the policy, 0 = environment token) and `logprobs`
-    have the same length T.
+    Tokens come in one of two layouts (`rlvr.rollout.tokens`): `tokens`, one sample for the whole
+    episode (environment tokens interleaved, `loss_mask` 0 on them), or `samples`, one per model turn.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -212,26 +211,14 @@ class Trajectory(BaseModel):
     messages: list[Message] = Field(description="Full conversation, prompt included.")
     rewards: list[float] = Field(default_factory=list, description="Per-step rewards, in order.")
     verdict: Verdict | None = Field(default=None, description="Final verdict of the episode.")
-    prompt_ids: list[int] | None = Field(default=None, description="Prompt token ids, length P.")
-    completion_ids: list[int] | None = Field(default=None, description="Completion token ids, length T.")
-    loss_mask: list[int] | None = Field(default=None, description="1 on policy tokens, 0 on env tokens; length T.")
-    logprobs: list[float] | None = Field(default=None, description="Sampling logprob per completion token; length T.")
+    tokens: TokenSample | None = Field(
+        default=None, description="One-sample-per-episode layout: the first prompt and the interleaved completion."
+    )
     samples: list[TokenSample] | None = Field(
         default=None, description="One-sample-per-turn layout: one TokenSample per policy turn, in order."
     )
     error: str | None = Field(default=None, description="Why the episode failed (policy or environment), if it did.")
     info: dict[str, Any] = Field(default_factory=dict, description="Diagnostics: sample index, finish reasons, ...")
-
-    @model_validator(mode="after")
-    def _token_lengths_agree(self) -> Trajectory:
-        if self.completion_ids is None:
-            return self
-        n = len(self.completion_ids)
-        for name in ("loss_mask", "logprobs"):
-            value = getattr(self, name)
-            if value is not None and len(value) != n:
-                raise ValueError(f"{name} has length {len(value)} but completion_ids has length {n}; they must match")
-        return self
 
     @property
     def reward(self) -> float | None:

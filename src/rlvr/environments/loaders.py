@@ -256,3 +256,12 @@ class TaskList(Sequence[Task]):
 
     def __repr__(self) -> str:
         return f"<TaskList {len(self)} tasks, {len(self._cache)} built>"
+
+
+def spread_tasks(tasks: list[Task], n: int) -> list[Task]:
+    """`n` tasks spread evenly over `tasks` (all of them when there are fewer), in dataset order.
+
+    The tasks `rlvr check` and its adversarial audit look at.
+    """
+    count = min(n, len(tasks))
+    return [tasks[i * len(tasks) // count] for i in range(count)] if count else []

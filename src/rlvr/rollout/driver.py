@@ -2,13 +2,20 @@
 
 `EpisodeRun` is one episode of an environment: `reset`, then `act` once per model turn (step the
 environment, record the step reward, the verdict when it ends and the turn's tokens), `cut` when
-the trainer's token budget ends it early, and `trajectory()` for the result. `play(policy)` is the
-loop over it that every consumer runs: `rlvr eval` (`rlvr.runners.rollout`), TRL's `rollout_func`,
-the veRL agent loop, the OpenRLHF agent executor and the parity replay; an adapter supplies a
-`Policy` fed by its trainer's generation server and reads the `Trajectory` (and `run.tokens`).
-Where the trainer itself drives the turns (TRL's `environment_factory`, which calls the
-environment's tool methods), the adapter calls `act` and `cut` directly, so the step, end and
-scoring rules are still these.
+the trainer's token budget ends it early, `end` when the caller ends it with a verdict of its own,
+and `trajectory()` for the result. `play(policy)` is the loop over it that every consumer runs:
+`rlvr eval` (`rlvr.rollout.batch`), TRL's `rollout_func` (`rlvr.adapters.trl.rollout`), the veRL
+agent loop, the OpenRLHF agent executor, the parity replay and the conformance check
+(`rlvr.rollout.check`); an adapter supplies a `Policy` fed by its trainer's generation server and
+reads the `Trajectory`. Where the caller itself drives the turns (TRL's `environment_factory`,
+which calls the environment's tool methods; an OpenEnv server session, whose client sends the
+turns), it calls `reset`, `act`, `cut` and `end` directly, so the step, end and scoring rules are
+still these.
+
+Training samples: `training_sample()` holds the one rule by which a finished episode becomes a
+trainer's sample (`TrainingSample`): a failed, errored, verdict-less or misaligned episode is
+masked (an error verdict, reward None), never trained on as a fake 0. TRL, veRL and OpenRLHF all
+call it.
 
 History: the environment owns the conversation (`Environment.messages`, which `reset` starts and
 `step` appends to); the policy is shown it, the token layer (`rlvr.rollout.tokens.EpisodeTokens`)
@@ -21,6 +28,7 @@ becomes a trajectory with `error` set and an error verdict (reward None, so trai
 Example:
     >>> run = EpisodeRun(env.episode_copy(), task, tokenizer=policy.tokenizer)   # doctest: +SKIP
     >>> trajectory = await run.play(policy)                                      # doctest: +SKIP
+    >>> sample = run.training_sample()                                           # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -30,12 +38,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rlvr.core.errors import ConfigError
-from rlvr.core.types import Message, StepResult, Task, Trajectory, Verdict
+from rlvr.core.types import Message, StepResult, Task, TokenSample, Trajectory, Verdict
 from rlvr.environments.base import Environment
 from rlvr.rollout.policy import Episode, Generation, Policy
 from rlvr.rollout.tokens import ChatTokenizer, EpisodeTokens, Layout
 
-__all__ = ["EpisodeRun", "TokenBudget", "run_episode"]
+__all__ = ["EpisodeRun", "TokenBudget", "TrainingSample", "run_episode"]
 
 
 @dataclass(frozen=True)
@@ -64,12 +72,36 @@ class TokenBudget:
         return self.limit - used
 
 
+@dataclass(frozen=True)
+class TrainingSample:
+    """A finished episode as one trainer sample (`EpisodeRun.training_sample`, the rule every trainer applies).
+
+    Attributes:
+        trajectory: the episode's trajectory.
+        verdict: the verdict to train on: the episode's own, or an error verdict (reward None: the
+            trainer masks the sample, never learns a fake 0) when the episode cannot be trained on.
+        tokens: the episode's tokens in one sequence as played (`EpisodeTokens.played_sample`):
+            the whole episode when they line up, else the tokens up to where the chat template
+            rewrote history; None when the episode recorded no tokens (no tokenizer: e.g. TRL's
+            `environment_factory`, where TRL owns the tokens).
+        complete: True when `tokens` hold the whole episode, lined up, with at least one sampled
+            token. A trainer that cannot take a partial sequence (TRL) gives a masked placeholder
+            in its place (mask zero).
+    """
+
+    trajectory: Trajectory
+    verdict: Verdict
+    tokens: TokenSample | None
+    complete: bool
+
+
 class EpisodeRun:
     """One episode of `env` on `task` (see the module docstring).
 
     Args:
         env: an environment instance used by this episode only.
-        task: the task to pose.
+        task: the task to pose, or None to let the environment draw one on `reset` (seeded by
+            its `seed`, `Environment.reset`).
         tokenizer: the policy's tokenizer; with it (and a `layout`) each turn that reports sampled
             ids is recorded by `EpisodeTokens`. None: no token fields.
         layout: token layout of the trajectory ('episode', 'turn', 'auto'), or None for none.
@@ -82,6 +114,8 @@ class EpisodeRun:
             the messages.
 
     Attributes:
+        task: the episode's task (the one the environment drew, after `reset`, when none was given).
+        reset_info: the environment's `reset` info (`{"task_id", ...}`), empty before `reset`.
         tokens: the episode's `EpisodeTokens` (after `reset`), or None.
         rewards: per-step rewards, in order.
         finish_reasons: the policy's finish reason per model turn (`play` only).
@@ -90,7 +124,7 @@ class EpisodeRun:
         was_cut: True when the token budget (or the caller, via `cut()`) ended the episode.
     """
 
-    def __init__(self, env: Environment, task: Task, *, tokenizer: ChatTokenizer | None = None,
+    def __init__(self, env: Environment, task: Task | None, *, tokenizer: ChatTokenizer | None = None,
                  layout: Layout | None = "auto", sample: int = 0, budget: TokenBudget | None = None,
                  max_steps: int | None = None, stop_on_misalignment: bool = False) -> None:
         if budget is not None and tokenizer is None:
@@ -104,6 +138,7 @@ class EpisodeRun:
         self.max_steps = max_steps if max_steps is not None else 2 * env.spec.max_turns + 2
         self.stop_on_misalignment = stop_on_misalignment
         self.tools: list[dict[str, Any]] | None = list(env.spec.tools) or None
+        self.reset_info: dict[str, Any] = {}
         self.tokens: EpisodeTokens | None = None
         self.rewards: list[float] = []
         self.finish_reasons: list[str | None] = []
@@ -113,16 +148,24 @@ class EpisodeRun:
         self.turn = 0
         self._started = False
         self._policy_failed = False
+        self._played: Trajectory | None = None
 
     @property
     def messages(self) -> list[Message]:
         """The conversation so far: the environment's history (empty before `reset`)."""
         return self.env.messages if self._started else []
 
+    @property
+    def task_id(self) -> str:
+        """The episode's task id ('' while no task is known: before a `reset` that draws one)."""
+        return self.task.id if self.task is not None else ""
+
     # -- the steps -----------------------------------------------------------------------
     async def reset(self, seed: int | None = None, *, prompt_ids: Sequence[int] | None = None) -> list[Message]:
         """Reset the environment with the task; start the token record. Returns the prompt messages."""
-        prompt, _info = await self.env.reset(self.task, seed=seed)
+        prompt, self.reset_info = await self.env.reset(self.task, seed=seed)
+        if self.task is None:
+            self.task = self.env.task  # the environment drew it (None only for an env that breaks the protocol)
         if self.env.messages != prompt:  # (identical messages compare by identity: cheap)
             self.env.messages = list(prompt)  # an env that does not keep its history: it starts here
         self._started = True
@@ -179,7 +222,7 @@ class EpisodeRun:
             verdict: Verdict = await final()
         else:
             last = next((m.content for m in reversed(self.messages) if m.role == "assistant"), "")
-            verdict = await self.env.ascore(self.task, last)
+            verdict = await self.env.ascore(self._task(), last)
         self.end(verdict)
         self.was_cut = True
         return verdict
@@ -188,11 +231,11 @@ class EpisodeRun:
         """End the episode with `verdict` (e.g. an adapter's error verdict)."""
         self.verdict, self.done = verdict, True
 
-    def budget_left(self) -> int | None:
-        """Tokens the next turn may sample under the budget, or None without one."""
-        if self.budget is None or self.tokens is None:
-            return None
-        return self.budget.left(self.tokens)
+    def _task(self) -> Task:
+        if self.task is None:
+            raise ConfigError(f"environment {self.env.spec.id!r} set no task on reset (Environment.reset must set "
+                              "self.task to the task it poses)")
+        return self.task
 
     # -- the loop ------------------------------------------------------------------------
     async def play(self, policy: Policy, *, seed: int | None = None, raise_policy_errors: bool = False) -> Trajectory:
@@ -215,35 +258,50 @@ class EpisodeRun:
         try:
             if not self._started:
                 await self.reset(seed)
-            token_in = bool(getattr(policy, "accepts_prompt_ids", False)) and self.layout != "turn"
-            tokens, budget, env = self.tokens, self.budget, self.env
-            stop = self.stop_on_misalignment and tokens is not None
             while not self.done:
-                left = budget.left(tokens) if budget is not None and tokens is not None else None
-                if left is not None and left <= 0:
-                    await self._out_of_budget()
+                if await self._stops():
                     break
-                if stop and tokens is not None and tokens.misaligned is not None:
-                    self.end(Verdict.error(f"token alignment failed: {tokens.misaligned}"))
-                    break
-                if self.turn >= self.max_steps:
-                    raise ConfigError(f"environment {env.spec.id!r} did not end the episode after {self.turn} "
-                                      f"policy turns (spec.max_turns={env.spec.max_turns}); it must terminate "
-                                      "or truncate by max_turns")
-                hint = tokens.context_ids() if tokens is not None and token_in else None
-                episode = Episode(env=env, task=self.task, sample=self.sample, turn=self.turn, max_tokens=left)
-                try:
-                    gen = await policy.generate(env.messages, tools=self.tools, prompt_ids=hint, episode=episode)
-                except Exception:
-                    self._policy_failed = True
-                    raise
-                self.finish_reasons.append(gen.finish_reason)
-                await self.act(gen.message, gen)
-            return self.trajectory()
+                await self._turn(policy)
+            self._played = self.trajectory()
         except Exception as exc:  # one broken episode must not stop the others
             if self._policy_failed and raise_policy_errors:
                 raise
-            return self.error_trajectory(exc)
+            self._played = self.error_trajectory(exc)
+        return self._played
+
+    async def _stops(self) -> bool:
+        """End the episode before the next turn if the budget is spent or (when asked) the tokens stopped lining up.
+
+        Raises:
+            ConfigError: the environment ran past `max_steps` without ending the episode.
+        """
+        tokens, budget = self.tokens, self.budget
+        if budget is not None and tokens is not None and budget.left(tokens) <= 0:
+            await self._out_of_budget()
+            return True
+        if self.stop_on_misalignment and tokens is not None and tokens.misaligned is not None:
+            self.end(Verdict.error(f"token alignment failed: {tokens.misaligned}"))
+            return True
+        if self.turn >= self.max_steps:
+            spec = self.env.spec
+            raise ConfigError(f"environment {spec.id!r} did not end the episode after {self.turn} policy turns "
+                              f"(spec.max_turns={spec.max_turns}); it must terminate or truncate by max_turns")
+        return False
+
+    async def _turn(self, policy: Policy) -> None:
+        """Ask the policy for one turn (token-in policies get the episode's ids) and `act` on it."""
+        tokens, budget = self.tokens, self.budget
+        token_in = bool(getattr(policy, "accepts_prompt_ids", False)) and self.layout != "turn"
+        left = budget.left(tokens) if budget is not None and tokens is not None else None
+        hint = tokens.context_ids() if tokens is not None and token_in else None
+        episode = Episode(env=self.env, task=self._task(), sample=self.sample, turn=self.turn, max_tokens=left)
+        try:
+            gen = await policy.generate(self.env.messages, tools=self.tools, prompt_ids=hint, episode=episode)
+        except Exception:
+            self._policy_failed = True
+            raise
+        self.finish_reasons.append(gen.finish_reason)
+        await self.act(gen.message, gen)
 
     async def _out_of_budget(self) -> None:
         """The budget is spent: cut the episode, or (before the first turn) end it with an error verdict."""
@@ -267,29 +325,43 @@ class EpisodeRun:
         if self.tokens is not None and self.tokens.model_turns and self.layout is not None:
             fields = self.tokens.trajectory_fields(self.layout)
             info.update(fields.pop("info"))
-        return Trajectory(task_id=self.task.id, messages=list(self.messages), rewards=self.rewards,
+        return Trajectory(task_id=self.task_id, messages=list(self.messages), rewards=self.rewards,
                           verdict=self.verdict, info=info, **fields)
-
-    def sequence_verdict(self, trajectory: Trajectory) -> Verdict:
-        """The verdict of `trajectory` (this episode's) for a trainer that trains on one token sequence.
-
-        Its verdict, or an error verdict (reward None: masked, never a 0) when it has none or its
-        tokens do not line up (`EpisodeTokens.check_episode`: the chat template rewrote history),
-        in the same words `play` uses when it stops a misaligned episode, so every trainer path
-        reports a rewriting template alike.
-        """
-        verdict = trajectory.verdict or Verdict.error("the environment ended the episode without a verdict")
-        why = self.tokens.check_episode() if self.tokens is not None else None
-        if why is not None and verdict.status != "error":
-            verdict = Verdict.error(f"token alignment failed: {why}")
-        return verdict
 
     def error_trajectory(self, exc: BaseException) -> Trajectory:
         """The trajectory of an episode that raised `exc`: an error verdict (reward None), `error` set."""
         detail = f"{type(exc).__name__}: {exc}"
-        return Trajectory(task_id=self.task.id, messages=list(self.messages), rewards=list(self.rewards),
+        return Trajectory(task_id=self.task_id, messages=list(self.messages), rewards=list(self.rewards),
                           verdict=Verdict.error(f"rollout failed: {detail}"), error=detail,
                           info={"sample": self.sample})
+
+    def training_sample(self) -> TrainingSample:
+        """The finished episode as one trainer sample: the one masking rule TRL, veRL and OpenRLHF apply.
+
+        The verdict is the episode's own unless the episode cannot be trained on; then it is an
+        error verdict (reward None: the trainer masks the sample, never learns a fake 0):
+
+        - the episode failed (the environment, its tokens or the policy raised): `play`'s error verdict;
+        - the environment ended it without a verdict;
+        - its tokens do not line up (`EpisodeTokens.check_episode`: the chat template rewrote
+          history), in the words `play` uses when it stops a misaligned episode;
+        - it records tokens (a tokenizer was given) but holds no sampled token.
+
+        Raises:
+            ConfigError: the episode has not ended (neither played nor ended by `act`/`cut`/`end`).
+        """
+        if self._played is None and not self.done:
+            raise ConfigError("training_sample() needs a finished episode: play() it, or end it with act/cut/end")
+        trajectory = self._played if self._played is not None else self.trajectory()
+        verdict = trajectory.verdict or Verdict.error("the environment ended the episode without a verdict")
+        tokens = self.tokens.played_sample() if self.tokens is not None else None
+        why = self.tokens.check_episode() if self.tokens is not None else None
+        complete = trajectory.error is None and why is None and tokens is not None and bool(tokens.completion_ids)
+        if verdict.status != "error" and why is not None:
+            verdict = Verdict.error(f"token alignment failed: {why}")
+        elif verdict.status != "error" and tokens is not None and not complete:
+            verdict = Verdict.error("the episode has no sampled tokens to train on")
+        return TrainingSample(trajectory=trajectory, verdict=verdict, tokens=tokens, complete=complete)
 
 
 async def run_episode(

@@ -4,7 +4,7 @@ A `Policy` turns a conversation into the next assistant message (`Generation`). 
 return the exact token ids they sampled (and the ids they conditioned on), so the token layer
 (`rlvr.rollout.tokens`) never re-encodes the model's text. Trainer adapters implement a policy over
 their trainer's generation server (vLLM engine, veRL server manager, TRL's model); rlvr's own
-policies (OpenAI-compatible, vLLM, transformers, scripted) live in `rlvr.runners.policies`.
+policies (OpenAI-compatible, vLLM, transformers, scripted) live in `rlvr.rollout.policies`.
 """
 
 from __future__ import annotations

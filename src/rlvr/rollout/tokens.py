@@ -30,7 +30,7 @@ Example:
     >>> tokens = EpisodeTokens(tokenizer, prompt_messages)              # doctest: +SKIP
     >>> tokens.add_model_turn(message, sampled_ids, logprobs)          # doctest: +SKIP
     >>> tokens.add_env_turn(observation_messages)                      # doctest: +SKIP
-    >>> fields = tokens.trajectory_fields("episode")                   # doctest: +SKIP
+    >>> sample = tokens.episode_sample()                               # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -41,16 +41,7 @@ from typing import Any, Literal, Protocol
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.types import Message, TokenSample
 
-__all__ = [
-    "ChatTokenizer",
-    "EpisodeTokens",
-    "Layout",
-    "TokenAlignmentError",
-    "describe_drift",
-    "encode",
-    "render",
-    "render_prompt_ids",
-]
+__all__ = ["ChatTokenizer", "EpisodeTokens", "Layout", "TokenAlignmentError", "render_prompt_ids"]
 
 Layout = Literal["episode", "turn", "auto"]
 """`episode`: one interleaved sample per episode; `turn`: one sample per model turn; `auto`:
@@ -454,6 +445,18 @@ class EpisodeTokens:
         return None
 
     # -- output ------------------------------------------------------------------------
+    def played_sample(self) -> TokenSample:
+        """The episode's tokens as played, in one sequence, whether or not they line up.
+
+        For an episode whose tokens line up, the episode layout (`episode_sample` without the
+        check). For a misaligned one (the chat template rewrote history), the tokens up to where it
+        stopped lining up: what a trainer that stops the episode there holds (veRL, OpenRLHF).
+        `logprobs` is None unless every model turn reported them.
+        """
+        has = self._has_logprobs and bool(self._turns)
+        return TokenSample(prompt_ids=list(self.prompt_ids), completion_ids=list(self.completion_ids),
+                           loss_mask=list(self.loss_mask), logprobs=list(self.logprobs) if has else None)
+
     def episode_sample(self) -> TokenSample:
         """The one-sample-per-episode layout.
 
@@ -463,14 +466,12 @@ class EpisodeTokens:
         why = self.check_episode()
         if why is not None:
             raise TokenAlignmentError(why + ("" if "fixes:" in why else f"; {_FIX}"))
-        has = self._has_logprobs and bool(self._turns)
-        return TokenSample(prompt_ids=list(self.prompt_ids), completion_ids=list(self.completion_ids),
-                           loss_mask=list(self.loss_mask), logprobs=list(self.logprobs) if has else None)
+        return self.played_sample()
 
     def trajectory_fields(self, layout: Layout) -> dict[str, Any]:
         """Token fields for `Trajectory(**fields)` in the given layout.
 
-        `episode` fills `prompt_ids`/`completion_ids`/`loss_mask`/`logprobs`; `turn` fills `samples`;
+        `episode` fills `tokens` (one `TokenSample`); `turn` fills `samples` (one per model turn);
         `auto` is `episode` unless misaligned, else `turn`. Both carry `info["token_layout"]`.
 
         Raises:
@@ -485,6 +486,4 @@ class EpisodeTokens:
             if self.misaligned is not None:
                 info["token_misaligned"] = self.misaligned
             return {"samples": list(self.samples), "info": info}
-        sample = self.episode_sample()
-        return {"prompt_ids": sample.prompt_ids, "completion_ids": sample.completion_ids,
-                "loss_mask": sample.loss_mask, "logprobs": sample.logprobs, "info": {"token_layout": "episode"}}
+        return {"tokens": self.episode_sample(), "info": {"token_layout": "episode"}}

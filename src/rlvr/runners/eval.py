@@ -34,19 +34,13 @@ from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.metrics import VerdictStats
 from rlvr.core.types import Trajectory
 from rlvr.environments.base import Environment
+from rlvr.rollout.batch import clone_factory, rollout
+from rlvr.rollout.policies import OpenAIPolicy, Sampling, TransformersPolicy, VLLMPolicy, scripted_policy
+from rlvr.rollout.policy import Policy
 from rlvr.rollout.tokens import Layout
 from rlvr.runners.config import CommandConfig
 from rlvr.runners.models import resolve_model
-from rlvr.runners.policies import (
-    OpenAIPolicy,
-    Policy,
-    Sampling,
-    TransformersPolicy,
-    VLLMPolicy,
-    scripted_policy,
-)
 from rlvr.runners.resumable import ResumableOutput, complete_lines
-from rlvr.runners.rollout import clone_factory, rollout
 
 __all__ = ["EvalConfig", "EvalStats", "RolloutConfig", "build_policy", "evaluate", "read_trajectories", "score_file",
            "verified_env"]

@@ -124,9 +124,9 @@ def _status(traj: Trajectory) -> str:
 
 
 def _count_tokens(summary: Summary, traj: Trajectory) -> None:
-    if traj.loss_mask is not None and traj.prompt_ids is not None:
-        summary.sampled_tokens += sum(traj.loss_mask)
-        summary.prompt_tokens += len(traj.prompt_ids)
+    if traj.tokens is not None:
+        summary.sampled_tokens += sum(traj.tokens.loss_mask)
+        summary.prompt_tokens += len(traj.tokens.prompt_ids)
     elif traj.samples:
         summary.sampled_tokens += sum(sum(s.loss_mask) for s in traj.samples)
         summary.prompt_tokens += len(traj.samples[0].prompt_ids)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rlvr.environments.check import check
+from rlvr import check
 from rlvr.runners.cli import app
 from rlvr.runners.eval import read_trajectories, score_file
 

@@ -14,8 +14,8 @@ from rlvr.core.errors import BackendError, ConfigError
 from rlvr.core.types import Message
 from rlvr.environments.multi_turn import tool_call_message
 from rlvr.environments.registry import make
-from rlvr.runners.policies import ScriptPolicy
-from rlvr.runners.rollout import clone_factory, rollout_sync
+from rlvr.rollout.batch import clone_factory, rollout_sync
+from rlvr.rollout.policies import ScriptPolicy
 
 pytestmark = pytest.mark.extras
 

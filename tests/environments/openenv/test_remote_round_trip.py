@@ -15,8 +15,8 @@ import rlvr
 from rlvr.core.types import EnvSpec, Message, Task, Trajectory
 from rlvr.environments.base import Environment
 from rlvr.environments.single_turn import SingleTurnEnv
-from rlvr.runners.policies import ScriptPolicy
-from rlvr.runners.rollout import clone_factory, rollout_sync
+from rlvr.rollout.batch import clone_factory, rollout_sync
+from rlvr.rollout.policies import ScriptPolicy
 from rlvr.verifiers.testing import ConstantVerifier
 
 pytestmark = pytest.mark.extras

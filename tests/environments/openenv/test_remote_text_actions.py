@@ -10,8 +10,8 @@ import pytest
 from rlvr.core.types import Message
 from rlvr.environments.external import return_verdict
 from rlvr.environments.registry import make
-from rlvr.runners.policies import ScriptPolicy
-from rlvr.runners.rollout import clone_factory, rollout_sync
+from rlvr.rollout.batch import clone_factory, rollout_sync
+from rlvr.rollout.policies import ScriptPolicy
 
 pytestmark = pytest.mark.extras
 

@@ -14,8 +14,8 @@ import pytest
 from rlvr.core.errors import ConfigError
 from rlvr.environments.multi_turn import tool_call_message
 from rlvr.environments.terminal_data import make_tbench
-from rlvr.runners.policies import NoopPolicy, OraclePolicy
-from rlvr.runners.rollout import clone_factory, rollout_sync
+from rlvr.rollout.batch import clone_factory, rollout_sync
+from rlvr.rollout.policies import NoopPolicy, OraclePolicy
 from rlvr.verifiers.terminal import TerminalVerifier, load_tbench
 
 pytestmark = pytest.mark.slow

@@ -4,8 +4,10 @@
 create_fastapi_app`) with a factory of `ServedEnv`s, so the protocol (WebSocket `/ws` sessions,
 `/health`, `/schema`, the HTTP routes, the task API) is OpenEnv's. The rlvr environment is loaded
 once (dataset and verifier pool shared); each session plays its episodes on its own
-`env.episode_copy()`, made at reset, on the server's event loop (`reset_async`/`step_async`: rlvr
-environments are async, so sessions need no thread each).
+`env.episode_copy()`, made at reset, in the episode driver (`rlvr.rollout.driver.EpisodeRun`: the
+client's reset is `reset`, each action an `act`, so the step, end and scoring rules are those of
+every other path), on the server's event loop (`reset_async`/`step_async`: rlvr environments are
+async, so sessions need no thread each).
 
 OpenEnv calls the factory for every `/metadata`, `/state` and task-API request too, and closes that
 instance: a `ServedEnv` is cheap until reset, and closing one releases only its episode's own
@@ -35,6 +37,7 @@ from rlvr.adapters.openenv.wire import ChatAction, ChatObservation, action_model
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment, as_message
+from rlvr.rollout.driver import EpisodeRun
 
 __all__ = ["ServedEnv", "ServedHost", "create_served_app"]
 
@@ -127,16 +130,15 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
     def __init__(self, host: ServedHost) -> None:
         super().__init__()
         self._host = host
-        self._episode: Environment | None = None
+        self._run: EpisodeRun | None = None
         self._state = State(episode_id=None, step_count=0)
-        self._done = False
         self._ended_by: str | None = None
         self._closed = False
 
     @property
     def episode(self) -> Environment | None:
         """The session's current episode copy of the rlvr env (None before reset and after close)."""
-        return self._episode
+        return self._run.env if self._run is not None else None
 
     # -- episodes ------------------------------------------------------------------------
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
@@ -153,13 +155,14 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
         self._check_open()
         task = self._select(task_id, split, index)
         self._release()
-        episode = self._host.env.episode_copy()
-        self._episode = episode
+        run = EpisodeRun(self._host.env.episode_copy(), task, layout=None)
+        self._run = run
         self._host.track(self)
-        self._done, self._ended_by = False, None
-        prompt, info = await episode.reset(task, seed=seed)
-        self._state = State(episode_id=episode_id or uuid.uuid4().hex, step_count=0, task_id=info["task_id"])
-        return ChatObservation(messages=_dicts(prompt), task_id=info["task_id"], done=False, reward=None,
+        self._ended_by = None
+        prompt = await run.reset(seed)
+        task_id = run.reset_info["task_id"]
+        self._state = State(episode_id=episode_id or uuid.uuid4().hex, step_count=0, task_id=task_id)
+        return ChatObservation(messages=_dicts(prompt), task_id=task_id, done=False, reward=None,
                                metadata={"turn": 0})
 
     def _select(self, task_id: str | None, split: str | None, index: int | None) -> Task | None:
@@ -184,35 +187,33 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
             ConfigError: no running episode (not reset, already ended, or the session was closed).
         """
         self._check_open()
-        episode = self._episode
-        if episode is None:
+        run = self._run
+        if run is None:
             raise ConfigError("no episode: send reset first")
-        if self._done:
+        if run.done:
             why = f" ({self._ended_by})" if self._ended_by else ""
             raise ConfigError(f"the episode is over{why}; reset to start another")
         message = as_message({"content": action.content, "tool_calls": action.tool_calls})
         try:
-            result = await episode.step(message)
+            result = await run.act(message)
         except Exception as exc:  # the episode's state is unknown now: end it, tell the client
-            self._done, self._ended_by = True, f"the environment failed: {type(exc).__name__}"
+            self._ended_by = f"the environment failed: {type(exc).__name__}"
+            run.end(Verdict.error(f"{self._ended_by}: {exc}"))
             raise
         self._state.step_count += 1
-        return self._observation(result, episode)
+        return self._observation(result, run)
 
-    def _observation(self, result: StepResult, episode: Environment) -> ChatObservation:
+    def _observation(self, result: StepResult, run: EpisodeRun) -> ChatObservation:
         done = result.terminated or result.truncated
-        metadata: dict[str, Any] = {"turn": episode.turn, "truncated": result.truncated}
+        metadata: dict[str, Any] = {"turn": run.env.turn, "truncated": result.truncated}
         reward: float | None = result.reward
         verdict = None
-        if done:
-            self._done = True
-            if result.verdict is not None:
-                verdict = served_verdict(result.verdict)
-                metadata["status"] = result.verdict.status
-                if result.verdict.reward is None:
-                    reward = None  # a broken grader: masked, never a 0
-        assert episode.task is not None
-        return ChatObservation(messages=_dicts(result.messages), task_id=episode.task.id, verdict=verdict,
+        if done and result.verdict is not None:
+            verdict = served_verdict(result.verdict)
+            metadata["status"] = result.verdict.status
+            if result.verdict.reward is None:
+                reward = None  # a broken grader: masked, never a 0
+        return ChatObservation(messages=_dicts(result.messages), task_id=run.task_id, verdict=verdict,
                                done=done, reward=reward, metadata=metadata)
 
     def _check_open(self) -> None:
@@ -272,10 +273,10 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
 
     # -- end -----------------------------------------------------------------------------
     def _release(self) -> None:
-        episode, self._episode = self._episode, None
-        if episode is not None:
+        run, self._run = self._run, None
+        if run is not None:
             self._host.forget(self)
-            episode.close_episode()
+            run.env.close_episode()
 
     def close(self) -> None:
         """End the session: release its episode's own resources (its sandbox), not the shared verifier."""

@@ -36,7 +36,6 @@ gives NaN reward/score (see `rlvr.adapters.openrlhf.reward`).
 from __future__ import annotations
 
 import copy
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,8 +48,6 @@ from rlvr.core.errors import AdapterError, ConfigError, MissingExtraError
 from rlvr.core.types import Message, Task, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
 from rlvr.rollout.policy import Episode, Generation
-
-_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "CompletionOutput",
@@ -242,9 +239,10 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
 
     An episode that cannot run (undecodable label, an environment that raises, a prompt that leaves
     no room to generate within `max_length`) ends with an `error` verdict (NaN reward and score, so
-    dynamic filtering drops its group) instead of failing the whole rollout batch, as
-    `rlvr.rollout.driver.run_episode` does. Failures of `llm_engine.generate` (the inference
-    engine, not the environment) propagate, as in OpenRLHF's own executors.
+    dynamic filtering drops its group) instead of failing the whole rollout batch; the sample is the
+    driver's (`EpisodeRun.training_sample`: a template that rewrote history gives an error verdict
+    and the tokens up to the rewrite). Failures of `llm_engine.generate` (the inference engine, not
+    the environment) propagate, as in OpenRLHF's own executors.
     """
     if images:
         raise AdapterError("rlvr's OpenRLHF agent is text-only; the row has images")
@@ -260,21 +258,29 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
         ids = list(hf_tokenizer(text=prompt, add_special_tokens=False)["input_ids"])
         return _output(prompt, label, images, instance.verdict or Verdict.error("episode never started"), ids, [],
                        [0.0] * len(ids) if want_logprobs else None, False)
-    tokens = run.tokens
-    if len(tokens.prompt_ids) >= max_length:  # OpenRLHF would cut it from the left; rlvr will not cut an episode
-        detail = (f"the episode prompt is {len(tokens.prompt_ids)} tokens, leaving no room to generate within "
-                  f"max_length={max_length}; raise --data.max_len")
-        _LOG.warning("rlvr OpenRLHF agent: %s (task %s)", detail, run.task.id)
-        verdict = Verdict.error(detail)
-    else:
-        traj = await run.play(_EnginePolicy(llm_engine, hf_tokenizer, sampling_params), raise_policy_errors=True)
-        verdict = run.sequence_verdict(traj)
+    await run.play(_EnginePolicy(llm_engine, hf_tokenizer, sampling_params), raise_policy_errors=True)
+    sample = run.training_sample()
+    tokens = sample.tokens
+    assert tokens is not None
     start = len(tokens.prompt_ids)
-    ranges = [(start + lo, start + hi) for lo, hi in tokens.spans]
-    logprobs = [0.0] * start + list(tokens.logprobs) if want_logprobs else None
+    ranges = [(start + lo, start + hi) for lo, hi in _runs_of_ones(tokens.loss_mask)]
+    logprobs = None
+    if want_logprobs:
+        logprobs = [0.0] * start + (tokens.logprobs or [0.0] * len(tokens.completion_ids))
     truncated = bool(run.finish_reasons) and run.finish_reasons[-1] == "length"
-    return _output(prompt, label, images, verdict, [*tokens.prompt_ids, *tokens.completion_ids], ranges, logprobs,
-                   truncated)
+    return _output(prompt, label, images, sample.verdict, [*tokens.prompt_ids, *tokens.completion_ids], ranges,
+                   logprobs, truncated)
+
+
+def _runs_of_ones(mask: Sequence[int]) -> list[tuple[int, int]]:
+    """`(start, end)` of each run of 1s in a 0/1 mask: the sampled turns, OpenRLHF's `action_ranges`."""
+    ranges: list[tuple[int, int]] = []
+    for i, m in enumerate(mask):
+        if m and ranges and ranges[-1][1] == i:
+            ranges[-1] = (ranges[-1][0], i + 1)
+        elif m:
+            ranges.append((i, i + 1))
+    return ranges
 
 
 def _output(prompt: str, label: str, images: Any, verdict: Verdict, ids: list[int], ranges: list[tuple[int, int]],

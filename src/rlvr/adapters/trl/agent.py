@@ -11,15 +11,17 @@ until the model answers without a tool call or `max_tool_calling_iterations` is 
 
 `environment_factory(env)` generates that class from an rlvr environment: `reset(**row)` rebuilds
 the `Task` from the `task_id`/`rlvr_reference` columns written by `rlvr.adapters.trl.data.to_dataset` and
-resets a private rlvr env; one method per rlvr tool, with the tool's own signature and description,
-steps the rlvr env with a native tool call and returns the tool's answer. The rlvr env therefore
-sees every call (turn limit, per-call timeouts, `tool_calls`/`tool_errors` step components).
+resets a private rlvr env; one method per rlvr tool, with the tool's own signature and description
+(`rlvr.adapters.trl.tools`), steps the rlvr env with a native tool call and returns the tool's
+answer. The rlvr env therefore sees every call (turn limit, per-call timeouts, `tool_calls`/`tool_errors`
+step components).
 
 TRL drives this loop (it generates, parses the calls and calls the tool methods), so the episode
 driver's loop (`EpisodeRun.play`) does not run here; its steps do: each tool call and the final
 answer are `EpisodeRun.act` turns, an episode the env did not end on the final answer is
-`EpisodeRun.cut`, so the step, end and scoring rules are those of every other trainer path. TRL
-owns the tokens on this path (it tokenises and masks the tool answers itself).
+`EpisodeRun.cut`, and the final verdict is `EpisodeRun.training_sample`'s, so the step, end,
+scoring and masking rules are those of every other trainer path. TRL owns the tokens on this path
+(it tokenises and masks the tool answers itself). The `rollout_func` path is `rlvr.adapters.trl.rollout`.
 
 Why there is no `get_reward`: TRL calls `get_reward()` without arguments, but an rlvr tool env is
 scored on the *final assistant message* (the one without a tool call), which TRL only hands to
@@ -44,17 +46,16 @@ ChatML tokenizer (SmolLM2 shares `<|im_start|>`/`<|im_end|>` with Qwen) TRL's ow
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import re
 import time
-import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlvr.adapters.trl.data import REFERENCE_COLUMN, TASK_ID_COLUMN, require_trl, task_from_row
 from rlvr.adapters.trl.reward import _log, completion_text
+from rlvr.adapters.trl.tools import check_trl_schema, tool_methods
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.types import Message, StepResult, Task, ToolCall, Verdict
 from rlvr.rollout.driver import EpisodeRun
@@ -65,13 +66,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TOOL_CHAT_TEMPLATE",
-    "VERDICT_FIELD",
     "EpisodeReward",
-    "RolloutReward",
     "environment_factory",
     "environment_tools",
     "is_tool_env",
-    "task_from_row",
     "tool_calling_tokenizer",
 ]
 
@@ -79,120 +77,10 @@ TOOL_CHAT_TEMPLATE = "qwen2_5"
 """TRL-shipped chat template (`trl/chat_templates/<name>.jinja`) given to ChatML tokenizers whose
 own template cannot render tool calls (e.g. SmolLM2); TRL's `add_response_schema` parses it."""
 
-VERDICT_FIELD = "rlvr_verdict"
-"""Extra field of rlvr's `rollout_func` output: each episode's final `Verdict.model_dump()`."""
-
 
 def is_tool_env(env: Any) -> bool:
     """True when `env` offers tools (a `ToolEnv`, or any env with `spec.tools`)."""
     return bool(getattr(getattr(env, "spec", None), "tools", ()))
-
-
-def _google_docstring(tool: Tool) -> str:
-    """A google-style docstring for `tool`: description, then `Args:` with every parameter.
-
-    transformers' `get_json_schema` (which TRL uses for environment methods) requires a description
-    for every argument; a parameter rlvr documents without one gets its name as description.
-    """
-    lines = [tool.description.strip() or tool.name]
-    properties = tool.parameters.get("properties", {})
-    if properties:
-        lines += ["", "Args:"]
-        for pname, schema in properties.items():
-            text = " ".join(str(schema.get("description") or pname).split())
-            lines.append(f"    {pname}: {text}")
-    return "\n".join(lines)
-
-
-def _tool_method(tool: Tool) -> Callable[..., str]:
-    """A method `(self, <tool parameters>) -> str` named after `tool` that runs it in the rlvr env."""
-    signature = inspect.signature(tool.fn)
-    try:
-        hints = typing.get_type_hints(tool.fn)
-    except (NameError, TypeError) as exc:
-        raise AdapterError(f"tool {tool.name!r}: cannot resolve its type hints for TRL: {exc}") from exc
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY if p.kind is inspect.Parameter.KEYWORD_ONLY
-                         else inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hints.get(p.name, p.annotation))
-               for p in signature.parameters.values()]
-    name = tool.name
-    names = list(signature.parameters)
-
-    def method(self: _RlvrEnvironment, *args: Any, **kwargs: Any) -> str:
-        # every argument goes to the rlvr tool, whose validation answers unknown/missing/mistyped ones for the model
-        arguments = {**dict(zip(names, args, strict=False)), **kwargs}
-        return self._call_tool(name, arguments)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = _google_docstring(tool)
-    # no return annotation: transformers would add a "return" entry that rlvr's schema does not have
-    method.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    method.__annotations__ = {k: v for k, v in hints.items() if k != "return"}
-    return method
-
-
-_JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
-                               "object": dict}
-
-
-def _json_annotation(name: str, tool: str, schema: Mapping[str, Any]) -> Any:
-    """The Python type transformers' `get_json_schema` turns back into `schema` (JSON types, enums)."""
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return typing.Literal[tuple(schema["enum"])]
-    kind = schema.get("type")
-    if isinstance(kind, list):  # ["string", "null"] and the like
-        kinds = [k for k in kind if k != "null"]
-        kind = kinds[0] if len(kinds) == 1 else None
-    if kind not in _JSON_TYPES:
-        raise ConfigError(f"tool {tool!r}: parameter {name!r} has no single JSON type ({dict(schema)}); TRL's "
-                          "environment_factory cannot offer it: train through rollout_func (--multi-turn rollout_func)")
-    return _JSON_TYPES[kind]
-
-
-def _schema_method(schema: Mapping[str, Any]) -> tuple[str, Callable[..., str]]:
-    """A method `(self, <parameters>) -> str` for a tool known only by its OpenAI schema.
-
-    The tool's code runs elsewhere (e.g. on a remote OpenEnv server): a call is one episode step
-    with a native tool call.
-
-    Returns:
-        (tool name, method). Optional parameters default to None and are left out of the call.
-
-    Raises:
-        ConfigError: the schema is not an OpenAI function schema, or a parameter has no single JSON type.
-    """
-    function = schema.get("function") if isinstance(schema, Mapping) else None
-    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-        raise ConfigError(f"tool schema {schema!r} is not an OpenAI function schema "
-                          '({"type": "function", "function": {"name", "parameters"}})')
-    name = function["name"]
-    parameters = function.get("parameters") or {}
-    properties: Mapping[str, Any] = parameters.get("properties") or {}
-    required = set(parameters.get("required") or ())
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    hints: dict[str, Any] = {}
-    for pname in sorted(properties, key=lambda n: n not in required):  # required first: no default after one
-        kind = _json_annotation(pname, name, properties[pname])
-        hints[pname] = kind if pname in required else kind | None
-        params.append(inspect.Parameter(pname, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hints[pname],
-                                        default=inspect.Parameter.empty if pname in required else None))
-    names = [p.name for p in params[1:]]
-    optional = set(names) - required
-
-    def method(self: _RlvrEnvironment, *args: Any, **kwargs: Any) -> str:
-        arguments = {**dict(zip(names, args, strict=False)), **kwargs}
-        arguments = {k: v for k, v in arguments.items() if not (k in optional and v is None)}
-        return self._call_tool(name, arguments)
-
-    method.__name__ = method.__qualname__ = name
-    lines = [str(function.get("description") or name).strip()]
-    if properties:
-        lines += ["", "Args:"]
-        lines += [f"    {p}: {' '.join(str(properties[p].get('description') or p).split())}" for p in names]
-    method.__doc__ = "\n".join(lines)
-    method.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    method.__annotations__ = hints
-    return name, method
 
 
 # -- the generated class ------------------------------------------------------------------------
@@ -282,7 +170,7 @@ class _RlvrEnvironment:
             self._run(run.act(Message(role="assistant", content=final_answer)))
         if not run.done:
             self._run(run.cut())
-        self.verdict = run.verdict or Verdict.error("the environment ended the episode without a verdict")
+        self.verdict = run.training_sample().verdict
         return self.verdict
 
 
@@ -299,7 +187,7 @@ def _observation_suffix(task: Task, messages: list[Message]) -> str | None:
         return last.content[len(mine.content):]
     raise AdapterError(f"task {task.id!r}: the environment's reset() changed the prompt beyond appending text to the "
                        "last user message, which TRL's environment_factory cannot show; write the full prompt into "
-                       "the tasks (Task.prompt) or use the rollout_func path (rlvr.runners.trl_rollout)")
+                       "the tasks (Task.prompt) or use the rollout_func path (rlvr.adapters.trl.rollout)")
 
 
 def _class_name(env_id: str) -> str:
@@ -333,35 +221,6 @@ def _resolve(env: Any, env_args: dict[str, Any]) -> Environment:
     return proto
 
 
-def _check_trl_schema(env_id: str, name: str, method: Callable[..., str]) -> None:
-    """Fail now, naming the tool, when transformers' `get_json_schema` (TRL's tool schemas) cannot read `method`."""
-    try:
-        from transformers.utils import get_json_schema
-    except ImportError:  # without transformers there is no TRL to show the schema to
-        return
-    try:
-        get_json_schema(method)
-    except Exception as exc:  # transformers raises TypeHintParsingException / DocstringParsingException
-        raise ConfigError(f"tool {name!r} of {env_id!r} cannot be offered through TRL's environment_factory: "
-                          f"transformers' get_json_schema, which TRL uses for tool schemas, fails on it ({exc}). "
-                          "Give its parameters JSON types (str, int, float, bool, list, dict, Literal, Optional, "
-                          "Enum), or train with the rollout_func path (rlvr.runners.trl_rollout), which uses "
-                          "rlvr's own schema") from exc
-
-
-def _tool_methods(env: Environment) -> list[tuple[str, Callable[..., str], Any]]:
-    """(name, method, source) per tool of `env`.
-
-    From its rlvr `Tool`s (a `ToolEnv`), else from its tool schemas alone (`spec.tools`: tools that
-    run elsewhere, e.g. on a remote OpenEnv server); the source is the Tool or the schema.
-    """
-    tools = getattr(env, "tools", None)
-    if isinstance(tools, Mapping):
-        tools = list(tools.values())
-    if isinstance(tools, Sequence) and not isinstance(tools, str) and tools:
-        return [(t.name, _tool_method(t), t) for t in tools]
-    return [(*_schema_method(schema), schema) for schema in env.spec.tools]
-
 
 def environment_factory(env: Any, **env_args: Any) -> type[_RlvrEnvironment]:
     """A class for `GRPOTrainer(environment_factory=...)` backed by an rlvr tool environment.
@@ -391,12 +250,12 @@ def environment_factory(env: Any, **env_args: Any) -> type[_RlvrEnvironment]:
     namespace: dict[str, Any] = {"_rlvr_prototype": proto,
                                  "__doc__": f"TRL environment for rlvr's {proto.spec.id} (generated by "
                                             "rlvr.adapters.trl.agent.environment_factory)."}
-    for name, method, _source in _tool_methods(proto):
+    for name, method, _source in tool_methods(proto):
         if name in ("reset", "get_reward") or name.startswith("_") or hasattr(_RlvrEnvironment, name):
             raise ConfigError(f"tool name {name!r} of {proto.spec.id!r} is reserved in TRL environment classes; "
                               "rename the tool (Tool(fn, name=...))")
         namespace[name] = method
-        _check_trl_schema(proto.spec.id, name, method)
+        check_trl_schema(proto.spec.id, name, method)
     cls = type(_class_name(proto.spec.id), (_RlvrEnvironment,), namespace)
     cls.__module__ = __name__
     return cls
@@ -408,7 +267,7 @@ def environment_tools(cls: type[_RlvrEnvironment]) -> list[Tool | dict[str, Any]
     The rlvr `Tool` (a `ToolEnv`), or the OpenAI tool schema of a tool that runs elsewhere (a
     remote server's).
     """
-    return [source for _name, _method, source in _tool_methods(cls._rlvr_prototype)]
+    return [source for _name, _method, source in tool_methods(cls._rlvr_prototype)]
 
 
 # -- reward ---------------------------------------------------------------------------------------
@@ -458,42 +317,6 @@ class EpisodeReward:
 
     def __repr__(self) -> str:
         return f"<EpisodeReward {self.__name__}>"
-
-
-class RolloutReward:
-    """The TRL reward function of a `rlvr.runners.trl_rollout.rollout_func` run.
-
-    TRL 1.16 forwards every extra key of the rollout function's output to the reward functions, one
-    value per completion; this reads the `rlvr_verdict` field (the episode's final Verdict, scored
-    inside the rollout) and returns its reward, None for `error` (masked). Metrics as `VerifierReward`.
-
-    Attributes:
-        __name__: the name TRL logs the reward under.
-        last_verdicts: the verdicts of the latest call.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.__name__ = name
-        self.last_verdicts: list[Verdict] = []
-        self.calls = 0
-
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
-        """Rewards of the verdicts in the `rlvr_verdict` field (see the class docstring)."""
-        column = kwargs.get(VERDICT_FIELD)
-        if column is None or len(column) != len(completions):
-            raise AdapterError(f"reward function {self.__name__!r} needs the {VERDICT_FIELD!r} field of rlvr's "
-                               "rollout_func (pass rollout_func=rlvr.runners.trl_rollout.rollout_func(env) to "
-                               f"GRPOTrainer); got {0 if column is None else len(column)} values for "
-                               f"{len(completions)} completions")
-        verdicts = [v if isinstance(v, Verdict) else Verdict.model_validate(v) for v in column]
-        self.last_verdicts = verdicts
-        self.calls += 1
-        _log(self.__name__, verdicts, sum(v.elapsed_s for v in verdicts), kwargs.get("log_metric"),
-             kwargs.get("log_extra"))
-        return [v.reward for v in verdicts]
-
-    def __repr__(self) -> str:
-        return f"<RolloutReward {self.__name__}>"
 
 
 def _final_answer(completion: Any) -> str:

@@ -29,10 +29,11 @@ The response budget is veRL's `rollout.response_length` (`TokenBudget(..., "comp
 turn may sample what is left of it (`max_tokens`); when it runs out before the env ends the episode,
 the episode is scored by the env's own rule for a cut episode (`EpisodeRun.cut`:
 `MultiTurnEnv.final_verdict`, else the last assistant message), as the OpenRLHF agent does, and
-`extra_fields["rlvr_truncated"]` is True. An environment that raises mid-episode, or a chat template
-that rewrites earlier turns (the episode stops there), gives an error verdict (the driver's rule,
-`EpisodeRun.sequence_verdict`), which `on_error` turns into a failed rollout or a NaN score; a
-failing generation server propagates.
+`extra_fields["rlvr_truncated"]` is True. The sample is the driver's (`EpisodeRun.training_sample`,
+the rule every trainer applies): an environment that raises mid-episode, one that ends without a
+verdict, or a chat template that rewrites earlier turns (the episode stops there; its tokens up to
+the rewrite are returned) gives an error verdict, which `on_error` turns into a failed rollout or a
+NaN score; a failing generation server propagates.
 """
 
 from __future__ import annotations
@@ -58,10 +59,10 @@ from rlvr.adapters.verl.data import export_verl, task_row
 from rlvr.adapters.verl.launch import verl_config, verl_overrides
 from rlvr.adapters.verl.reward import check_on_error, env_of, row_reference, score_result
 from rlvr.core.errors import AdapterError
-from rlvr.core.types import Message, Task, TokenSample, Verdict
+from rlvr.core.types import Message, Task, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
 from rlvr.rollout.policy import Episode, Generation
-from rlvr.rollout.tokens import EpisodeTokens, TokenAlignmentError
+from rlvr.rollout.tokens import TokenAlignmentError
 
 __all__ = ["ReplayServerManager", "RlvrAgentLoop", "row_task", "verl_replay"]
 
@@ -137,39 +138,26 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
             raise AdapterError(f"task {task.id!r}: the prompt has {len(run.tokens.prompt_ids)} tokens, more than "
                                f"rollout.prompt_length={self.prompt_length}; raise data.max_prompt_length")
         start = time.perf_counter()
-        traj = await run.play(policy, raise_policy_errors=True)
-        if traj.verdict is None:
-            raise AdapterError(f"environment {run.env.spec.id!r} ended the episode without a verdict")
-        verdict = error or run.sequence_verdict(traj)  # a template that rewrote history: an error verdict
-        score, info = score_result(verdict, on_error=self.on_error, where=f"task {task.id!r} ({env_id})")
-        sample = _sample(run.tokens)
-        n = self.response_length
+        await run.play(policy, raise_policy_errors=True)
+        sample = run.training_sample()  # a template that rewrote history: an error verdict, tokens up to there
+        assert sample.tokens is not None
+        score, info = score_result(error or sample.verdict, on_error=self.on_error,
+                                   where=f"task {task.id!r} ({env_id})")
+        tokens, n = sample.tokens, self.response_length
         timing = {"generate_sequences": policy.seconds,
                   "tool_calls": time.perf_counter() - start - policy.seconds}
         return AgentLoopOutput(
-            prompt_ids=sample.prompt_ids,
-            response_ids=sample.completion_ids[:n],
-            response_mask=sample.loss_mask[:n],
-            response_logprobs=sample.logprobs[:n] if sample.logprobs is not None else None,
+            prompt_ids=tokens.prompt_ids,
+            response_ids=tokens.completion_ids[:n],
+            response_mask=tokens.loss_mask[:n],
+            response_logprobs=tokens.logprobs[:n] if tokens.logprobs is not None else None,
             reward_score=score,
-            num_turns=len(traj.messages),
+            num_turns=len(sample.trajectory.messages),
             metrics=timing,
-            extra_fields={**policy.extra_fields, "reward_extra_info": info, "turn_scores": list(traj.rewards),
-                          "tool_rewards": [], "rlvr_truncated": run.was_cut},
+            extra_fields={**policy.extra_fields, "reward_extra_info": info,
+                          "turn_scores": list(sample.trajectory.rewards), "tool_rewards": [],
+                          "rlvr_truncated": run.was_cut},
         )
-
-
-def _sample(tokens: EpisodeTokens) -> TokenSample:
-    """The episode's one token sequence (for a misaligned episode: its tokens up to the rewrite).
-
-    A misaligned episode has an error verdict (`EpisodeRun.sequence_verdict`), scored NaN with
-    on_error='nan'; its tokens are those up to where the chat template rewrote history, as the
-    OpenRLHF agent returns them.
-    """
-    if tokens.misaligned is None:
-        return tokens.episode_sample()
-    return TokenSample(prompt_ids=list(tokens.prompt_ids), completion_ids=list(tokens.completion_ids),
-                       loss_mask=list(tokens.loss_mask), logprobs=None)
 
 
 class _ServerPolicy:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import Task, Verdict
 from rlvr.environments.audit.probe import Probe
-from rlvr.environments.check import spread_tasks
+from rlvr.environments.loaders import spread_tasks
 
 __all__ = ["DOMAINS", "AuditReport", "FamilyResult", "audit", "verifier_domain"]
 

@@ -1,6 +1,6 @@
 """`rlvr check ENV_ID`: an environment's conformance checks, or with `--adversarial` its verifier's audit.
 
-The checks are `rlvr.environments.check`; the hack-resistance audit is `rlvr.environments.audit`.
+The checks are `rlvr.rollout.check`; the hack-resistance audit is `rlvr.environments.audit`.
 
 Exit codes: 0 every check passed (no false pass); 1 a check failed (a wrong response scored correct);
 2 the command could not run.
@@ -35,7 +35,7 @@ def check(
                                                      "JSON here.")] = None,
 ) -> None:
     """Run the conformance checks on an environment; exit 1 if any fails (--adversarial: the audit)."""
-    from rlvr.environments.check import check as run_check
+    from rlvr.rollout.check import check as run_check
 
     if adversarial:
         _audit(env_id, env_arg, n, report_file)

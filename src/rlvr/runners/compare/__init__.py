@@ -6,7 +6,7 @@ has its own virtual environment):
 
 1. **probe** it: do rlvr and the backend import, how many CUDA devices does it see. A backend that
    cannot run there is reported as `unavailable: <why>` and skipped, not an error.
-2. **parity**: replay parity records built for *this* environment (`rlvr.runners.parity.build_records`:
+2. **parity**: replay parity records built for *this* environment (`rlvr.runners.parity.records.build_records`:
    rlvr's own verdicts and episode-layout token fields) through the backend's replay function
    (`python -m rlvr.runners.parity replay` in that interpreter) and compare rewards and loss masks.
 3. **train**: TRL trains on CPU or GPU (`rlvr train --backend trl` in its interpreter); veRL and

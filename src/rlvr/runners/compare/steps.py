@@ -112,8 +112,8 @@ def build_records(env: str, env_args: dict[str, Any], tokenizer: str, n_tasks: i
         MissingExtraError: transformers is missing here and there is no other interpreter to try.
         ConfigError: no interpreter could build them (the message holds each one's error).
     """
-    from rlvr.runners.parity import build_records as build_here
-    from rlvr.runners.parity import load_tokenizer_for
+    from rlvr.runners.parity.records import build_records as build_here
+    from rlvr.runners.parity.records import load_tokenizer_for
 
     try:
         return build_here(env, env_args, load_tokenizer_for(tokenizer), n_tasks=n_tasks)
@@ -225,7 +225,7 @@ def _tail(text: str, lines: int = 4) -> str:
 
 def _parity(result: BackendResult, python: str, parity: ParityRecords, output: Path) -> None:
     """Replay the records through the backend's adapter in `python`; record agreement with rlvr's results."""
-    from rlvr.runners.parity import compare_replay
+    from rlvr.runners.parity.replay import compare_replay
 
     records = parity.records
     out_path = output / "parity" / f"{result.backend}.json"

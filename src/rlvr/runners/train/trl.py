@@ -83,10 +83,10 @@ def train_trl(config: TrainConfig) -> TrainResult:
                           "rlvr.runners.train.external.run_backend)")
     require_trl()
     from rlvr.adapters.trl import to_dataset
+    from rlvr.adapters.trl.rollout import MULTI_TURN_PATHS
     from rlvr.environments.registry import make
     from rlvr.runners.models import resolve_model
     from rlvr.runners.task_filter import select_tasks
-    from rlvr.runners.trl_rollout import MULTI_TURN_PATHS
 
     if config.multi_turn not in MULTI_TURN_PATHS:
         raise ConfigError(f"multi-turn path must be one of {', '.join(MULTI_TURN_PATHS)}, got {config.multi_turn!r}")
@@ -112,7 +112,7 @@ def _trainer_hooks(environment: Any, model_path: str, grpo: Any, multi_turn: str
     from rlvr.adapters.trl import reward_funcs
 
     if is_multi_turn(environment):
-        from rlvr.runners.trl_rollout import multi_turn_hooks
+        from rlvr.adapters.trl.rollout import multi_turn_hooks
 
         return multi_turn_hooks(environment, model_path, grpo, multi_turn)
     return {"reward_funcs": reward_funcs(environment)}

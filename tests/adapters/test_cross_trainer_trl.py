@@ -1,7 +1,7 @@
 """The cross-trainer episodes (tests/data/parity/episodes.json) through rlvr eval and TRL 1.16's real GRPOTrainer.
 
 - the fixture's token ids and expectations re-derive from rlvr with the real SmolLM2 tokenizer;
-- rlvr eval (`rlvr.runners.rollout.rollout`, a replay policy) gives the same messages, ids, mask, verdict;
+- rlvr eval (`rlvr.rollout.batch.rollout`, a replay policy) gives the same messages, ids, mask, verdict;
 - TRL `rollout_func`: `GRPOTrainer._generate_and_score_completions` with rlvr's rollout function, the
   model's sampling (`TrainerPolicy._sample`, the one call into the model) replaying the record's ids;
   TRL's own code builds the prompt/completion tensors, `tool_mask` and rewards;
@@ -27,15 +27,10 @@ datasets = pytest.importorskip("datasets")
 
 from rlvr.adapters.export import cached_env  # noqa: E402
 from rlvr.adapters.trl import task_row  # noqa: E402
-from rlvr.adapters.trl.agent import (  # noqa: E402
-    EpisodeReward,
-    RolloutReward,
-    environment_factory,
-    tool_calling_tokenizer,
-)
-from rlvr.runners.parity import ReplayPolicy, episode_expected, record_task, record_tokenizer  # noqa: E402
-from rlvr.runners.rollout import clone_factory, rollout  # noqa: E402
-from rlvr.runners.trl_rollout import TrainerPolicy, rollout_func  # noqa: E402
+from rlvr.adapters.trl.agent import EpisodeReward, environment_factory, tool_calling_tokenizer  # noqa: E402
+from rlvr.adapters.trl.rollout import RolloutReward, TrainerPolicy, rollout_func  # noqa: E402
+from rlvr.rollout.batch import clone_factory, rollout  # noqa: E402
+from rlvr.runners.parity.records import ReplayPolicy, episode_expected, record_task, record_tokenizer  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]
@@ -106,8 +101,9 @@ def test_rlvr_eval_plays_the_fixture(tokenizer: Any, record: dict[str, Any], tok
     assert _messages(traj.messages) == expected["messages"]
     assert traj.verdict is not None and (traj.verdict.status, traj.verdict.reward) == (expected["status"],
                                                                                        expected["reward"])
-    assert (traj.prompt_ids, traj.completion_ids, traj.loss_mask) == (expected["prompt_ids"],
-                                                                      expected["response_ids"], expected["loss_mask"])
+    assert traj.tokens is not None
+    assert (traj.tokens.prompt_ids, traj.tokens.completion_ids, traj.tokens.loss_mask) == (
+        expected["prompt_ids"], expected["response_ids"], expected["loss_mask"])
 
 
 # -- TRL rollout_func ------------------------------------------------------------------------------------

@@ -7,21 +7,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 
+from guess_env import GuessEnv
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Message
 from rlvr.environments.registry import make
-from rlvr.runners.policies import (
-    NOOP_ANSWER,
-    Episode,
-    Generation,
-    NoopPolicy,
-    OraclePolicy,
-    Policy,
-    scripted_policy,
-)
-from rlvr.runners.rollout import clone_factory, rollout, rollout_sync, token_batch
+from rlvr.rollout.batch import clone_factory, rollout, rollout_sync, token_batch
+from rlvr.rollout.policies import NoopPolicy, OraclePolicy, scripted_policy
+from rlvr.rollout.policies.scripted import NOOP_ANSWER
+from rlvr.rollout.policy import Episode, Generation, Policy
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +38,7 @@ def test_oracle_scores_correct_and_noop_does_not(arithmetic: Any) -> None:
     assert oracle[0].messages[-1].content == arithmetic.reference_actions(arithmetic.tasks[0])[0].content
     noop = rollout_sync(clone_factory(arithmetic), NoopPolicy(), arithmetic.tasks)
     assert all(t.verdict is not None and t.verdict.status != "correct" and t.reward == 0.0 for t in noop)
-    assert all(t.messages[-1].content == NOOP_ANSWER and t.completion_ids is None for t in noop)
+    assert all(t.messages[-1].content == NOOP_ANSWER and t.tokens is None for t in noop)
 
 
 def test_multi_turn_oracle_replays_each_turn(guess_env: GuessEnv) -> None:

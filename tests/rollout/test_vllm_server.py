@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 from typer.testing import CliRunner
+
+from guess_env import GuessEnv
 
 pytestmark = pytest.mark.vllm
 
@@ -93,13 +94,13 @@ def server(smollm2_dir: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="session")
 def tokenizer(smollm2_dir: str) -> Any:
-    from rlvr.runners.policies import load_tokenizer
+    from rlvr.rollout.policies import load_tokenizer
 
     return load_tokenizer(smollm2_dir)
 
 
 def _policy(server: str, tokenizer: Any, **kwargs: Any) -> Any:
-    from rlvr.runners.policies import OpenAIPolicy, Sampling
+    from rlvr.rollout.policies import OpenAIPolicy, Sampling
 
     sampling = kwargs.pop("sampling", Sampling(max_tokens=24, temperature=1.0, seed=0))
     return OpenAIPolicy(base_url=server, model="smollm2", tokenizer=tokenizer, sampling=sampling, **kwargs)
@@ -119,6 +120,16 @@ def _rescore(server: str, prompt: Sequence[int], completion: Sequence[int]) -> l
 
 def _close(values: Sequence[float], again: Sequence[float]) -> bool:
     return all(math.isclose(a, b, abs_tol=0.02) for a, b in zip(values, again, strict=True))
+
+
+def _assert_sampled_logprobs(server: str, t: Any) -> None:
+    """An episode-layout trajectory whose model tokens' logprobs are what the server gives them again."""
+    assert t.tokens is not None and t.tokens.prompt_ids and t.tokens.completion_ids and t.tokens.loss_mask
+    assert t.tokens.logprobs
+    rescored = _rescore(server, t.tokens.prompt_ids, t.tokens.completion_ids)
+    mask = t.tokens.loss_mask
+    assert _close([lp for lp, m in zip(t.tokens.logprobs, mask, strict=True) if m],
+                  [lp for lp, m in zip(rescored, mask, strict=True) if m])
 
 
 def test_chat_turn_returns_sampled_ids_and_logprobs(server: str, tokenizer: Any) -> None:
@@ -146,41 +157,39 @@ def test_chat_turn_returns_sampled_ids_and_logprobs(server: str, tokenizer: Any)
 
 
 def test_multi_turn_token_in_episode_is_exact(server: str, tokenizer: Any) -> None:
-    from rlvr.runners.rollout import clone_factory, rollout_sync
+    from rlvr.rollout.batch import clone_factory, rollout_sync
 
     env = GuessEnv(size=2, max_turns=3)
     policy = _policy(server, tokenizer, token_in=True)
     trajectories = rollout_sync(clone_factory(env), policy, env.tasks, n=2, concurrency=4, layout="episode")
     for t in trajectories:
         assert t.error is None, t.error
-        assert t.prompt_ids and t.completion_ids and t.loss_mask and t.logprobs
+        assert t.tokens is not None and t.tokens.prompt_ids and t.tokens.completion_ids and t.tokens.loss_mask
+        assert t.tokens.logprobs
         assert t.info["token_layout"] == "episode"
-        model = [i for i, m in zip(t.completion_ids, t.loss_mask, strict=True) if m]
-        assert model and (len(model) < len(t.completion_ids) or t.info["turns"] == 1)
+        model = [i for i, m in zip(t.tokens.completion_ids, t.tokens.loss_mask, strict=True) if m]
+        assert model and (len(model) < len(t.tokens.completion_ids) or t.info["turns"] == 1)
         if t.info["turns"] > 1:
-            env_text = tokenizer.decode([i for i, m in zip(t.completion_ids, t.loss_mask, strict=True) if not m])
+            env_text = tokenizer.decode([i for i, m in zip(t.tokens.completion_ids, t.tokens.loss_mask, strict=True)
+                                         if not m])
             assert "<|im_start|>user\nNo, " in env_text
-        rescored = _rescore(server, t.prompt_ids, t.completion_ids)
-        sampled = [lp for lp, m in zip(t.logprobs, t.loss_mask, strict=True) if m]
-        again = [lp for lp, m in zip(rescored, t.loss_mask, strict=True) if m]
+        rescored = _rescore(server, t.tokens.prompt_ids, t.tokens.completion_ids)
+        sampled = [lp for lp, m in zip(t.tokens.logprobs, t.tokens.loss_mask, strict=True) if m]
+        again = [lp for lp, m in zip(rescored, t.tokens.loss_mask, strict=True) if m]
         assert _close(sampled, again)
-        assert all(lp == 0.0 for lp, m in zip(t.logprobs, t.loss_mask, strict=True) if not m)
+        assert all(lp == 0.0 for lp, m in zip(t.tokens.logprobs, t.tokens.loss_mask, strict=True) if not m)
 
 
 def test_multi_turn_chat_episode_or_detected_drift(server: str, tokenizer: Any) -> None:
     """Chat mode: the server re-renders the history; each episode is exact or falls back per turn, never wrong."""
-    from rlvr.runners.rollout import clone_factory, rollout_sync
+    from rlvr.rollout.batch import clone_factory, rollout_sync
 
     env = GuessEnv(size=2, max_turns=2)
     trajectories = rollout_sync(clone_factory(env), _policy(server, tokenizer), env.tasks, n=2, layout="auto")
     for t in trajectories:
         assert t.error is None, t.error
         if t.info["token_layout"] == "episode":
-            assert t.prompt_ids and t.completion_ids and t.loss_mask and t.logprobs
-            rescored = _rescore(server, t.prompt_ids, t.completion_ids)
-            mask = t.loss_mask
-            assert _close([lp for lp, m in zip(t.logprobs, mask, strict=True) if m],
-                          [lp for lp, m in zip(rescored, mask, strict=True) if m])
+            _assert_sampled_logprobs(server, t)
         else:  # the server's turn-2 prompt differed from the interleaved ids: per-turn samples instead
             assert t.samples is not None and "ids differ at position" in t.info["token_misaligned"]
             for sample in t.samples:
@@ -202,7 +211,8 @@ def test_rlvr_eval_against_the_server(server: str, smollm2_dir: str, tmp_path: P
     assert len(rows) == 6
     for t in rows:
         assert t.error is None and t.verdict is not None and t.info["token_layout"] == "episode"
-        assert t.completion_ids and t.loss_mask == [1] * len(t.completion_ids)
+        assert t.tokens is not None and t.tokens.completion_ids
+        assert t.tokens.loss_mask == [1] * len(t.tokens.completion_ids)
     result = CliRunner().invoke(app, args)  # resumed: nothing left to do
     assert result.exit_code == 0 and "6 / 0" in result.output
 
@@ -211,8 +221,8 @@ def test_rlvr_eval_against_the_server(server: str, smollm2_dir: str, tmp_path: P
 def test_vllm_in_process_policy(smollm2_dir: str, server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """vLLM in-process (`vllm.LLM`): token-in episodes; the server (another engine, same weights) re-scores them."""
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
-    from rlvr.runners.policies import Sampling, VLLMPolicy
-    from rlvr.runners.rollout import clone_factory, rollout_sync
+    from rlvr.rollout.batch import clone_factory, rollout_sync
+    from rlvr.rollout.policies import Sampling, VLLMPolicy
 
     policy = VLLMPolicy(smollm2_dir, sampling=Sampling(max_tokens=12, temperature=1.0, seed=0),
                         engine_args={"max_model_len": 2048, "dtype": "float32", "enforce_eager": True})
@@ -223,8 +233,4 @@ def test_vllm_in_process_policy(smollm2_dir: str, server: str, monkeypatch: pyte
         policy.close()
     for t in trajectories:
         assert t.error is None, t.error
-        assert t.prompt_ids and t.completion_ids and t.loss_mask and t.logprobs
-        rescored = _rescore(server, t.prompt_ids, t.completion_ids)
-        mask = t.loss_mask
-        assert _close([lp for lp, m in zip(t.logprobs, mask, strict=True) if m],
-                      [lp for lp, m in zip(rescored, mask, strict=True) if m])
+        _assert_sampled_logprobs(server, t)

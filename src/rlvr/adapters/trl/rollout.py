@@ -1,4 +1,4 @@
-"""TRL `rollout_func` backed by the rlvr rollout driver: any multi-turn env, token-exact, env tokens masked.
+"""TRL `rollout_func` backed by the rlvr episode driver: any multi-turn env, token-exact, env tokens masked.
 
 `GRPOTrainer(rollout_func=fn, ...)` (TRL 1.16) calls `fn(prompts, trainer)` once per generation
 batch with the per-process prompts -- already repeated `num_generations` times in a row by TRL's
@@ -7,17 +7,19 @@ batch with the per-process prompts -- already repeated `num_generations` times i
 `tool_mask`, multiplied into the loss mask; every other key is handed to the reward functions
 (`grpo_trainer.py`, `_generate` and `_generate_and_score_completions`).
 
-`rollout_func(env)` runs each prompt's episode with `rlvr.runners.rollout` against `TrainerPolicy`,
-which samples with the trainer's current model (token-in: each turn conditions on the exact ids of
-the episode so far), and returns the episode layout of `rlvr.rollout.tokens` (sampled ids kept,
-environment turns rendered as chat-template suffixes). The final Verdict travels as the extra field
-`rlvr_verdict`, read by `rlvr.adapters.trl.agent.RolloutReward` (None for `error`: masked).
-An episode that failed or whose tokens do not line up becomes a one-token sample with `env_mask`
-0 and an error verdict, so it is masked rather than trained on.
+`rollout_func(env)` runs each prompt's episode with `rlvr.rollout.batch.rollout_samples` against
+`TrainerPolicy`, which samples with the trainer's current model (token-in: each turn conditions on
+the exact ids of the episode so far), under the episode token budget `max_completion_length`
+(`TokenBudget(..., "completion")`: model and environment tokens count; when it runs out the episode
+is cut and scored by the env's rule for a cut episode, as on the veRL and OpenRLHF paths). Each
+episode becomes a sample by the driver's one rule (`EpisodeRun.training_sample`): the episode
+layout of `rlvr.rollout.tokens` (sampled ids kept, environment turns rendered as chat-template
+suffixes), and for an episode that failed or whose tokens do not line up, a masked one-token
+sample (`env_mask` 0) with an error verdict. The final Verdict travels as the extra field
+`rlvr_verdict`, read by `RolloutReward` (None for `error`: masked).
 
 Tasks are found by prompt: the rollout function indexes the trainer's `train_dataset` and
-`eval_dataset` rows (`rlvr.adapters.trl.to_dataset` columns) by their `prompt`. This module lives in
-`runners` because it drives the rollout driver (adapters do not import runners).
+`eval_dataset` rows (`rlvr.adapters.trl.to_dataset` columns) by their `prompt`.
 """
 
 from __future__ import annotations
@@ -29,16 +31,21 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rlvr.adapters.trl.agent import VERDICT_FIELD, task_from_row
+from rlvr.adapters.trl.data import task_from_row
+from rlvr.adapters.trl.reward import _log
 from rlvr.core.errors import AdapterError, ConfigError
-from rlvr.core.types import Message, Task, ToolCall, Trajectory, Verdict
+from rlvr.core.types import Message, Task, ToolCall, Verdict
 from rlvr.environments.actions import TextTag, parse_actions
 from rlvr.environments.base import Environment
+from rlvr.rollout.batch import clone_factory, rollout_samples
+from rlvr.rollout.driver import TokenBudget, TrainingSample
 from rlvr.rollout.policy import Episode, Generation
 from rlvr.rollout.tokens import render_prompt_ids
-from rlvr.runners.rollout import clone_factory, rollout
 
-__all__ = ["MULTI_TURN_PATHS", "TrainerPolicy", "multi_turn_hooks", "rollout_func"]
+__all__ = ["MULTI_TURN_PATHS", "VERDICT_FIELD", "RolloutReward", "TrainerPolicy", "multi_turn_hooks", "rollout_func"]
+
+VERDICT_FIELD = "rlvr_verdict"
+"""Extra field of rlvr's `rollout_func` output: each episode's final `Verdict.model_dump()`."""
 
 
 def _prompt_key(prompt: Any) -> str:
@@ -51,13 +58,16 @@ class TrainerPolicy:
     """A `Policy` that samples with a `GRPOTrainer`'s current model and tokenizer (token-in).
 
     Sampling settings are the trainer's (`temperature`, `top_p`, `top_k`, ... through
-    `trainer.generation_config`); each turn gets at most what is left of `max_completion_length`
-    in the episode (model and environment tokens count), and at most `max_turn_tokens` if given.
-    Logprobs are those of the processed sampling distribution (`generate(output_scores=True)`), one
-    per sampled id.
+    `trainer.generation_config`); each turn samples at most what is left of the episode's token
+    budget (`Episode.max_tokens`, from `max_completion_length`; the whole budget when called
+    outside the driver), and at most `max_turn_tokens` if given. Logprobs are those of the
+    processed sampling distribution (`generate(output_scores=True)`), one per sampled id.
 
     When the environment reads native tool calls only, `<tool_call>{json}</tool_call>` text
     (Hermes / Qwen2.5 format, what TRL's tool template teaches) is parsed into `tool_calls`.
+
+    Attributes:
+        max_completion_length: the trainer's `max_completion_length`, the episode's token budget.
 
     Raises:
         ConfigError: the trainer generates with vLLM (use the environment_factory path there).
@@ -72,9 +82,8 @@ class TrainerPolicy:
                               "use the environment_factory path (TRL batches its tool loop through vLLM)")
         self.trainer = trainer
         self.tokenizer: Any = trainer.processing_class
-        self.budget = int(trainer.max_completion_length)
+        self.max_completion_length = int(trainer.max_completion_length)
         self.max_turn_tokens = max_turn_tokens
-        self._first_prompt: dict[tuple[str, int], int] = {}
         self._lock = threading.Lock()
 
     async def generate(
@@ -87,19 +96,15 @@ class TrainerPolicy:
     ) -> Generation:
         """Sample one assistant turn with the trainer's model (see the class docstring)."""
         ids = list(prompt_ids) if prompt_ids is not None else render_prompt_ids(self.tokenizer, messages, tools=tools)
-        key = (episode.task.id, episode.sample) if episode is not None else ("", 0)
-        if episode is None or episode.turn == 0:
-            self._first_prompt[key] = len(ids)
-        left = self.budget - (len(ids) - self._first_prompt.get(key, len(ids)))
+        left = self.max_completion_length
+        if episode is not None and episode.max_tokens is not None:
+            left = episode.max_tokens
         if self.max_turn_tokens is not None:
             left = min(left, self.max_turn_tokens)
-        if left < 1:
-            return Generation(message=Message(role="assistant", content=""), prompt_ids=ids, completion_ids=[],
-                              logprobs=[], finish_reason="length")
         sampled, logprobs = self._sample(ids, left)
         stop = bool(sampled) and sampled[-1] in self._eos()
         text = self.tokenizer.decode(sampled, skip_special_tokens=True)
-        message = _tool_message(text, episode.env if episode is not None else None)
+        message = tool_message(text, episode.env if episode is not None else None)
         return Generation(message=message, prompt_ids=ids, completion_ids=sampled, logprobs=logprobs,
                           finish_reason="stop" if stop else "length")
 
@@ -129,7 +134,7 @@ class TrainerPolicy:
         return sampled, logprobs
 
 
-def _tool_message(text: str, env: Environment | None) -> Message:
+def tool_message(text: str, env: Environment | None) -> Message:
     """The assistant message; Hermes `<tool_call>` text becomes native calls for native-only tool envs."""
     tags = getattr(env, "text_tags", None)
     if env is None or tags is None or not getattr(env, "native", False) or any(t.kind == "json" for t in tags):
@@ -186,19 +191,20 @@ def _groups(prompts: Sequence[Any], size: int) -> int:
     return 1
 
 
-def _sample_of(traj: Trajectory, task: Task, env: Environment, tokenizer: Any) -> tuple[dict[str, Any], Verdict]:
-    """TRL fields of one trajectory; a broken or misaligned episode becomes a masked one-token sample."""
-    verdict = traj.verdict if traj.verdict is not None else Verdict.error("the episode ended without a verdict")
-    if traj.prompt_ids is not None and traj.completion_ids and traj.loss_mask is not None:
-        lps = traj.logprobs if traj.logprobs is not None else [0.0] * len(traj.completion_ids)
-        return {"prompt_ids": traj.prompt_ids, "completion_ids": traj.completion_ids, "logprobs": lps,
-                "env_mask": traj.loss_mask}, verdict
-    why = traj.error or traj.info.get("token_misaligned") or "no tokens were sampled"
-    if verdict.status != "error":
-        verdict = Verdict.error(f"episode has no trainable episode-layout tokens: {why}")
+def sample_fields(sample: TrainingSample, task: Task, env: Environment, tokenizer: Any) -> dict[str, Any]:
+    """TRL's fields of one episode's training sample (`EpisodeRun.training_sample`).
+
+    A complete sample gives its tokens (logprobs 0.0 where the policy reported none); an episode
+    that failed or whose tokens do not line up has no sequence TRL can train on, so it becomes a
+    masked placeholder: the task prompt, one EOS token, `env_mask` [0] (its verdict is an error).
+    """
+    tokens = sample.tokens
+    if sample.complete and tokens is not None:
+        lps = tokens.logprobs if tokens.logprobs is not None else [0.0] * len(tokens.completion_ids)
+        return {"prompt_ids": tokens.prompt_ids, "completion_ids": tokens.completion_ids, "logprobs": lps,
+                "env_mask": tokens.loss_mask}
     prompt_ids = render_prompt_ids(tokenizer, list(task.prompt), tools=list(env.spec.tools) or None)
-    return {"prompt_ids": prompt_ids, "completion_ids": [tokenizer.eos_token_id], "logprobs": [0.0],
-            "env_mask": [0]}, verdict
+    return {"prompt_ids": prompt_ids, "completion_ids": [tokenizer.eos_token_id], "logprobs": [0.0], "env_mask": [0]}
 
 
 def rollout_func(env: Environment, *, concurrency: int = 8,
@@ -231,20 +237,56 @@ def rollout_func(env: Environment, *, concurrency: int = 8,
         mode = "train" if trainer.model.training else "eval"
         size = _groups(prompts, trainer.num_generations if mode == "train" else trainer.num_generations_eval)
         tasks = [index.task(p) for p in prompts[::size]]
-        trajectories = asyncio.run(rollout(factory, policy, tasks, n=size, concurrency=concurrency,
-                                           layout="auto", seed=None))
-        fn.last_trajectories = trajectories  # type: ignore[attr-defined]
+        budget = TokenBudget(policy.max_completion_length, "completion")
+        samples = asyncio.run(rollout_samples(factory, policy, tasks, n=size, concurrency=concurrency, seed=None,
+                                              budget=budget))
+        fn.last_trajectories = [s.trajectory for s in samples]  # type: ignore[attr-defined]
         out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [],
                                      VERDICT_FIELD: []}
-        for traj, task in zip(trajectories, [t for t in tasks for _ in range(size)], strict=True):
-            fields, verdict = _sample_of(traj, task, env, policy.tokenizer)
-            for key, value in fields.items():
+        for sample, task in zip(samples, [t for t in tasks for _ in range(size)], strict=True):
+            for key, value in sample_fields(sample, task, env, policy.tokenizer).items():
                 out[key].append(value)
-            out[VERDICT_FIELD].append(verdict.model_dump())
+            out[VERDICT_FIELD].append(sample.verdict.model_dump())
         return out
 
     fn.last_trajectories = []  # type: ignore[attr-defined]
     return fn
+
+
+class RolloutReward:
+    """The TRL reward function of a `rollout_func` run.
+
+    TRL 1.16 forwards every extra key of the rollout function's output to the reward functions, one
+    value per completion; this reads the `rlvr_verdict` field (the episode's final Verdict, scored
+    inside the rollout) and returns its reward, None for `error` (masked). Metrics as `VerifierReward`.
+
+    Attributes:
+        __name__: the name TRL logs the reward under.
+        last_verdicts: the verdicts of the latest call.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+        self.last_verdicts: list[Verdict] = []
+        self.calls = 0
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
+        """Rewards of the verdicts in the `rlvr_verdict` field (see the class docstring)."""
+        column = kwargs.get(VERDICT_FIELD)
+        if column is None or len(column) != len(completions):
+            raise AdapterError(f"reward function {self.__name__!r} needs the {VERDICT_FIELD!r} field of rlvr's "
+                               "rollout_func (pass rollout_func=rlvr.adapters.trl.rollout.rollout_func(env) to "
+                               f"GRPOTrainer); got {0 if column is None else len(column)} values for "
+                               f"{len(completions)} completions")
+        verdicts = [v if isinstance(v, Verdict) else Verdict.model_validate(v) for v in column]
+        self.last_verdicts = verdicts
+        self.calls += 1
+        _log(self.__name__, verdicts, sum(v.elapsed_s for v in verdicts), kwargs.get("log_metric"),
+             kwargs.get("log_extra"))
+        return [v.reward for v in verdicts]
+
+    def __repr__(self) -> str:
+        return f"<RolloutReward {self.__name__}>"
 
 
 MULTI_TURN_PATHS = ("auto", "environment_factory", "rollout_func")
@@ -270,13 +312,7 @@ def multi_turn_hooks(env: Environment, model_path: str, config: Any, path: str =
     """
     from transformers import AutoTokenizer
 
-    from rlvr.adapters.trl.agent import (
-        EpisodeReward,
-        RolloutReward,
-        environment_factory,
-        is_tool_env,
-        tool_calling_tokenizer,
-    )
+    from rlvr.adapters.trl.agent import EpisodeReward, environment_factory, is_tool_env, tool_calling_tokenizer
     from rlvr.adapters.trl.reward import reward_name
 
     if path not in MULTI_TURN_PATHS:

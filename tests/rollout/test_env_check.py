@@ -9,8 +9,8 @@ import pytest
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task
-from rlvr.environments.check import CheckReport, check
 from rlvr.environments.single_turn import SingleTurnEnv
+from rlvr.rollout.check import CheckReport, check
 from rlvr.verifiers.base import Verifier
 from rlvr.verifiers.testing import ConstantVerifier
 
@@ -104,7 +104,7 @@ def test_failures_show_up_to_five_items_and_the_count() -> None:
 
 
 def test_tasks_are_spread_evenly_over_the_dataset() -> None:
-    from rlvr.environments.check import spread_tasks
+    from rlvr.environments.loaders import spread_tasks
 
     assert [t.id for t in spread_tasks(TASKS, 3)] == ["t0", "t2", "t4"]
     assert spread_tasks(TASKS, 10) == TASKS and spread_tasks([], 3) == []

@@ -71,11 +71,11 @@ def test_single_turn_keeps_sampled_ids(tok: Any) -> None:
     assert tokens.prompt_ids == fresh(tok, prompt, gen=True)
     tokens.add_model_turn(assistant("2 + 2 = 4."), ids, [-0.5] * len(ids))
     fields = tokens.trajectory_fields("episode")
-    assert fields["completion_ids"] == ids and fields["completion_ids"][-1] == IM_END
-    assert fields["loss_mask"] == [1] * len(ids) and fields["logprobs"] == [-0.5] * len(ids)
+    assert fields["tokens"].completion_ids == ids and fields["tokens"].completion_ids[-1] == IM_END
+    assert fields["tokens"].loss_mask == [1] * len(ids) and fields["tokens"].logprobs == [-0.5] * len(ids)
     # With canonical sampled ids the episode is exactly the template's rendering, minus the "\n" after <|im_end|>.
     full = fresh(tok, [*prompt, assistant("2 + 2 = 4.")])
-    assert fields["prompt_ids"] + fields["completion_ids"] + encode(tok, "\n") == full
+    assert fields["tokens"].prompt_ids + fields["tokens"].completion_ids + encode(tok, "\n") == full
 
 
 def test_multi_turn_interleaves_masked_environment_tokens(tok: Any) -> None:
@@ -91,12 +91,12 @@ def test_multi_turn_interleaves_masked_environment_tokens(tok: Any) -> None:
     tokens.add_model_turn(assistant("37"), turn2, [-2.0] * len(turn2), prompt_ids=context)
     fields = tokens.trajectory_fields("auto")
     assert fields["info"] == {"token_layout": "episode"}
-    completion, mask, logprobs = fields["completion_ids"], fields["loss_mask"], fields["logprobs"]
+    completion, mask, logprobs = fields["tokens"].completion_ids, fields["tokens"].loss_mask, fields["tokens"].logprobs
     assert completion == turn1 + env_ids + turn2
     assert mask == [1] * len(turn1) + [0] * len(env_ids) + [1] * len(turn2)
     assert [lp for lp, m in zip(logprobs, mask, strict=True) if m == 0] == [0.0] * len(env_ids)
     assert [lp for lp, m in zip(logprobs, mask, strict=True) if m == 1] == [-1.0] * len(turn1) + [-2.0] * len(turn2)
-    assert fields["prompt_ids"] + completion + encode(tok, "\n") == fresh(tok, [*history, assistant("37")])
+    assert fields["tokens"].prompt_ids + completion + encode(tok, "\n") == fresh(tok, [*history, assistant("37")])
     turns = tokens.trajectory_fields("turn")["samples"]
     assert [s.completion_ids for s in turns] == [turn1, turn2] and turns[1].prompt_ids == context
 
@@ -133,7 +133,7 @@ def test_turn_cut_by_length_gets_the_templates_end_of_turn_as_env_tokens(tok: An
     env_ids = tokens.add_env_turn([user("Go on.")])
     assert tok.decode(env_ids).startswith("<|im_end|>\n<|im_start|>user\nGo on.")
     fields = tokens.trajectory_fields("episode")
-    assert fields["logprobs"] is None and fields["loss_mask"].count(1) == len(cut)
+    assert fields["tokens"].logprobs is None and fields["tokens"].loss_mask.count(1) == len(cut)
 
 
 def test_sampled_eos_other_than_the_templates_end_of_turn_is_kept(tok: Any) -> None:
@@ -142,7 +142,7 @@ def test_sampled_eos_other_than_the_templates_end_of_turn_is_kept(tok: Any) -> N
     tokens.add_model_turn(assistant("Hi!"), ids, [-0.3] * len(ids))
     env_ids = tokens.add_env_turn([user("Bye.")])
     fields = tokens.trajectory_fields("episode")
-    assert fields["completion_ids"][: len(ids)] == ids  # the sampled <|endoftext|> stays, masked 1
+    assert fields["tokens"].completion_ids[: len(ids)] == ids  # the sampled <|endoftext|> stays, masked 1
     assert tok.decode(env_ids).startswith("<|im_end|>\n<|im_start|>user\nBye.")
 
 
@@ -245,7 +245,7 @@ def test_environment_suffix_matches_the_templates_tokenisation(scheme: str) -> N
         assert tokens.context_ids() == fresh  # no spurious '▁' and no second BOS at the turn boundary
         assert fresh.count(tok.bos_token_id) == 1
     fields = tokens.trajectory_fields("episode")
-    assert sum(fields["loss_mask"]) == len([x for x in fields["logprobs"] if x == -1.0])
+    assert sum(fields["tokens"].loss_mask) == len([x for x in fields["tokens"].logprobs if x == -1.0])
 
 
 def test_trailing_text_token_dropped_by_a_trimming_template_is_detected() -> None:

