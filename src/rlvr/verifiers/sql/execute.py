@@ -366,7 +366,7 @@ _BOUNDED_LOCK = threading.Lock()
 
 def _bounded_pool() -> Any:
     global _BOUNDED
-    from rlvr.verifiers._pool import WorkerPool
+    from rlvr.verifiers.pool import WorkerPool
 
     with _BOUNDED_LOCK:
         if _BOUNDED is None or _BOUNDED.closed:
