@@ -41,7 +41,7 @@ def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
 
 
 def test_the_guest_folder_holds_the_scripts_the_host_copies() -> None:
-    from rlvr.sandbox.local import SUPERVISOR
+    from rlvr.sandbox.guest import SUPERVISOR
     from rlvr.sandbox.session import SUPERVISOR_FILES
     from rlvr.verifiers.code.execution import CHILD_SOURCE
 

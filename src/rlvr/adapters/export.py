@@ -6,8 +6,8 @@ Also the multi-turn test (`is_multi_turn`) every trainer package and runner uses
 imports `custom_reward_function.path`; OpenRLHF imports `--reward.remote_url` / agent files).
 
 - Single-turn rewards and final scoring need only the verifier: the export records its
-  `rlvr.verifiers.registry.VerifierSpec` (`verifier.spec`, set when the verifier was built from a spec,
-  as the environment factories build theirs), and the trainer process builds it once per spec
+  `rlvr.verifiers.registry.VerifierSpec` (`VerifierSpec.of(verifier)`, known when the verifier was built
+  from a spec, as the environment factories build theirs), and the trainer process builds it once per spec
   (`VerifierSpec.cached`) without building the environment or loading its dataset. A verifier built
   otherwise has no spec; its export rebuilds the environment (`cached_env`).
 - Multi-turn agents step the environment, so they rebuild it (`cached_env`, once per process and key).
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 __all__ = [
     "EXPORT_FORMAT",
     "MANIFEST_NAME",
-    "REFERENCE_FORMATS",
     "ExportManifest",
     "absolute_paths",
     "cached_env",
@@ -287,12 +286,12 @@ def decode_reference(value: Any, fmt: str = "json") -> Any:
 
 # -- verifier specs and caches ----------------------------------------------------------------------
 def export_spec(verifier: Verifier) -> dict[str, Any] | None:
-    """The spec an export records for `verifier`: `verifier.spec` as JSON-ready data, or None.
+    """The spec an export records for `verifier`: `VerifierSpec.of(verifier)` as JSON-ready data, or None.
 
     None when the verifier was not built from a spec (`VerifierSpec.build`) or its spec holds a value JSON
     cannot carry; the trainer then rebuilds the environment instead (`cached_env`).
     """
-    spec = verifier.spec
+    spec = VerifierSpec.of(verifier)
     if spec is None:
         return None
     try:

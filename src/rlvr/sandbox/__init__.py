@@ -15,7 +15,8 @@ container of a task's image.
 from __future__ import annotations
 
 from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
-from rlvr.sandbox.local import LocalSandbox, find_bwrap
+from rlvr.sandbox.isolation import find_bwrap
+from rlvr.sandbox.local import LocalSandbox
 from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig
 
 __all__ = ["ISOLATION_LEVELS", "CommandResult", "ExecResult", "Isolation", "LocalSandbox", "Mount", "SandboxConfig",

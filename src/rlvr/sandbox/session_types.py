@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -107,6 +108,22 @@ class PytestRun(BaseModel):
     elapsed_s: float = 0.0
     args: tuple[str, ...] = Field(default=(), description="The arguments it was asked for (script mode).")
     cwd: str = Field(default="", description="Its working directory (script mode).")
+
+    @classmethod
+    def from_reply(cls, reply: dict[str, Any]) -> PytestRun:
+        """A supervisor's pytest reply (report channel: status lines, then the JUnit XML) as a `PytestRun`."""
+        channel = base64.b64decode(reply["report"])
+        started = b"\x00started\n" in channel
+        import_error = ""
+        if channel.startswith(b"\x00import-error "):
+            import_error = channel[len(b"\x00import-error "):].decode(errors="replace")
+            channel = b""
+        report = channel.split(b"\x00started\n", 1)[1] if started else channel
+        return cls(report=report, started=started, import_error=import_error, exit_code=reply.get("exit_code"),
+                   signal=reply.get("signal"), timed_out=bool(reply.get("timed_out")),
+                   stdout=reply.get("stdout", ""), stderr=reply.get("stderr", ""),
+                   elapsed_s=float(reply.get("elapsed_s", 0.0)), args=tuple(str(a) for a in reply.get("args") or ()),
+                   cwd=str(reply.get("cwd") or ""))
 
 
 class UnpackError(SandboxError):

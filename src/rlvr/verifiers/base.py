@@ -25,16 +25,13 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.registry import load_attr
 from rlvr.core.types import Verdict
 from rlvr.verifiers.pool import Grouping, Outcome, PoolClosedError, ThreadPool, WorkerPool
-
-if TYPE_CHECKING:
-    from rlvr.verifiers.registry import VerifierSpec
 
 __all__ = ["PooledVerifier", "ScorerRef", "ThreadedVerifier", "Verifier", "VerifierConfig"]
 
@@ -97,9 +94,6 @@ class Verifier(ABC):
     config_type: ClassVar[type[VerifierConfig]] = VerifierConfig
     """The configuration model `Verifier(config=None, **overrides)` validates."""
     config: VerifierConfig
-    spec: VerifierSpec | None
-    """What this verifier was built from (`rlvr.verifiers.registry.VerifierSpec.build`; a wrapper derives its
-    own from its inner verifier's), None when built directly. Exports record it."""
 
     def __init__(self, config: VerifierConfig | None = None, **overrides: Any) -> None:
         """Build from a config (`config_type`) or its fields by keyword, or a config with fields overridden.
@@ -112,7 +106,6 @@ class Verifier(ABC):
         elif overrides:
             config = self.config_type.model_validate({**config.model_dump(), **overrides})
         self.config = config
-        self.spec = None
         self._pool: WorkerPool | ThreadPool | None = None
         self._pool_lock = threading.Lock()
 

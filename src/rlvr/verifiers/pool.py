@@ -304,13 +304,23 @@ class WorkerPool:
         """True once `close` was called."""
         return self._closed
 
-    def call(self, *payload: Any, timeout_s: float | None = None) -> Outcome:
-        """Run `fn(*payload)` in a worker; never raises for failures of `fn` itself."""
+    def call(self, *payload: Any, timeout_s: float | None = None, wait_for_replacement: bool = True) -> Outcome:
+        """Run `fn(*payload)` in a worker; never raises for failures of `fn` itself.
+
+        Args:
+            payload: the arguments of `fn`.
+            timeout_s: this call's limit (default: the pool's `timeout_s`).
+            wait_for_replacement: False returns at once when the worker had to be replaced (it was killed
+                or died): the fresh worker starts in the background.
+        """
         worker = self._acquire()
         try:
             return worker.call(payload, self.timeout_s if timeout_s is None else timeout_s)
         finally:
-            self._release(worker)
+            if wait_for_replacement:
+                self._release(worker)
+            else:
+                threading.Thread(target=self._release, args=(worker,), daemon=True, name="rlvr-pool-release").start()
 
     def map(
         self, payloads: Iterable[tuple[Any, ...]], concurrency: int | None = None, chunk_size: int | None = None

@@ -6,8 +6,9 @@
 - `VerifierSpec`: a frozen value naming a verifier (a registered name or `"module:Class"`), its
   configuration and an optional wrapper (`FormatReward`). `spec.build()` makes a new verifier;
   `spec.cached()` returns the one verifier of this process for that spec (trainer workers score every
-  sample with it). A verifier built from a spec records it (`verifier.spec`), which is what an export
-  writes down and what a trainer process rebuilds the verifier from.
+  sample with it). The spec a verifier was built from is remembered (`VerifierSpec.of(verifier)`; a
+  wrapper records its inner verifier's plus itself): an export writes it down, and a trainer process
+  rebuilds the verifier from it.
 - `get_verifier(name, **config)`: `VerifierSpec(name=name, config=config).build()`.
 """
 
@@ -18,8 +19,9 @@ import inspect
 import json
 import re
 import threading
+import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -72,7 +74,7 @@ class VerifierSpec(BaseModel):
     Example:
         >>> spec = VerifierSpec(name="math", config={"timeout_s": 5})
         >>> verifier = spec.build()
-        >>> verifier.spec == spec, verifier.config.timeout_s
+        >>> VerifierSpec.of(verifier) == spec, verifier.config.timeout_s
         (True, 5.0)
         >>> verifier.close()
     """
@@ -84,6 +86,20 @@ class VerifierSpec(BaseModel):
                                    "fields such as timeout_s; for `constant`, status and reward).")
     wrapper: WrapperSpec | None = Field(default=None, description="A wrapper around the built verifier, e.g. "
                                         "FormatReward.")
+
+    @staticmethod
+    def of(verifier: Verifier) -> VerifierSpec | None:
+        """The spec `verifier` was built from (`build`, or `record`), None when it was built otherwise."""
+        return _BUILT_FROM.get(verifier)
+
+    def record(self, verifier: V) -> V:
+        """Remember that `verifier` is what this spec describes (`of`); returns `verifier`.
+
+        `build` records what it builds; a wrapper built directly records its inner verifier's spec with
+        itself added (`with_wrapper`).
+        """
+        _BUILT_FROM[verifier] = self
+        return verifier
 
     @classmethod
     def parse(cls, value: VerifierSpec | Mapping[str, Any] | str) -> VerifierSpec:
@@ -117,8 +133,7 @@ class VerifierSpec(BaseModel):
                 build a `Verifier`.
         """
         cls = registry.spec(self.name).load() if ":" not in self.name else load_attr(self.name)
-        verifier = _construct(self.name, cls, self.config)
-        verifier.spec = self.model_copy(update={"wrapper": None})
+        verifier = self.model_copy(update={"wrapper": None}).record(_construct(self.name, cls, self.config))
         if self.wrapper is not None:
             wrapper = load_attr(self.wrapper.name)
             try:
@@ -129,7 +144,7 @@ class VerifierSpec(BaseModel):
             if not isinstance(verifier, Verifier):
                 raise ConfigError(f"verifier wrapper {self.wrapper.name!r} built a {type(verifier).__name__}, "
                                   "not a Verifier")
-            verifier.spec = self
+            self.record(verifier)
         return verifier
 
     def cached(self) -> Verifier:
@@ -150,6 +165,11 @@ class VerifierSpec(BaseModel):
                 verifier = _CACHE[key] = self.build()
             return verifier
 
+
+V = TypeVar("V", bound=Verifier)
+
+_BUILT_FROM: weakref.WeakKeyDictionary[Verifier, VerifierSpec] = weakref.WeakKeyDictionary()
+"""Verifier → the spec it was built from (`VerifierSpec.of`); forgotten with the verifier."""
 
 _CACHE: dict[str, Verifier] = {}
 _CACHE_LOCK = threading.Lock()

@@ -21,6 +21,7 @@ from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import PooledVerifier, Verifier
 from rlvr.verifiers.math.extract import match_brace
+from rlvr.verifiers.registry import VerifierSpec
 
 __all__ = ["FormatReward", "boxed_contents", "format_score", "last_boxed"]
 
@@ -98,8 +99,8 @@ class FormatReward(PooledVerifier):
         max_answer_chars: longer answers earn no format bonus.
 
     Status is the wrapped verifier's: a wrong but well-formed answer stays `incorrect` (with
-    reward `weight`); an `error` verdict stays an error with reward None. Its `spec` is the wrapped
-    verifier's with this wrapper added (None when the wrapped one has none or is itself wrapped).
+    reward `weight`); an `error` verdict stays an error with reward None. Its spec (`VerifierSpec.of`)
+    is the wrapped verifier's with this wrapper added (none when the wrapped one has none or is wrapped).
 
     Raises:
         ConfigError: if `weight` is negative or `pattern` is not a valid regex.
@@ -123,9 +124,10 @@ class FormatReward(PooledVerifier):
         self.pattern = pattern
         self.max_answer_chars = max_answer_chars
         self.name = f"{verifier.name}+format"  # type: ignore[misc]
-        if verifier.spec is not None and verifier.spec.wrapper is None:
-            self.spec = verifier.spec.with_wrapper(f"{__name__}:FormatReward", weight=weight, pattern=pattern,
-                                                   max_answer_chars=max_answer_chars)
+        inner_spec = VerifierSpec.of(verifier)
+        if inner_spec is not None and inner_spec.wrapper is None:
+            inner_spec.with_wrapper(f"{__name__}:FormatReward", weight=weight, pattern=pattern,
+                                    max_answer_chars=max_answer_chars).record(self)
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
         """The inner scorer followed by the format check (picklable)."""

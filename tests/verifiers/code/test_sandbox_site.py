@@ -23,7 +23,7 @@ import pytest
 
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox import LocalSandbox, find_bwrap
-from rlvr.sandbox.local import sandbox_python
+from rlvr.sandbox.isolation import sandbox_python
 from rlvr.sandbox.site_packages import (
     STAGE_PREFIX,
     _files,

@@ -48,11 +48,8 @@ if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
 __all__ = [
-    "AGENT_FILE",
-    "EXPORT_FILES",
     "INPUT_KEY",
     "LABEL_KEY",
-    "REWARD_FILE",
     "decode_label",
     "export_openrlhf",
     "task_label",

@@ -52,15 +52,7 @@ from rlvr.core.types import Task
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
-__all__ = [
-    "AGENT_LOOP_TARGET",
-    "AGENT_NAME",
-    "EXPORT_FILES",
-    "agent_loop_config_source",
-    "export_verl",
-    "reward_module_source",
-    "task_row",
-]
+__all__ = ["AGENT_LOOP_TARGET", "AGENT_NAME", "export_verl", "task_row"]
 
 AGENT_NAME = "rlvr_agent"
 """`agent_name` of multi-turn rows; the name `agent_loop.yaml` registers `RlvrAgentLoop` under."""

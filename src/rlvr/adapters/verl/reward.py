@@ -66,7 +66,6 @@ __all__ = [
     "env_of",
     "reward_extra_info",
     "row_reference",
-    "row_verifier",
     "score_result",
 ]
 

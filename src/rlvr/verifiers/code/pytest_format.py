@@ -32,7 +32,7 @@ from rlvr.verifiers.code.execution import CHILD_SOURCE, Clock, SandboxFailure, T
 from rlvr.verifiers.code.rewrite import HARDENED_MODULE, harden_pytest
 from rlvr.verifiers.code.spec import PytestTests
 
-__all__ = ["expected_test_ids", "pytest_python_path", "run_pytest"]
+__all__ = ["pytest_python_path", "run_pytest"]
 
 
 def pytest_python_path(python: str | None = None) -> tuple[str, ...]:
@@ -50,7 +50,7 @@ def pytest_python_path(python: str | None = None) -> tuple[str, ...]:
         SandboxError: pytest is not installed here, the sandbox Python is another major.minor
             version, or no directory the sandbox uid can read is available for the copy.
     """
-    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.isolation import sandbox_python
     from rlvr.sandbox.site_packages import sandbox_site_path
 
     return sandbox_site_path(("pytest",), sandbox_python(python))

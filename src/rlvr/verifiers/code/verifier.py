@@ -69,7 +69,7 @@ from rlvr.core.errors import MissingExtraError, SandboxError
 from rlvr.core.types import Status, Verdict
 from rlvr.sandbox.config import ExecResult
 from rlvr.sandbox.guest import rlvr_code_child
-from rlvr.verifiers import _ast
+from rlvr.verifiers import safe_ast
 from rlvr.verifiers.base import ThreadedVerifier
 from rlvr.verifiers.code.config import CodeConfig
 from rlvr.verifiers.code.equivalence import normalize_output, values_equal
@@ -179,7 +179,7 @@ def _site_failure(site: Site, record: dict[str, Any]) -> str | None:
 
 
 def _literal(value: Any, literal: bool) -> Any:
-    return _ast.literal_eval(value) if literal and isinstance(value, str) else value
+    return safe_ast.literal_eval(value) if literal and isinstance(value, str) else value
 
 
 def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: Clock) -> list[TestResult]:

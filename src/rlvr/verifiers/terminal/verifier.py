@@ -143,7 +143,7 @@ def _grade(config: TerminalConfig, task: TerminalTask, workspace: Path, answer: 
 
 def grader_site(config: TerminalConfig) -> tuple[str, ...]:
     """Host directories holding the grader's pytest, readable by the sandbox (a staged copy if needed)."""
-    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.isolation import sandbox_python
     from rlvr.sandbox.site_packages import sandbox_site_path
 
     return sandbox_site_path(("pytest",), sandbox_python(config.sandbox.python))
