@@ -124,13 +124,7 @@ def system_binds() -> list[str]:
 
 def rlimits_for(cfg: SandboxConfig, timeout_s: float) -> dict[str, int]:
     """The rlimits of one run under `cfg` (names as in `rlvr_supervisor.set_rlimits`), for `timeout_s` seconds."""
-    return {
-        "cpu_s": cfg.cpu_s or math.ceil(timeout_s) + 1,
-        "address_space": cfg.memory_mb * 1024 * 1024,
-        "file_size": cfg.file_size_mb * 1024 * 1024,
-        "open_files": cfg.open_files,
-        "processes": cfg.processes,
-    }
+    return {"cpu_s": cfg.cpu_s or math.ceil(timeout_s) + 1, **cfg.rlimits()}
 
 
 def world_reachable(path: str) -> bool:
