@@ -9,7 +9,7 @@ from typing import Any
 
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import ThreadedVerifier, VerifierConfig
-from rlvr.verifiers.pool import Grouping
+from rlvr.verifiers.threads import Grouping
 
 
 class _Waits(ThreadedVerifier):

@@ -20,9 +20,7 @@ from pathlib import Path
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.config import SandboxConfig
 
-__all__ = ["GRADER", "SECCOMP_FD", "STAGE", "WORK", "capped_dev", "find_bwrap", "is_root", "make_readable",
-           "python_prefix", "remove_tree", "resolve_python", "rlimits_for", "sandbox_python", "seccomp_filter",
-           "stage_dir", "system_binds", "world_reachable"]
+__all__ = ["SECCOMP_FD", "find_bwrap", "make_readable", "remove_tree", "sandbox_python", "seccomp_filter", "stage_dir"]
 
 WORK = "/work"
 GRADER = "/grader"

@@ -1,8 +1,8 @@
 """Verifiers: pure scoring of responses against references. No trainer imports here.
 
 Where things live: `base` (the `Verifier` classes: `PooledVerifier` scores in worker processes,
-`ThreadedVerifier` in watchdog threads for sandbox/HTTP work), `pool` (the two pools and their hard
-per-call limits), `registry` (names → classes, and `VerifierSpec`, the one way a verifier is described
+`ThreadedVerifier` in watchdog threads for sandbox/HTTP work), `pool` and `threads` (the two pools,
+one hard per-call limit), `registry` (names → classes, and `VerifierSpec`, the one way a verifier is described
 and built), `wrappers` (`FormatReward`), one package per domain (`math`, `sql`, `code`, `terminal`,
 `judge`). Names load lazily so that `import rlvr.verifiers` stays light (sympy loads in worker processes).
 """

@@ -1,7 +1,7 @@
 """Base classes of rlvr verifiers: one `verify` and one `verify_batch`, every call under a hard time limit.
 
 A verifier supplies `scorer()`: the pure scoring callable `(response, reference) -> Verdict`. Where it runs
-is its base class's choice, and both keep the same rules (`rlvr.verifiers.pool`):
+is its base class's choice, and both keep the same rules (`rlvr.verifiers.pool`, `rlvr.verifiers.threads`):
 
 - `PooledVerifier`: warm worker processes behind a parent watchdog (`WorkerPool`), for scoring that
   computes here (math, SQL, reasoning-gym): a pathological input is killed with its worker (`timeout`),
@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.registry import load_attr
 from rlvr.core.types import Verdict
-from rlvr.verifiers.pool import Grouping, Outcome, PoolClosedError, ThreadPool, WorkerPool
+from rlvr.verifiers.pool import Outcome, PoolClosedError, WorkerPool
+from rlvr.verifiers.threads import Grouping, ThreadPool
 
 __all__ = ["PooledVerifier", "ScorerRef", "ThreadedVerifier", "Verifier", "VerifierConfig"]
 

@@ -29,7 +29,7 @@ from rlvr.verifiers.judge._cache import cache_key
 from rlvr.verifiers.judge._prompt import ruler_messages, ruler_schema
 from rlvr.verifiers.judge._reply import Score, parse_ruler
 from rlvr.verifiers.judge.config import JudgeReference, RulerConfig, as_judge_reference
-from rlvr.verifiers.pool import Grouping, ThreadPool
+from rlvr.verifiers.threads import Grouping, ThreadPool
 
 __all__ = ["RulerVerifier"]
 

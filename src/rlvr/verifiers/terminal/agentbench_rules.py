@@ -11,6 +11,7 @@ and the agent in one sandbox session (two inits leave their data in /tmp).
 
 Randomness is made reproducible (`seeded`, `seed_dir`): bash's RANDOM is seeded from the task id and
 /dev/urandom is a fixed pseudo-random byte file, so every episode of a task sees the same files.
+Internal to `rlvr.verifiers.terminal` (no names for users).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import hashlib
 import re
 from pathlib import Path
 from typing import Any
-
-__all__ = ["AGENT_HOME", "SEED_DIR", "expected_needs_copy", "runner_notes", "seed_dir", "seeded", "why_not"]
 
 AGENT_HOME = "/home/agent"
 """Home and working directory of the agent, the init steps and every check (inspect's AGENT_HOME_DIR)."""

@@ -5,7 +5,8 @@ on its PATH: its `pytest` is a client of the session supervisor's pytest socket 
 grader's process, its report over the grader's channel), its interpreters start isolated with the
 standard library ahead of the workspace, and `uv`/`uvx` run their command with the grader's tools
 without installing anything. The wrappers are shell scripts around small Python sources
-(`_CLIENT`, `_UV`, `_PYTHON_BOOT`), standard library only: they run inside the sandbox.
+(`_CLIENT`, `_UV`, `_PYTHON_BOOT`), standard library only: they run inside the sandbox. Internal to
+`rlvr.verifiers.terminal.grade` (no names for users).
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-
-__all__ = ["GRADER_DIR", "PYTEST_SOCKET", "wrap_absolute_python", "write_grader_bin"]
 
 GRADER_DIR = "/run/rlvr/grader"
 """Where the grading sandbox sees the grader's read-only files (its `bin`, the workspace tar, the test script)."""
