@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXTRA_LOG_KEYS",
+    "build_scorer",
     "check_reward_setup",
     "extra_logs",
     "read_sample",
@@ -83,9 +84,20 @@ def check_reward_setup(env_id: str, env_args: Mapping[str, Any] | None, tokenize
 
     Raises:
         ConfigError: the file is of another export format (`export_format`; re-run `rlvr export`), or the
-            verifier or env cannot be built (the message names the env id, its args and the cause).
+            verifier or env cannot be built (`build_scorer`).
     """
     check_export_format(export_format, f"the OpenRLHF reward file of env {env_id!r}")
+    build_scorer(env_id, env_args, verifier)
+    if tokenizer:
+        special_tokens(tokenizer)
+
+
+def build_scorer(env_id: str, env_args: Mapping[str, Any] | None, verifier: Mapping[str, Any] | None = None) -> None:
+    """Build, once per process, what scores the export's samples: the verifier of its spec, else the env.
+
+    Raises:
+        ConfigError: it cannot be built (the message names the env id, its args and the cause).
+    """
     try:
         if verifier:
             VerifierSpec.parse(verifier).cached()
@@ -95,8 +107,6 @@ def check_reward_setup(env_id: str, env_args: Mapping[str, Any] | None, tokenize
         raise ConfigError(f"rlvr reward for OpenRLHF cannot build env {env_id!r} with args {dict(env_args or {})}: "
                           f"{exc}; check that the export's env args are valid in the trainer's environment "
                           "(rlvr version, data paths) and re-run `rlvr export --backend openrlhf`") from exc
-    if tokenizer:
-        special_tokens(tokenizer)
 
 
 def _strip_prompt(query: str, prompt: str) -> str | None:
