@@ -45,9 +45,10 @@ calls it a timeout: the start of a sandbox, the last read of a reply."""
 class ScorerRef:
     """A scoring function named `"module:function"`, with its leading arguments: `scorer()`'s picklable form.
 
-    Calling it runs `function(*args, response, reference)`; the module is imported where it is first
-    called, so a process that only sends the scorer to worker processes never imports what only the
-    workers need (the math scorer's sympy and LaTeX parser: measured in the README of `rlvr.verifiers.math`).
+    Calling it runs `function(*args, response, reference)`. The module is imported where the reference is
+    unpickled (a worker process, while it starts: before its first item's time limit runs) or first
+    called (inline scoring), so a process that only sends the scorer to worker processes never imports
+    what only the workers need (the math scorer's sympy and LaTeX parser).
     """
 
     target: str
@@ -58,11 +59,20 @@ class ScorerRef:
         verdict: Verdict = _function(self.target)(*self.args, response, reference)
         return verdict
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _loaded_scorer, (self.target, self.args)
+
 
 @functools.lru_cache(maxsize=64)
 def _function(target: str) -> Callable[..., Any]:
     function: Callable[..., Any] = load_attr(target)
     return function
+
+
+def _loaded_scorer(target: str, args: tuple[Any, ...]) -> ScorerRef:
+    """A `ScorerRef` as unpickled: its function imported now (in a worker process, while it starts)."""
+    _function(target)
+    return ScorerRef(target, args)
 
 
 class VerifierConfig(BaseModel):

@@ -40,7 +40,7 @@ class ThreadPool:
         fn: the scoring function, `(response, reference) -> result`.
         timeout_s: wall-clock limit of one call (or one group call), seconds, from the moment it starts.
         capacity: most calls running at once across every caller (they wait for a slot before their
-            limit starts); None: no cap.
+            limit starts; an abandoned call gives its slot back); None: no cap.
         group: a `Grouping` for group judges: `map` then scores pairs with equal reference keys in one call.
 
     Thread-safe.
@@ -117,6 +117,9 @@ class ThreadPool:
         def one(group: tuple[Sequence[str], Any]) -> list[Outcome]:
             responses, reference = group
             outcome = self._watched(group_fn, (list(responses), reference))
+            if outcome.kind == "ok" and len(outcome.value) != len(responses):
+                outcome = Outcome("exc", f"the group call gave {len(outcome.value)} results for {len(responses)} "
+                                  "responses", outcome.elapsed_s)
             if outcome.kind != "ok":
                 return [outcome] * len(responses)
             return [Outcome("ok", value, outcome.elapsed_s) for value in outcome.value]
