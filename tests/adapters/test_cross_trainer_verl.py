@@ -24,7 +24,7 @@ with warnings.catch_warnings():  # ray (imported by verl) warns about its own de
     from rlvr.adapters.verl.agent import ReplayServerManager, _instantiate_loop, _record_row, _replay_config
 
 from rlvr.adapters.export import close_cached_envs  # noqa: E402
-from rlvr.adapters.verl import ErrorVerdict, verl_replay  # noqa: E402
+from rlvr.adapters.verl import UnscorableSampleError, verl_replay  # noqa: E402
 from rlvr.core.errors import BackendError  # noqa: E402
 from rlvr.runners.parity.records import record_tokenizer  # noqa: E402
 from rlvr.runners.parity.replay import compare_replay  # noqa: E402
@@ -76,7 +76,7 @@ def test_verl_on_error_raise_fails_the_rollout_with_rlvr_s_reason(tokenizer: Any
         loop.on_error = "raise"
         return await loop.run({"temperature": 1.0}, **_record_row(record))
 
-    with pytest.raises(ErrorVerdict) as raised:
+    with pytest.raises(UnscorableSampleError) as raised:
         asyncio.run(run())
     misaligned = record["expected"]["misaligned"]
     assert record["task_id"] in str(raised.value)

@@ -44,6 +44,7 @@ from rlvr.adapters.openrlhf.agent import (  # noqa: E402
     RequestOutput,
     SamplingParams,
 )
+from rlvr.core.errors import ConfigError  # noqa: E402
 from rlvr.core.types import Message  # noqa: E402
 from rlvr.rollout.tokens import EpisodeTokens  # noqa: E402
 
@@ -400,22 +401,14 @@ def test_parity_replay_matches_recorded_rollouts(tokenizer: Any, record: dict[st
     assert out["response_mask"] == expected["loss_mask"]
 
 
-def test_reward_file_written_before_the_verifier_spec_scores_the_same(tokenizer: Any, tmp_path: Path) -> None:
-    """A `reward_func.py` and labels written by `rlvr export` before the spec (recorded from main) still score."""
+def test_reward_file_of_another_export_format_is_refused(tokenizer: Any, tmp_path: Path) -> None:
+    """A `reward_func.py` written by `rlvr export` before the spec (recorded from main) is refused when OpenRLHF
+    loads it, with the fix in the message; never scored by guessing its layout."""
     old = json.loads((Path(__file__).resolve().parents[1] / "data" / "exports" / "before_verifier_spec.json")
                      .read_text())["single_turn"]
-    env = rlvr.make(old["env_id"], **old["env_args"])
     (tmp_path / "reward_func.py").write_text(old["openrlhf"]["files"]["reward_func.py"])
-    executor = agent.SingleTurnAgentExecutor(str(tmp_path / "reward_func.py"))
-    tasks = {t.id: t for t in env.tasks}
-    for row in old["openrlhf"]["rows"]:
-        task = tasks[row["task_id"]]
-        for text in _single_turn_responses(task):
-            engine = ReplayEngine(turns=[_turn_ids(tokenizer, text)], tokenizer=tokenizer, eos_ids={_im_end(tokenizer)})
-            out = asyncio.run(executor.execute(_openrlhf_prompt(tokenizer, row), row["label"], SamplingParams(), 2048,
-                                               tokenizer, engine))
-            assert out["reward"].tolist() == [env.verifier.verify(text, task.reference).reward], text
-    env.close()
+    with pytest.raises(ConfigError, match="re-run `rlvr export`"):
+        agent.SingleTurnAgentExecutor(str(tmp_path / "reward_func.py"))
 
 
 # -- (e) left cuts, dynamic filtering of error groups, string booleans, data paths from another folder ----------

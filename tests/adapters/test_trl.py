@@ -27,7 +27,7 @@ from rlvr.adapters.trl import (  # noqa: E402
 from rlvr.core.errors import AdapterError, BackendError, MissingExtraError  # noqa: E402
 from rlvr.core.types import EnvSpec, Message, Task, Verdict  # noqa: E402
 from rlvr.environments.single_turn import SingleTurnEnv  # noqa: E402
-from rlvr.verifiers.base import Verifier, VerifierConfig  # noqa: E402
+from rlvr.verifiers.base import PooledVerifier, VerifierConfig  # noqa: E402
 
 # transformers 5.24 deprecates `is_gradient_checkpointing`; TRL 1.16 still reads it while generating.
 TRL_GC_WARNING = "ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"
@@ -45,7 +45,7 @@ def _echo_score(response: str, reference: Any) -> Verdict:
     return Verdict(status="correct" if ok else "incorrect", reward=1.0 if ok else 0.0, extracted=response.strip())
 
 
-class EchoVerifier(Verifier):
+class EchoVerifier(PooledVerifier):
     name: ClassVar[str] = "echo"
 
     def __init__(self) -> None:

@@ -53,7 +53,7 @@ with warnings.catch_warnings():  # ray (imported by verl) warns about its own de
 
 import rlvr  # noqa: E402
 from rlvr.adapters.export import close_cached_envs, decode_reference  # noqa: E402
-from rlvr.adapters.verl import ErrorVerdict, export_verl, verl_config, verl_overrides, verl_replay  # noqa: E402
+from rlvr.adapters.verl import UnscorableSampleError, export_verl, verl_config, verl_overrides, verl_replay  # noqa: E402
 from rlvr.core.errors import BackendError  # noqa: E402
 from rlvr.core.types import Message  # noqa: E402
 
@@ -194,7 +194,7 @@ def test_error_verdict_fails_the_rollout_or_scores_nan(st_export: Path, tokenize
     row = pq.read_table(st_export / "train.parquet").to_pylist()[0]
     broken = {**row, "reward_model": {"style": "rule", "ground_truth": ""}}  # empty: plain-text row
     data = _data_proto(tokenizer, [broken], ["\\boxed{1}"])
-    with pytest.raises(ErrorVerdict, match="could not score"):
+    with pytest.raises(UnscorableSampleError, match="could not score"):
         _reward_loop(_config(st_export, model_dir), data)
     [out] = _reward_loop(_config(st_export, model_dir, "+reward.custom_reward_function.reward_kwargs.on_error=nan"),
                          data)
@@ -354,7 +354,7 @@ def test_agent_loop_error_verdict_raises(mt_export: Path, model_dir: Path, token
         loop = _instantiate_loop(config, "rlvr_agent", ReplayServerManager(turns), tokenizer)
         return await loop.run({"temperature": 1.0}, **row)
 
-    with pytest.raises(ErrorVerdict, match=record["task_id"]):
+    with pytest.raises(UnscorableSampleError, match=record["task_id"]):
         asyncio.run(run())
     assert decode_reference(record["reference"]) != ""
 

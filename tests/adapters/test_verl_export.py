@@ -21,12 +21,12 @@ pq = pytest.importorskip("pyarrow.parquet")
 from _generated_files import import_by_path  # noqa: E402
 
 import rlvr  # noqa: E402
-from rlvr.adapters.export import close_cached_envs, encode_reference, read_manifest  # noqa: E402
+from rlvr.adapters.export import EXPORT_FORMAT, close_cached_envs, encode_reference, read_manifest  # noqa: E402
 from rlvr.adapters.verl import (  # noqa: E402
     AGENT_LOOP_TARGET,
     AGENT_NAME,
     ON_ERROR_KEY,
-    ErrorVerdict,
+    UnscorableSampleError,
     compute_score,
     export_verl,
     reward_extra_info,
@@ -38,6 +38,8 @@ from rlvr.core.types import Verdict  # noqa: E402
 
 ST_ID, ST_ARGS = "math/reasoning-gym-v1", {"task": "basic_arithmetic", "size": 6, "seed": 2}
 MT_ID, MT_ARGS = "math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "size": 5, "seed": 2}
+ROW_FORMAT = {"export_format": EXPORT_FORMAT, "reference_format": "json"}
+"""What every row `rlvr export` writes carries besides its task: the export format and how its reference is stored."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -116,7 +118,7 @@ def test_generated_reward_module_delegates_to_rlvr(st_env: Any, tmp_path: Path) 
     assert {k: v for k, v in out.items() if k != "rlvr_elapsed_s"} == {k: v for k, v in direct.items()
                                                                       if k != "rlvr_elapsed_s"}
     assert out["score"] == st_env.verifier.verify(answer, task.reference).reward == 1.0
-    with pytest.raises(ErrorVerdict):
+    with pytest.raises(UnscorableSampleError):
         module.compute_score(ST_ID, answer, "", row["extra_info"])
 
 
@@ -143,23 +145,23 @@ def test_compute_score_equals_the_verifier(st_env: Any, text: str, status: str) 
     text = text.replace("RIGHT", str(task.reference))
     verdict = st_env.verifier.verify(text, task.reference)
     out = compute_score(ST_ID, text, encode_reference(task), {"env_id": ST_ID, "env_args": json.dumps(ST_ARGS),
-                                                              "task_id": task.id, "num_turns": 2})
+                                                              "task_id": task.id, "num_turns": 2, **ROW_FORMAT})
     assert verdict.status == status
     assert out == {"score": verdict.reward, **reward_extra_info(verdict)} | {"rlvr_elapsed_s": out["rlvr_elapsed_s"]}
     assert out["rlvr_status"] == status and out[f"rlvr_{status}"] == 1.0
 
 
 def test_error_verdict_raises_or_scores_nan_never_zero(st_env: Any) -> None:
-    info = {"env_id": ST_ID, "env_args": json.dumps(ST_ARGS), "task_id": "t-err"}
-    with pytest.raises(ErrorVerdict, match="t-err") as caught:
+    info = {"env_id": ST_ID, "env_args": json.dumps(ST_ARGS), "task_id": "t-err", **ROW_FORMAT}
+    with pytest.raises(UnscorableSampleError, match="t-err") as caught:
         compute_score(ST_ID, "\\boxed{1}", json.dumps(""), info)
     assert caught.value.verdict.status == "error" and caught.value.verdict.reward is None
-    with pytest.raises(ErrorVerdict):  # a ground truth that is not JSON is an error verdict too
+    with pytest.raises(UnscorableSampleError):  # a ground truth that is not JSON is an error verdict too
         compute_score(ST_ID, "\\boxed{1}", "{not json", info)
     out = compute_score(ST_ID, "\\boxed{1}", json.dumps(""), info, on_error="nan")
     assert math.isnan(out["score"]) and out["rlvr_status"] == "error" and out["rlvr_error"] == 1.0
     with pytest.raises(AdapterError, match="env_id"):
-        compute_score(None, "x", json.dumps("1"), {})
+        compute_score(None, "x", json.dumps("1"), dict(ROW_FORMAT))
 
 
 def test_reward_extra_info_has_the_same_keys_for_every_status() -> None:
@@ -203,37 +205,36 @@ def test_overrides_reject_bad_input(st_env: Any, tmp_path: Path) -> None:
         verl_overrides(tmp_path, model="m", steps=1, trainer_args=["--lr 1e-5"])
 
 
-# -- verifier spec and exports written before it -------------------------------------------------------
+# -- verifier spec, export format, and exports of another format ----------------------------------------
 OLD_EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports" / "before_verifier_spec.json"
 """Rows, files and manifests written by `rlvr export` before the verifier spec (JSON ground truth, env id +
-env args only), recorded from main's code (`written_by` names the commit)."""
+env args only), recorded from main's code (`written_by` names the commit): an export of another format."""
 
 
-def test_rows_written_before_the_verifier_spec_score_as_before(tmp_path: Path) -> None:
+def test_an_export_of_another_format_is_refused_with_re_run_export(tmp_path: Path) -> None:
     old = json.loads(OLD_EXPORTS.read_text())["single_turn"]
-    env = rlvr.make(old["env_id"], **old["env_args"])
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "reward.py").write_text(old["verl"]["files"]["reward.py"])
     (tmp_path / "old" / "rlvr_export.json").write_text(json.dumps(old["verl"]["manifest"]))
+    with pytest.raises(ConfigError, match="re-run `rlvr export`"):
+        read_manifest(tmp_path / "old")
     old_reward = import_by_path(tmp_path / "old" / "reward.py", "old_reward")
-    manifest = read_manifest(tmp_path / "old")
-    assert (manifest.verifier, manifest.reference_format) == (None, "json")
-    export_verl(env, tmp_path / "new", env_id=old["env_id"], env_args=old["env_args"], limit=len(old["verl"]["rows"]))
-    new_rows = pq.read_table(tmp_path / "new" / "train.parquet").to_pylist()
+    env = rlvr.make(old["env_id"], **old["env_args"])
     tasks = {t.id: t for t in env.tasks}
-    seen = set()
-    for old_row, new_row in zip(old["verl"]["rows"], new_rows, strict=True):
-        assert "verifier" not in old_row["extra_info"] and new_row["extra_info"]["verifier"]
-        task = tasks[old_row["extra_info"]["task_id"]]
-        assert json.loads(old_row["reward_model"]["ground_truth"]) == task.reference == new_row["reward_model"][
-            "ground_truth"]
-        for text in (env.verifier.reference_response(task.reference), "\\boxed{-123456}", "I am not sure."):
-            expected = env.verifier.verify(text, task.reference)
-            for score, row in ((old_reward.compute_score, old_row), (compute_score, old_row), (compute_score, new_row)):
-                out = score(row["data_source"], text, row["reward_model"]["ground_truth"], row["extra_info"])
-                assert (out["score"], out["rlvr_status"]) == (expected.reward, expected.status), (text, row)
-            seen.add(expected.status)
-    assert seen == {"correct", "incorrect", "no_answer"}
+    for old_row in old["verl"]["rows"]:
+        text = env.verifier.reference_response(tasks[old_row["extra_info"]["task_id"]].reference)
+        for score in (old_reward.compute_score, compute_score):
+            with pytest.raises(ConfigError, match=r"re-run `rlvr export`"):
+                score(old_row["data_source"], text, old_row["reward_model"]["ground_truth"], old_row["extra_info"])
+    export_verl(env, tmp_path / "new", env_id=old["env_id"], env_args=old["env_args"], limit=len(old["verl"]["rows"]))
+    manifest = read_manifest(tmp_path / "new")
+    assert manifest.format == EXPORT_FORMAT and manifest.verifier_spec is not None
+    for row in pq.read_table(tmp_path / "new" / "train.parquet").to_pylist():
+        assert row["extra_info"]["export_format"] == EXPORT_FORMAT
+        task = tasks[row["extra_info"]["task_id"]]
+        out = compute_score(row["data_source"], env.verifier.reference_response(task.reference),
+                            row["reward_model"]["ground_truth"], row["extra_info"])
+        assert (out["score"], out["rlvr_status"]) == (1.0, "correct")
     env.close()
 
 
@@ -264,23 +265,24 @@ def test_spec_rows_are_scored_without_building_the_env(st_env: Any, tmp_path: Pa
 
 
 def test_verifier_spec_rebuilds_the_verifier_or_is_none() -> None:
-    from rlvr.adapters.export import build_verifier, cached_verifier, verifier_spec
+    from rlvr.adapters.export import export_spec
+    from rlvr.verifiers.registry import VerifierSpec
     from rlvr.verifiers.testing import ConstantVerifier
 
     env = rlvr.make(ST_ID, **ST_ARGS, format_weight=0.2)  # FormatReward around the math verifier
-    spec = verifier_spec(env.verifier)
-    assert spec is not None and spec["class"] == "rlvr.verifiers.wrappers:FormatReward"
-    assert spec["inner"]["class"] == "rlvr.verifiers.math.verifier:MathVerifier" and spec["args"]["weight"] == 0.2
-    rebuilt = build_verifier(json.dumps(spec))
+    spec = export_spec(env.verifier)
+    assert spec is not None and spec["wrapper"]["name"] == "rlvr.verifiers.wrappers:FormatReward"
+    assert spec["name"] == "math" and spec["wrapper"]["args"]["weight"] == 0.2
+    rebuilt = VerifierSpec.parse(json.dumps(spec)).build()
     task = env.tasks[0]
     text = "\\boxed{" + str(task.reference) + "}"
     assert rebuilt.verify(text, task.reference).reward == env.verifier.verify(text, task.reference).reward == 1.2
-    assert cached_verifier(spec) is cached_verifier(json.dumps(spec))
+    assert VerifierSpec.parse(spec).cached() is VerifierSpec.parse(json.dumps(spec)).cached()
     rebuilt.close()
     env.close()
-    assert verifier_spec(ConstantVerifier()) is None  # built from other arguments than a config: no spec
+    assert export_spec(ConstantVerifier()) is None  # built from other arguments than a spec: no spec
     with pytest.raises(ConfigError, match="not a Verifier"):
-        build_verifier({"class": "rlvr.adapters.export:ExportManifest", "config": {}})
+        VerifierSpec(name="rlvr.adapters.export:ExportManifest").build()
 
 
 def test_typed_references_stay_json_and_text_references_plain() -> None:

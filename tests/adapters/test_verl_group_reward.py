@@ -17,7 +17,7 @@ pytestmark = pytest.mark.verl
 import test_verl as _verl  # noqa: E402  (this folder's veRL fixtures and batch builders)
 
 from judge_http import JudgeServer, Reply, ids_in, ruler_reply, serve  # noqa: E402
-from rlvr.adapters.verl import ErrorVerdict  # noqa: E402
+from rlvr.adapters.verl import UnscorableSampleError  # noqa: E402
 from rlvr.adapters.verl import group_reward as verl_group_reward  # noqa: E402
 
 _close_cached_envs, model_dir, st_env, st_export, tokenizer = (
@@ -65,7 +65,7 @@ def test_reward_loop_error_verdict_raises_or_scores_nan(judge_server: JudgeServe
                                                         tokenizer: Any, model_dir: Path) -> None:
     judge_server.reply = lambda body: Reply('{"scores": []}')
     data = _data_proto(tokenizer, _rows(st_export)[:2], TEXTS[:2])
-    with pytest.raises(ErrorVerdict, match="could not score"):
+    with pytest.raises(UnscorableSampleError, match="could not score"):
         _reward_loop(_config(st_export, model_dir, *_judge_args(judge_server)), data)
     nan = _judge_args(judge_server, "+reward.custom_reward_function.reward_kwargs.on_error=nan")
     outputs = _reward_loop(_config(st_export, model_dir, *nan), data)

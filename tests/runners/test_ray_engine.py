@@ -39,7 +39,7 @@ SLOW_VERIFIER = textwrap.dedent(
     import time
 
     from rlvr.core.types import Verdict
-    from rlvr.verifiers.base import Verifier, VerifierConfig
+    from rlvr.verifiers.base import PooledVerifier, VerifierConfig
 
 
     def _score(delay, response, reference):
@@ -48,7 +48,7 @@ SLOW_VERIFIER = textwrap.dedent(
         return Verdict(status="correct" if ok else "incorrect", reward=float(ok))
 
 
-    class SlowVerifier(Verifier):
+    class SlowVerifier(PooledVerifier):
         name = "slow"
 
         def __init__(self, delay=0.01, **config):
@@ -65,7 +65,7 @@ SLOW_VERIFIER = textwrap.dedent(
         return Verdict(status="correct", reward=1.0)
 
 
-    class PoisonVerifier(Verifier):
+    class PoisonVerifier(PooledVerifier):
         name = "poison"
 
         def __init__(self, **config):

@@ -16,7 +16,7 @@ from rlvr.core.types import Verdict
 from rlvr.environments.math import EASY_ARITHMETIC, make_reasoning_gym
 from rlvr.environments.registry import make, registry
 from rlvr.runners.cli import app
-from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.base import PooledVerifier, Verifier
 from rlvr.verifiers.registry import get_verifier
 
 pytestmark = pytest.mark.trl
@@ -84,7 +84,7 @@ def test_sft_rows_train_with_trl_sft_trainer(tmp_path: Path) -> None:
 SEEN: list[str] = []
 
 
-class RecordingVerifier(Verifier):
+class RecordingVerifier(PooledVerifier):
     """The environment's verifier, recording every reference it scores against (inline, in this process)."""
 
     name = "recording"

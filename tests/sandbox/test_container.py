@@ -31,7 +31,8 @@ from rlvr.sandbox.container import (
     image_tag,
     runtime_info,
 )
-from rlvr.sandbox.session import Mount, SessionConfig, stage_dir
+from rlvr.sandbox.isolation import stage_dir
+from rlvr.sandbox.session import Mount, SessionConfig
 
 pytestmark = pytest.mark.slow
 

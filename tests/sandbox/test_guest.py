@@ -41,9 +41,9 @@ def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
 
 
 def test_the_guest_folder_holds_the_scripts_the_host_copies() -> None:
-    from rlvr.sandbox.local import SUPERVISOR
+    from rlvr.sandbox.guest import SUPERVISOR
     from rlvr.sandbox.session import SUPERVISOR_FILES
-    from rlvr.verifiers.code.verifier import CHILD_SOURCE
+    from rlvr.verifiers.code.execution import CHILD_SOURCE
 
     copied = {SUPERVISOR, *SUPERVISOR_FILES}
     assert all(p.parent == GUEST_DIR and p.is_file() for p in copied)

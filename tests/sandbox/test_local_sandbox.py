@@ -223,11 +223,11 @@ def test_sandboxes_start_when_the_next_free_fd_is_the_seccomp_fd(pool_size: int)
     opens the seccomp program on fd 9, so an inherited pipe numbered 9 was replaced by it: the pool's workers
     never started (found by `rlvr serve code/humaneval-v1`: 'bwrap: Write to info_fd: Bad file descriptor')
     and a one-shot run lost its result channel."""
-    from rlvr.sandbox.local import _SECCOMP_FD
+    from rlvr.sandbox.isolation import SECCOMP_FD
 
-    low = _SECCOMP_FD - 1  # os.pipe() -> (8, 9): the write end, the one the child inherits, is fd 9
+    low = SECCOMP_FD - 1  # os.pipe() -> (8, 9): the write end, the one the child inherits, is fd 9
     held: list[int] = []
-    saved = {fd: os.dup(fd) for fd in (low, _SECCOMP_FD) if os.path.exists(f"/proc/self/fd/{fd}")}
+    saved = {fd: os.dup(fd) for fd in (low, SECCOMP_FD) if os.path.exists(f"/proc/self/fd/{fd}")}
     try:
         for fd in saved:
             os.close(fd)  # pytest may hold them: set aside, restored below

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig, make_readable, stage_dir
+from rlvr.sandbox.isolation import make_readable, stage_dir
+from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")
 

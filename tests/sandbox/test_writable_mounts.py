@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from rlvr.sandbox import LocalSandbox
-from rlvr.sandbox.local import find_bwrap
+from rlvr.sandbox.isolation import find_bwrap
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap missing (apt install bubblewrap)")
 
@@ -85,7 +85,7 @@ def test_next_pooled_job_on_the_same_worker_sees_nothing(box):
     left = box.run_python(LEAVE)
     import errno
 
-    from rlvr.sandbox.local import seccomp_filter
+    from rlvr.sandbox.isolation import seccomp_filter
 
     assert left.exit_code == 0, left.stderr
     if seccomp_filter() is not None:  # RAM outside every cap: refused (a segment counts in RLIMIT_AS only attached)

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from rlvr.core.types import Verdict
-from rlvr.verifiers._pool import WorkerPool
-from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers.base import PooledVerifier, VerifierConfig
+from rlvr.verifiers.pool import WorkerPool
 
 
 def _behave(response: str, reference: str) -> Verdict:
@@ -34,7 +34,7 @@ def _behave(response: str, reference: str) -> Verdict:
     return Verdict(status="correct" if ok else "incorrect", reward=float(ok), extracted=response)
 
 
-class _Toy(Verifier):
+class _Toy(PooledVerifier):
     name = "toy"
 
     def scorer(self):

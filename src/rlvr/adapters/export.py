@@ -1,30 +1,33 @@
-"""What every trainer package shares: export folder and manifest, references, verifier specs, caches.
+"""What every trainer package shares: export folder and manifest, format number, references, caches.
 
 Also the multi-turn test (`is_multi_turn`) every trainer package and runner uses.
 
 `rlvr export --backend verl|openrlhf` writes a folder a trainer reads in *its own* process (veRL
 imports `custom_reward_function.path`; OpenRLHF imports `--reward.remote_url` / agent files).
 
-- Single-turn rewards and final scoring need only the verifier: the export records it as a spec
-  (`verifier_spec`: `{"class": "module:Class", "config": {...}}`, or a wrapper with its `inner` spec and
-  `args`), and the trainer process builds it once per spec (`cached_verifier`) without building the
-  environment or loading its dataset. A verifier the spec cannot rebuild exactly (its class takes
-  other arguments than its config, or the rebuilt config differs) gets no spec; such exports, and
-  exports written before specs existed, rebuild the environment (`cached_env`) as before.
+- Single-turn rewards and final scoring need only the verifier: the export records its
+  `rlvr.verifiers.registry.VerifierSpec` (`VerifierSpec.of(verifier)`, known when the verifier was built
+  from a spec, as the environment factories build theirs), and the trainer process builds it once per spec
+  (`VerifierSpec.cached`) without building the environment or loading its dataset. A verifier built
+  otherwise has no spec; its export rebuilds the environment (`cached_env`).
 - Multi-turn agents step the environment, so they rebuild it (`cached_env`, once per process and key).
 
 Either way `(response, reference)` is scored exactly as `env.verifier.verify` does in-process, so every
 trainer gives the same reward for the same text (the parity tests check it).
 
+Format: every export carries `EXPORT_FORMAT` (the manifest's `format`, each veRL row's
+`extra_info["export_format"]`, the OpenRLHF reward file's `EXPORT_FORMAT`); a trainer process refuses an
+export of another format with a message to re-run `rlvr export` (`check_export_format`), rather than
+guess how an older layout was meant.
+
 References (`encode_reference`): an export whose references are all strings (math answers) stores them
 as plain strings (`reference_format` "text"); otherwise each is JSON (`"json"`: SQL, tests, terminal).
-Exports written before the format was recorded are JSON.
 
 Layout of an export folder (backend files are listed in the manifest's `files`):
 
 ```
-rlvr_export.json   the manifest (`ExportManifest`): backend, env id/args, verifier spec, reference format,
-                   counts, files, rlvr version
+rlvr_export.json   the manifest (`ExportManifest`): format, backend, env id/args, verifier spec, reference
+                   format, counts, files, rlvr version
 ...                backend files (train/val data, reward module, agent module/config)
 ```
 """
@@ -32,7 +35,6 @@ rlvr_export.json   the manifest (`ExportManifest`): backend, env id/args, verifi
 from __future__ import annotations
 
 import atexit
-import inspect
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,34 +45,38 @@ from typing import TYPE_CHECKING, Any
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.files import atomic_write
 from rlvr.core.types import Task, Verdict
+from rlvr.verifiers.registry import VerifierSpec, close_cached_verifiers
 
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
     from rlvr.verifiers.base import Verifier
 
 __all__ = [
+    "EXPORT_FORMAT",
     "MANIFEST_NAME",
-    "REFERENCE_FORMATS",
     "ExportManifest",
     "absolute_paths",
-    "build_verifier",
     "cached_env",
-    "cached_verifier",
+    "check_export_format",
     "close_cached_envs",
     "decode_reference",
     "encode_reference",
+    "export_spec",
     "is_multi_turn",
     "prepare_folder",
     "read_manifest",
     "reference_format",
-    "score_text",
-    "verifier_spec",
     "verify_text",
     "write_manifest",
 ]
 
 MANIFEST_NAME = "rlvr_export.json"
 """File name of the manifest inside an export folder."""
+
+EXPORT_FORMAT = 2
+"""The layout `rlvr export` writes: 2 = verifier spec (`VerifierSpec`) and reference format recorded, the
+number in the manifest, the rows and the reward file. Exports without it (format 1, before the verifier
+spec) or with another number are refused (`check_export_format`)."""
 
 REFERENCE_FORMATS: tuple[str, ...] = ("text", "json")
 """How an export stores references: plain strings ('text', every reference is a string) or JSON."""
@@ -88,6 +94,22 @@ def is_multi_turn(env: Environment) -> bool:
     return bool(spec.tools) or int(spec.max_turns or 1) > 1 or isinstance(env.verifier, ReturnVerifier)
 
 
+def check_export_format(found: Any, where: str) -> None:
+    """Refuse an export written in another format than this rlvr's (`EXPORT_FORMAT`).
+
+    Args:
+        found: the format number the export carries (None: it carries none, i.e. format 1).
+        where: what carried it, for the message (a manifest path, a row, a reward file).
+
+    Raises:
+        ConfigError: `found` is not `EXPORT_FORMAT`; the message says to re-run `rlvr export`.
+    """
+    if found != EXPORT_FORMAT:
+        written = f"format {found}" if found is not None else "a format before numbered exports"
+        raise ConfigError(f"{where} was written by `rlvr export` in {written}; this rlvr reads format "
+                          f"{EXPORT_FORMAT}: re-run `rlvr export` with this rlvr")
+
+
 @dataclass
 class ExportManifest:
     """What an export folder holds and how a trainer process rebuilds its environment.
@@ -101,8 +123,9 @@ class ExportManifest:
         files: role -> file name relative to the folder, e.g. {"train": "train.parquet",
             "reward": "reward.py", "agent": "agent_loop.py", "agent_config": "agent_loop.yaml"}.
         rlvr_version: version of rlvr that wrote the export.
-        verifier: the env's verifier spec (`verifier_spec`), None when it has none (or an older export).
-        reference_format: 'text' (references stored as plain strings) or 'json' (older exports: 'json').
+        verifier: the env's verifier spec (`VerifierSpec` as a mapping, `export_spec`), None when it has none.
+        reference_format: 'text' (references stored as plain strings) or 'json'.
+        format: the export's layout, `EXPORT_FORMAT` (`read_manifest` refuses another).
     """
 
     backend: str
@@ -110,11 +133,21 @@ class ExportManifest:
     env_args: dict[str, Any]
     multi_turn: bool
     n_train: int
+    reference_format: str
     n_val: int = 0
     files: dict[str, str] = field(default_factory=dict)
     rlvr_version: str = ""
     verifier: dict[str, Any] | None = None
-    reference_format: str = "json"
+    format: int = EXPORT_FORMAT
+
+    @property
+    def verifier_spec(self) -> VerifierSpec | None:
+        """`verifier` as a `VerifierSpec` (None when the export has none).
+
+        Raises:
+            ConfigError: the recorded spec is not one this rlvr reads.
+        """
+        return VerifierSpec.parse(self.verifier) if self.verifier else None
 
     def path(self, directory: Path, role: str) -> Path:
         """Absolute path of the file with `role` inside `directory`.
@@ -166,11 +199,13 @@ def read_manifest(directory: Path) -> ExportManifest:
     """Read `directory/rlvr_export.json`.
 
     Raises:
-        ConfigError: the folder has no manifest (not written by `rlvr export`) or it is malformed.
+        ConfigError: the folder has no manifest (not written by `rlvr export`), it is malformed, or it is of
+            another export format (`check_export_format`).
     """
     path = Path(directory) / MANIFEST_NAME
     try:
         data = json.loads(path.read_text())
+        check_export_format(data.get("format") if isinstance(data, dict) else None, str(path))
         return ExportManifest(**data)
     except FileNotFoundError as exc:
         raise ConfigError(f"{directory} has no {MANIFEST_NAME}; write the folder with `rlvr export`") from exc
@@ -233,8 +268,8 @@ def decode_reference(value: Any, fmt: str = "json") -> Any:
 
     Args:
         value: the stored reference.
-        fmt: 'text' (the string is the reference) or 'json' (the default, and the only form of exports
-            written before the format was recorded).
+        fmt: 'text' (the string is the reference) or 'json' (JSON text: TRL's `rlvr_reference` column,
+            OpenRLHF labels, veRL ground truths of typed references).
 
     Raises:
         AdapterError: `fmt` is 'json' and `value` is a string that is not JSON, or `fmt` is unknown.
@@ -249,110 +284,26 @@ def decode_reference(value: Any, fmt: str = "json") -> Any:
         raise AdapterError(f"reference {value[:60]!r} is not the JSON written by rlvr export: {exc}") from exc
 
 
-# -- verifier specs ---------------------------------------------------------------------------------
-def _class_path(obj: Any) -> str:
-    cls = type(obj)
-    return f"{cls.__module__}:{cls.__qualname__}"
+# -- verifier specs and caches ----------------------------------------------------------------------
+def export_spec(verifier: Verifier) -> dict[str, Any] | None:
+    """The spec an export records for `verifier`: `VerifierSpec.of(verifier)` as JSON-ready data, or None.
 
-
-def _raw_spec(verifier: Verifier) -> dict[str, Any] | None:
-    from rlvr.verifiers.wrappers import FormatReward
-
-    if type(verifier) is FormatReward:
-        inner = _raw_spec(verifier.inner)
-        if inner is None:
-            return None
-        return {"class": _class_path(verifier), "inner": inner,
-                "args": {"weight": verifier.weight, "pattern": verifier.pattern,
-                         "max_answer_chars": verifier.max_answer_chars}}
-    params = list(inspect.signature(type(verifier).__init__).parameters.values())[1:]
-    named = [p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
-    if named != ["config"] or not any(p.kind is p.VAR_KEYWORD for p in params):
-        return None  # built from other arguments than its config: the config alone cannot rebuild it
-    return {"class": _class_path(verifier), "config": verifier.config.model_dump(mode="json")}
-
-
-def _same(a: Verifier, b: Verifier) -> bool:
-    if type(a) is not type(b) or a.config != b.config:
-        return False
-    inner_a, inner_b = getattr(a, "inner", None), getattr(b, "inner", None)
-    if inner_a is None or inner_b is None:
-        return inner_a is inner_b
-    return (_same(inner_a, inner_b)
-            and all(getattr(a, k) == getattr(b, k) for k in ("weight", "pattern", "max_answer_chars")))
-
-
-def verifier_spec(verifier: Verifier) -> dict[str, Any] | None:
-    """A JSON spec that rebuilds `verifier` in another process (`build_verifier`), or None.
-
-    `{"class": "module:Class", "config": {...}}` for a verifier built from its config
-    (`Class(**config)`, as `rlvr.verifiers.registry.get_verifier` does), `{"class": ..., "inner": spec,
-    "args": {...}}` for `FormatReward`. The spec is rebuilt once here and kept only when the rebuilt
-    verifier is of the same class with an equal config, so a spec never scores differently.
+    None when the verifier was not built from a spec (`VerifierSpec.build`) or its spec holds a value JSON
+    cannot carry; the trainer then rebuilds the environment instead (`cached_env`).
     """
-    try:
-        spec = _raw_spec(verifier)
-        if spec is None:
-            return None
-        spec = json.loads(json.dumps(spec, sort_keys=True))
-        rebuilt = build_verifier(spec)
-    except Exception:  # any failure to describe or rebuild: no spec, the trainer rebuilds the env
+    spec = VerifierSpec.of(verifier)
+    if spec is None:
         return None
     try:
-        return spec if _same(rebuilt, verifier) else None
-    finally:
-        rebuilt.close()
+        data: dict[str, Any] = json.loads(spec.key())
+        VerifierSpec.parse(data)
+    except (TypeError, ValueError, ConfigError):  # pydantic's serialisation error is a ValueError
+        return None
+    return data
 
 
-def build_verifier(spec: Mapping[str, Any] | str) -> Verifier:
-    """The verifier a spec (`verifier_spec`, or its JSON) describes, newly built.
-
-    Raises:
-        ConfigError: the spec is malformed, its class cannot be imported, is not a `Verifier`, or
-            rejects its configuration.
-    """
-    from rlvr.core.registry import load_attr
-    from rlvr.verifiers.base import Verifier
-
-    try:
-        data = dict(json.loads(spec) if isinstance(spec, str) else spec)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"verifier spec {str(spec)[:80]!r} is not the JSON rlvr export writes: {exc}") from exc
-    cls = load_attr(str(data.get("class", "")))
-    if not (isinstance(cls, type) and issubclass(cls, Verifier)):
-        raise ConfigError(f"verifier spec names {data.get('class')!r}, which is not a Verifier class")
-    try:
-        if "inner" in data:  # a wrapper (FormatReward): the wrapped verifier first
-            wrapper: Any = cls
-            built: Verifier = wrapper(build_verifier(data["inner"]), **dict(data.get("args") or {}))
-            return built
-        return cls(**dict(data.get("config") or {}))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"verifier spec {data.get('class')!r} rejected its configuration: {exc}") from exc
-
-
-_VERIFIERS: dict[str, Verifier] = {}
 _ENVS: dict[str, Environment] = {}
 _ENVS_LOCK = threading.Lock()
-
-
-def cached_verifier(spec: Mapping[str, Any] | str) -> Verifier:
-    """`build_verifier(spec)`, built once per process and spec (trainer workers call this per sample).
-
-    Raises:
-        ConfigError: see `build_verifier`.
-    """
-    data = json.loads(spec) if isinstance(spec, str) else spec
-    key = json.dumps(data, sort_keys=True)
-    with _ENVS_LOCK:
-        verifier = _VERIFIERS.get(key)
-        if verifier is None:
-            if not _ENVS and not _VERIFIERS:
-                atexit.register(close_cached_envs)
-            verifier = _VERIFIERS[key] = build_verifier(data)
-        return verifier
-
-
 
 
 def cached_env(env_id: str, env_args: dict[str, Any] | None = None) -> Environment:
@@ -367,25 +318,20 @@ def cached_env(env_id: str, env_args: dict[str, Any] | None = None) -> Environme
     with _ENVS_LOCK:
         env = _ENVS.get(key)
         if env is None:
-            if not _ENVS and not _VERIFIERS:  # the first of this process: close them all at interpreter exit
+            if not _ENVS:  # the first of this process: close them all at interpreter exit
                 atexit.register(close_cached_envs)
             env = _ENVS[key] = make(env_id, **(env_args or {}))
         return env
 
 
 def close_cached_envs() -> None:
-    """Close and forget every environment `cached_env` and verifier `cached_verifier` built (stops worker pools)."""
+    """Close and forget every environment `cached_env` built and every verifier `VerifierSpec.cached` built."""
     with _ENVS_LOCK:
-        closing: list[Environment | Verifier] = [*_ENVS.values(), *_VERIFIERS.values()]
+        closing = list(_ENVS.values())
         _ENVS.clear()
-        _VERIFIERS.clear()
-    for item in closing:
-        item.close()
-
-
-def score_text(env: Environment, response: str, reference: Any) -> Verdict:
-    """Score one final response text against a (decoded) reference with the env's verifier (`verify_text`)."""
-    return verify_text(env.verifier, response, reference)
+    for env in closing:
+        env.close()
+    close_cached_verifiers()
 
 
 def verify_text(verifier: Verifier, response: str, reference: Any) -> Verdict:

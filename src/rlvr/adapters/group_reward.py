@@ -8,7 +8,8 @@ with one `verify_groups` call and hands every member its verdict. A group that d
 `wait_s` seconds of its first member (chunked batches, fewer threads than members) is judged with the
 members it has, and each verdict's detail says how many (`group_size`).
 
-`group_verifier` builds the judge from a plain mapping, once per process and configuration.
+`group_verifier` builds the judge from a plain mapping, once per process and configuration
+(`VerifierSpec.cached`).
 """
 
 from __future__ import annotations
@@ -24,11 +25,9 @@ from typing import Any
 from rlvr.core.errors import AdapterError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.registry import VerifierSpec
 
 __all__ = ["GroupBatcher", "group_verifier"]
-
-_VERIFIERS: dict[str, Verifier] = {}
-_VERIFIERS_LOCK = threading.Lock()
 
 
 def group_verifier(options: Mapping[str, Any] | str) -> Verifier:
@@ -36,20 +35,14 @@ def group_verifier(options: Mapping[str, Any] | str) -> Verifier:
 
     Raises:
         AdapterError: the verifier has no `verify_groups` (it cannot judge a group in one call).
-        ConfigError: unknown verifier or options (from `get_verifier`).
+        ConfigError: unknown verifier or options (from `VerifierSpec.build`).
     """
-    from rlvr.verifiers.registry import get_verifier
-
     opts = dict(json.loads(options) if isinstance(options, str) else options)
-    key = json.dumps(opts, sort_keys=True, default=str)
-    with _VERIFIERS_LOCK:
-        if key not in _VERIFIERS:
-            name = str(opts.pop("verifier", "ruler"))
-            verifier = get_verifier(name, **opts)
-            if not callable(getattr(verifier, "verify_groups", None)):
-                raise AdapterError(f"verifier {name!r} cannot judge groups (no verify_groups); use 'ruler'")
-            _VERIFIERS[key] = verifier
-        return _VERIFIERS[key]
+    name = str(opts.pop("verifier", "ruler"))
+    verifier = VerifierSpec(name=name, config=opts).cached()
+    if not callable(getattr(verifier, "verify_groups", None)):
+        raise AdapterError(f"verifier {name!r} cannot judge groups (no verify_groups); use 'ruler'")
+    return verifier
 
 
 @dataclass

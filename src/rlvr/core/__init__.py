@@ -13,7 +13,7 @@ from rlvr.core.errors import (
     SandboxError,
     VerifierError,
 )
-from rlvr.core.registry import EnvRegistration, Registry
+from rlvr.core.registry import Registration, Registry
 from rlvr.core.types import EnvSpec, Message, Status, StepResult, Task, ToolCall, Trajectory, Verdict
 
 __all__ = [
@@ -21,10 +21,10 @@ __all__ = [
     "BackendError",
     "ConfigError",
     "DataError",
-    "EnvRegistration",
     "EnvSpec",
     "Message",
     "MissingExtraError",
+    "Registration",
     "Registry",
     "RlvrError",
     "SandboxError",

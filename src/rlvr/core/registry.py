@@ -1,10 +1,12 @@
-"""A registry of environments under versioned ids, resolved lazily.
+"""A registry of named things resolved lazily: environments under versioned ids, verifiers by name.
 
-Modelled on Gymnasium's `envs/registration.py`: an id `family/name-vN` maps to an entry point
-`"package.module:factory"` that is imported only when the environment is made, so registering
-costs nothing. Third-party packages add environments through the entry-point group
-`rlvr.environments`, either one entry per environment (name = env id, value = factory) or one
-entry whose value is a function `register(registry)` that registers several.
+Modelled on Gymnasium's `envs/registration.py`: a name maps to an entry point `"package.module:attr"`
+that is imported only when it is used, so registering costs nothing. One class serves both kinds
+(`Registry(kind=...)`): environments (`rlvr.environments.registry`, ids `family/name-vN`) and
+verifiers (`rlvr.verifiers.registry`, plain names such as `math`). Third-party packages add entries
+through the kind's entry-point group (`rlvr.environments`, `rlvr.verifiers`): one entry per name
+(entry name = the id, value = the factory or class), or an entry whose name is not a valid id and
+whose value is a function `register(registry)` that registers several.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,9 +24,10 @@ from typing import Any
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import ENV_ID_PATTERN
 
-__all__ = ["ENTRY_POINT_GROUP", "EnvRegistration", "Registry", "load_attr"]
+__all__ = ["ENTRY_POINT_GROUP", "Kind", "Registration", "Registry", "load_attr"]
 
 ENTRY_POINT_GROUP = "rlvr.environments"
+"""The entry-point group of third-party environments."""
 
 
 def load_attr(spec: str) -> Any:
@@ -48,8 +52,32 @@ def load_attr(spec: str) -> Any:
 
 
 @dataclass(frozen=True)
-class EnvRegistration:
-    """One registered environment: its id, factory and default keyword arguments."""
+class Kind:
+    """What a registry holds, for its checks and messages.
+
+    Attributes:
+        noun: 'environment' or 'verifier', as messages name an entry.
+        pattern: what a valid id looks like; a pattern with `family` and `name` groups lets an
+            unknown id list the registered versions of the same family/name.
+        form: the id's form for messages, e.g. "'family/name-vN', e.g. 'math/gsm8k-v1'".
+        arg_flag: the command-line spelling of one factory argument, for messages (`--env-arg`).
+        otherwise: said after the known ids when an id is unknown (e.g. "or give 'module:Class'").
+    """
+
+    noun: str
+    pattern: re.Pattern[str]
+    form: str
+    arg_flag: str
+    otherwise: str = ""
+
+
+ENVIRONMENTS = Kind("environment", ENV_ID_PATTERN, "'family/name-vN', e.g. 'math/gsm8k-v1'", "--env-arg")
+"""The kind of the environment registry: versioned ids `family/name-vN`."""
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One registered entry: its id, factory (or class) and default keyword arguments."""
 
     id: str
     entry_point: str | Callable[..., Any]
@@ -67,15 +95,17 @@ class EnvRegistration:
 
 
 class Registry:
-    """Environment ids → factories. An object, not a global dict: make your own for tests.
+    """Ids → factories (environments) or classes (verifiers). An object, not a global dict: make your own for tests.
 
     Args:
         entry_point_group: the `importlib.metadata` group scanned (once, lazily) for third-party
-            environments, or None to disable plugin discovery.
+            entries, or None to disable plugin discovery.
+        kind: what the registry holds (default: environments).
     """
 
-    def __init__(self, entry_point_group: str | None = ENTRY_POINT_GROUP) -> None:
-        self._envs: dict[str, EnvRegistration] = {}
+    def __init__(self, entry_point_group: str | None = ENTRY_POINT_GROUP, kind: Kind = ENVIRONMENTS) -> None:
+        self.kind = kind
+        self._entries: dict[str, Registration] = {}
         self._group = entry_point_group
         self._plugins_loaded = entry_point_group is None
         self._lock = threading.RLock()
@@ -92,34 +122,34 @@ class Registry:
         """Register `entry_point` (a `"module:attr"` string or a callable) under `id`.
 
         Raises:
-            ConfigError: if `id` is not `family/name-vN`, or is taken and `override` is False.
+            ConfigError: if `id` does not have the kind's form, or is taken and `override` is False.
         """
-        if not ENV_ID_PATTERN.match(id):
-            raise ConfigError(f"environment id {id!r} must look like 'family/name-vN', e.g. 'math/gsm8k-v1'")
+        if not self.kind.pattern.match(id):
+            raise ConfigError(f"{self.kind.noun} id {id!r} must look like {self.kind.form}")
         with self._lock:
-            if id in self._envs and not override:
-                raise ConfigError(f"environment {id!r} is already registered; pass override=True to replace it")
-            self._envs[id] = EnvRegistration(id, entry_point, dict(kwargs), description)
+            if id in self._entries and not override:
+                raise ConfigError(f"{self.kind.noun} {id!r} is already registered; pass override=True to replace it")
+            self._entries[id] = Registration(id, entry_point, dict(kwargs), description)
 
-    def spec(self, id: str) -> EnvRegistration:
+    def spec(self, id: str) -> Registration:
         """Return the registration of `id`.
 
         Raises:
             ConfigError: if `id` is unknown; the message lists close matches and other versions.
         """
         with self._lock:
-            if id not in self._envs:
+            if id not in self._entries:
                 self._load_plugins()
-            if id in self._envs:
-                return self._envs[id]
+            if id in self._entries:
+                return self._entries[id]
             raise ConfigError(self._unknown_message(id))
 
     def make(self, id: str, **kwargs: Any) -> Any:
-        """Build environment `id`; `kwargs` override the registered defaults.
+        """Build entry `id`; `kwargs` override the registered defaults.
 
         Raises:
             ConfigError: unknown id, or arguments the factory does not take / a required one missing
-                (named, with the `--env-arg KEY=VALUE` spelling of the fix).
+                (named, with the command-line spelling of the fix).
         """
         reg = self.spec(id)
         factory = reg.load()
@@ -128,8 +158,8 @@ class Registry:
             inspect.signature(factory).bind(**merged)
         except TypeError as exc:
             raise ConfigError(
-                f"environment {id!r}: {exc} (pass factory arguments as keywords, on the command line "
-                f"--env-arg KEY=VALUE; the README's environment table lists each one's arguments)"
+                f"{self.kind.noun} {id!r}: {exc} (pass factory arguments as keywords, on the command line "
+                f"{self.kind.arg_flag} KEY=VALUE; the README's {self.kind.noun} table lists each one's arguments)"
             ) from None
         except ValueError:  # no signature (a builtin or C callable): let the call report
             pass
@@ -139,7 +169,7 @@ class Registry:
         """All registered ids (plugins included), sorted."""
         with self._lock:
             self._load_plugins()
-            return sorted(self._envs)
+            return sorted(self._entries)
 
     def __contains__(self, id: object) -> bool:
         if not isinstance(id, str):
@@ -157,16 +187,18 @@ class Registry:
         return len(self.ids())
 
     def _unknown_message(self, id: str) -> str:
-        known = sorted(self._envs)
-        match = ENV_ID_PATTERN.match(id)
-        if match:
+        known = sorted(self._entries)
+        noun = self.kind.noun
+        match = self.kind.pattern.match(id)
+        if match and {"family", "name"} <= set(self.kind.pattern.groupindex):
             stem = f"{match['family']}/{match['name']}-v"
             versions = [k for k in known if k.startswith(stem)]
             if versions:
-                return f"unknown environment {id!r}; registered versions: {', '.join(versions)}"
+                return f"unknown {noun} {id!r}; registered versions: {', '.join(versions)}"
         close = difflib.get_close_matches(id, known, n=3, cutoff=0.5)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        return f"unknown environment {id!r}.{hint} Registered: {', '.join(known) or 'none'}"
+        otherwise = f", {self.kind.otherwise}" if self.kind.otherwise else ""
+        return f"unknown {noun} {id!r}.{hint} Registered: {', '.join(known) or 'none'}{otherwise}"
 
     def _load_plugins(self) -> None:
         if self._plugins_loaded:
@@ -174,9 +206,9 @@ class Registry:
         self._plugins_loaded = True
         assert self._group is not None
         for ep in entry_points(group=self._group):
-            if ENV_ID_PATTERN.match(ep.name):
-                if ep.name not in self._envs:
-                    self._envs[ep.name] = EnvRegistration(ep.name, ep.value, {}, f"plugin {ep.value}")
+            if self.kind.pattern.match(ep.name):
+                if ep.name not in self._entries:
+                    self._entries[ep.name] = Registration(ep.name, ep.value, {}, f"plugin {ep.value}")
                 continue
             hook = ep.load()
             if not callable(hook):

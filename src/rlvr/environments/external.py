@@ -23,12 +23,12 @@ from typing import Any, ClassVar
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
-from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers.base import PooledVerifier, VerifierConfig
 
 __all__ = ["ReturnVerifier", "check_success_threshold", "return_verdict"]
 
 
-class ReturnVerifier(Verifier):
+class ReturnVerifier(PooledVerifier):
     """Verifier of environments scored by their episode return (see the module docstring)."""
 
     name: ClassVar[str] = "episode_return"

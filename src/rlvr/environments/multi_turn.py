@@ -45,7 +45,8 @@ VERIFIER_TIMEOUT_MARGIN_S = 5.0
 """Seconds added to the verifier's own `timeout_s` for the environment's backstop limit on scoring.
 
 Only for verifiers without a hard limit of their own (inline) or with their own `verify`; a stock
-process-isolated verifier's pool deadline is the only one (`MultiTurnEnv.scoring_deadline`)."""
+verifier scoring in its pool (worker processes or watchdog threads) has the pool's deadline as the only
+one (`MultiTurnEnv.scoring_deadline`)."""
 
 
 class MultiTurnEnv(Environment):
@@ -120,10 +121,11 @@ class MultiTurnEnv(Environment):
     def scoring_deadline(self) -> float | None:
         """The one deadline on the final scoring, seconds, or None when the verifier enforces its own.
 
-        `verifier_timeout_s` when given. Otherwise a stock process-isolated verifier's worker pool
-        already kills a call past `config.timeout_s` (a parent watchdog), so no second deadline is
-        stacked on it (None). Inline verifiers and verifiers with their own `verify` (sandboxes,
-        judges) get `config.timeout_s + VERIFIER_TIMEOUT_MARGIN_S` as the environment's backstop.
+        `verifier_timeout_s` when given. Otherwise a stock verifier scoring in its pool already ends a
+        call past its limit (a watchdog: a killed worker process, or an abandoned thread for sandbox and
+        HTTP verifiers, `rlvr.verifiers.base`), so no second deadline is stacked on it (None). Inline
+        verifiers and verifiers with their own `verify` get `config.timeout_s + VERIFIER_TIMEOUT_MARGIN_S`
+        as the environment's backstop.
         """
         if self.verifier_timeout_s is not None:
             return self.verifier_timeout_s

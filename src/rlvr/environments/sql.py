@@ -37,6 +37,7 @@ from rlvr.environments.sql_data import (
 )
 from rlvr.environments.tools import Tool, ToolError
 from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.registry import VerifierSpec
 from rlvr.verifiers.sql import SQLReference, SQLVerifier
 from rlvr.verifiers.sql.execute import Limits, execute_bounded
 from rlvr.verifiers.sql.extract import classify
@@ -86,8 +87,8 @@ def _verifier(verifier: Verifier | None, overrides: dict[str, Any]) -> SQLVerifi
                               "configure the instance instead")
         return verifier
     try:
-        return SQLVerifier(**overrides)
-    except ValueError as exc:
+        return VerifierSpec(name="sql", config=overrides).build()
+    except ConfigError as exc:
         raise ConfigError(f"SQL verifier options {overrides!r} rejected (arguments the environment factory does "
                           f"not name go to the verifier): {exc}") from exc
 

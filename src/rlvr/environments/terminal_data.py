@@ -16,6 +16,7 @@ from typing import Any, Literal
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import EnvSpec, Message, Task
 from rlvr.environments.terminal import MAX_OUTPUT_CHARS, TerminalEnv
+from rlvr.verifiers.registry import VerifierSpec
 from rlvr.verifiers.terminal import TerminalReference, TerminalTask, TerminalVerifier, load_task
 from rlvr.verifiers.terminal.workspace import container_problem
 
@@ -53,9 +54,11 @@ def _verifier(verifier: TerminalVerifier | None, overrides: dict[str, Any], env_
                           "task_ids, max_turns, command_timeout_s, max_output_chars, system_prompt, show_tests, "
                           f"provider, and the verifier options {', '.join(sorted(TerminalConfig.model_fields))}")
     try:
-        return TerminalVerifier(**overrides)
-    except ValueError as exc:
+        built = VerifierSpec(name="terminal", config=overrides).build()
+    except ConfigError as exc:
         raise ConfigError(f"{env_id}: bad verifier option: {exc}") from exc
+    assert isinstance(built, TerminalVerifier)
+    return built
 
 
 def _ids(task_ids: Sequence[str] | str | None) -> set[str] | None:

@@ -1,12 +1,12 @@
-"""Sandbox configuration and results: `SandboxConfig`, `ExecResult`, isolation levels."""
+"""Sandbox configuration and results: `SandboxConfig`, `ExecResult`, isolation levels, `ProcessLimits`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ISOLATION_LEVELS", "ExecResult", "Isolation", "SandboxConfig"]
+__all__ = ["ISOLATION_LEVELS", "ExecResult", "Isolation", "ProcessLimits", "SandboxConfig"]
 
 Isolation = Literal["bwrap", "namespaces", "rlimits"]
 """What protects the host, strongest first:
@@ -21,11 +21,38 @@ Isolation = Literal["bwrap", "namespaces", "rlimits"]
 
 ISOLATION_LEVELS: tuple[Isolation, ...] = ("bwrap", "namespaces", "rlimits")
 
+MemoryMB = Annotated[int, Field(ge=32, description="RLIMIT_AS of each process, MiB.")]
+FileSizeMB = Annotated[int, Field(ge=1, description="RLIMIT_FSIZE (largest file written), MiB.")]
+OpenFiles = Annotated[int, Field(ge=16, description="RLIMIT_NOFILE.")]
+Processes = Annotated[int, Field(ge=1, description="RLIMIT_NPROC (counted per user namespace with bwrap).")]
 
-class SandboxConfig(BaseModel):
-    """How `LocalSandbox` isolates and limits a command. Frozen; every field has a safe default."""
+
+class ProcessLimits(BaseModel):
+    """The rlimits every process of a sandbox runs under: the fields both sandboxes share, defined once.
+
+    `SandboxConfig` (one-shot code runs) and `rlvr.sandbox.session.SessionConfig` (a terminal session,
+    larger defaults) are `ProcessLimits`; `rlimits()` is what their supervisors apply.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory_mb: MemoryMB = 1024
+    file_size_mb: FileSizeMB = 16
+    open_files: OpenFiles = 256
+    processes: Processes = 64
+
+    def rlimits(self) -> dict[str, int]:
+        """The limits by the names `rlvr_supervisor.set_rlimits` takes.
+
+        Returns:
+            {"address_space": bytes, "file_size": bytes, "open_files": count, "processes": count}.
+        """
+        return {"address_space": self.memory_mb << 20, "file_size": self.file_size_mb << 20,
+                "open_files": self.open_files, "processes": self.processes}
+
+
+class SandboxConfig(ProcessLimits):
+    """How `LocalSandbox` isolates and limits a command. Frozen; every field has a safe default."""
 
     # -- isolation ---------------------------------------------------------------------
     isolation: Literal["auto", "bwrap", "namespaces", "rlimits"] = Field(
@@ -46,10 +73,7 @@ class SandboxConfig(BaseModel):
     # -- limits --------------------------------------------------------------------------
     timeout_s: float = Field(default=10.0, gt=0, description="Default wall-clock limit of one run, seconds.")
     cpu_s: int | None = Field(default=None, ge=1, description="RLIMIT_CPU seconds; None: ceil(timeout) + 1.")
-    memory_mb: int = Field(default=1024, ge=32, description="RLIMIT_AS of each process, MiB.")
-    file_size_mb: int = Field(default=16, ge=1, description="RLIMIT_FSIZE (largest file written), MiB.")
-    open_files: int = Field(default=256, ge=16, description="RLIMIT_NOFILE.")
-    processes: int = Field(default=64, ge=1, description="RLIMIT_NPROC (counted per user namespace with bwrap).")
+    # memory_mb, file_size_mb, open_files, processes: `ProcessLimits`
     tmpfs_mb: int = Field(default=64, ge=1, description="Size of the sandbox's /tmp (bubblewrap only), MiB.")
     work_mb: int = Field(default=256, ge=1, description="Size of the sandbox's work directory /work, a tmpfs "
                          "(bubblewrap only), MiB.")

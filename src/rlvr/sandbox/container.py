@@ -62,30 +62,28 @@ from typing import IO
 
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.host_process import closed_at_exit, kill_group
-from rlvr.sandbox.local import remove_tree
+from rlvr.sandbox.isolation import remove_tree
 from rlvr.sandbox.runtimes import (
     ContainerConfig,
     RuntimeInfo,
-    _cli,
-    _image_config,
-    _ulimit_args,
     auto_ulimits,
     build_image,
     container_runtime,
+    image_config,
     image_env,
     image_exists,
     image_tag,
+    run_cli,
     runtime_info,
+    ulimit_args,
 )
 from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig, stage_supervisor
 
 __all__ = [
     "ContainerConfig",
     "ContainerSession",
-    "RuntimeInfo",
     "build_image",
     "container_runtime",
-    "image_env",
     "image_exists",
     "image_tag",
     "runtime_info",
@@ -146,9 +144,9 @@ class ContainerSession(SandboxSession):
         self.container = container or ContainerConfig()
         self.name = f"rlvr-{secrets.token_hex(6)}"
         self.info = runtime_info(self.container.container_runtime)
-        image_config = _image_config(image, self.info.path)
-        self.image_workdir = os.path.normpath(str(image_config.get("WorkingDir") or "/"))
-        self.image_user = str(image_config.get("User") or "")
+        settings = image_config(image, self.info.path)
+        self.image_workdir = os.path.normpath(str(settings.get("WorkingDir") or "/"))
+        self.image_user = str(settings.get("User") or "")
         if self.container.image_env:
             self.env = {**self.env, **image_env(image, runtime=self.info.path), "PS1": "", "PS2": "", **(env or {})}
         user = (self.container.user if self.container.user is not None else self.image_user).split(":")[0]
@@ -167,7 +165,7 @@ class ContainerSession(SandboxSession):
         for cap in ccfg.cap_add:
             argv += ["--cap-add", cap]
         ulimits = ccfg.ulimits if ccfg.ulimits is not None else auto_ulimits(cfg.open_files, info.kind)
-        argv += _ulimit_args(ulimits)
+        argv += ulimit_args(ulimits)
         if info.cgroup_limits:
             if ccfg.memory_mb is not None:
                 argv += ["--memory", f"{ccfg.memory_mb}m"]
@@ -287,7 +285,7 @@ class ContainerSession(SandboxSession):
         """The host pid of the container's pid 1 (the supervisor), None when it is not running."""
         if not self.alive:
             return None
-        done = _cli([self.info.path, "inspect", "--format", "{{.State.Pid}}", self.name], 30.0)
+        done = run_cli([self.info.path, "inspect", "--format", "{{.State.Pid}}", self.name], 30.0)
         with contextlib.suppress(ValueError):
             pid = int(done.stdout.strip() or b"0")
             return pid or None
@@ -341,7 +339,7 @@ def _drain(stream: IO[bytes], into: collections.deque[bytes]) -> None:
 def _remove_container(info: RuntimeInfo, name: str, oci_runtime: str | None = None) -> None:
     """`rm -f` the container (podman: without the 10 s SIGTERM grace, which pid 1 ignores anyway)."""
     argv = [info.path, *info.global_args(oci_runtime), "rm", "-f"]
-    done = _cli([*argv, "-t", "0", name] if info.kind == "podman" else [*argv, name], _RM_TIMEOUT_S)
+    done = run_cli([*argv, "-t", "0", name] if info.kind == "podman" else [*argv, name], _RM_TIMEOUT_S)
     if done.returncode != 0 and info.kind == "podman" and b"unknown shorthand flag" in done.stderr:
-        _cli([info.path, *info.global_args(oci_runtime), "kill", name], _RM_TIMEOUT_S)
-        _cli([*argv, name], _RM_TIMEOUT_S)
+        run_cli([info.path, *info.global_args(oci_runtime), "kill", name], _RM_TIMEOUT_S)
+        run_cli([*argv, name], _RM_TIMEOUT_S)

@@ -24,7 +24,8 @@ from typing import Any
 
 from rlvr.core.errors import MissingExtraError, SandboxError
 from rlvr.sandbox.config import ExecResult, SandboxConfig
-from rlvr.sandbox.local import SUPERVISOR, rlimits_for
+from rlvr.sandbox.guest import SUPERVISOR
+from rlvr.sandbox.isolation import rlimits_for
 from rlvr.sandbox.pool import decode_reply
 
 __all__ = ["E2BSandbox"]

@@ -1,20 +1,64 @@
-"""Running one host process with a wall-clock watchdog, capped concurrent output and reaping; cleanup at exit."""
+"""Host processes of the sandboxes: their start, watchdog, output and cleanup.
+
+Running one host process with a wall-clock watchdog, capped concurrent output and reaping; cleanup at
+exit; starting sandboxes from one long-lived thread (`Spawner`).
+"""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
 import os
+import queue
 import select
 import signal
 import subprocess
+import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Captured", "StreamReader", "closed_at_exit", "kill_group", "read_child_pid", "run_captured", "wait_gone"]
+__all__ = ["Spawner", "StreamReader", "closed_at_exit", "kill_group", "read_child_pid", "run_captured", "wait_gone"]
+
+T = TypeVar("T")
+
+
+class Spawner:
+    """Runs callables on one long-lived thread.
+
+    bubblewrap's `--die-with-parent` (PR_SET_PDEATHSIG) fires when the *thread* that started it
+    exits; sandboxes started from short-lived threads (asyncio's `to_thread` workers, a verifier's
+    watchdog threads) would die with them.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], queue.SimpleQueue[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """`fn()` run on the spawner's thread; its exception is raised here."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True, name=self._name)
+                self._thread.start()
+        answer: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._jobs.put((fn, answer))
+        ok, value = answer.get()
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def _loop(self) -> None:
+        while True:
+            fn, answer = self._jobs.get()
+            try:
+                answer.put((True, fn()))
+            except BaseException as exc:  # handed back to the caller's thread
+                answer.put((False, exc))
 
 
 def closed_at_exit() -> weakref.WeakSet[Any]:

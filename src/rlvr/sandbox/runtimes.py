@@ -40,15 +40,16 @@ from rlvr.sandbox.host_process import kill_group
 __all__ = [
     "ContainerConfig",
     "RuntimeInfo",
-    "RuntimeKind",
     "auto_ulimits",
     "build_image",
     "container_runtime",
+    "image_config",
     "image_env",
     "image_exists",
     "image_tag",
-    "probe_runtime",
+    "run_cli",
     "runtime_info",
+    "ulimit_args",
 ]
 
 RuntimeKind = Literal["podman", "docker"]
@@ -125,7 +126,7 @@ _BUILD_LOCKS: dict[str, threading.Lock] = {}
 _BUILD_GUARD = threading.Lock()
 
 
-def _cli(argv: Sequence[str], timeout_s: float, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_cli(argv: Sequence[str], timeout_s: float, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run a container runtime command; a missing binary or a timeout is an `rc` of 127 / 124, the reason on stderr."""
     try:
         return subprocess.run(list(argv), input=stdin, capture_output=True, timeout=timeout_s, check=False,
@@ -164,7 +165,8 @@ def auto_ulimits(open_files: int = 1024, kind: RuntimeKind = "podman") -> dict[s
     return out
 
 
-def _ulimit_args(ulimits: Mapping[str, str]) -> list[str]:
+def ulimit_args(ulimits: Mapping[str, str]) -> list[str]:
+    """`--ulimit NAME=VALUE` arguments of a container run."""
     return [arg for name, value in ulimits.items() for arg in ("--ulimit", f"{name}={value}")]
 
 
@@ -186,13 +188,13 @@ def _probe_rootfs(root: str) -> list[str]:
 def _runtime_kind(path: str) -> RuntimeKind:
     if "podman" in os.path.basename(path):
         return "podman"
-    version = _cli([path, "--version"], 15.0)
+    version = run_cli([path, "--version"], 15.0)
     return "podman" if b"podman" in version.stdout.lower() else "docker"
 
 
 def _probe_podman(path: str) -> RuntimeInfo | str:
     """One trial `podman run` of the host's `true` in a scratch rootfs per variant; the first that works."""
-    info = _cli([path, "info", "--format", "{{.Host.OCIRuntime.Name}}"], _PROBE_TIMEOUT_S)
+    info = run_cli([path, "info", "--format", "{{.Host.OCIRuntime.Name}}"], _PROBE_TIMEOUT_S)
     if info.returncode != 0:
         return f"`podman info` failed: {_text(info.stderr, 500)}"
     default_runtime = _text(info.stdout, 100) or None
@@ -210,8 +212,8 @@ def _probe_podman(path: str) -> RuntimeInfo | str:
         def trial(runtime: str | None, extra: list[str]) -> str | None:
             argv = [path, *(["--runtime", runtime] if runtime else []), "run", "--rm", "--log-driver", "none",
                     "--network", "none", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-                    *_ulimit_args(auto_ulimits()), *binds, *extra, "--rootfs", rootfs, true]
-            done = _cli(argv, _PROBE_TIMEOUT_S)
+                    *ulimit_args(auto_ulimits()), *binds, *extra, "--rootfs", rootfs, true]
+            done = run_cli(argv, _PROBE_TIMEOUT_S)
             return None if done.returncode == 0 else _text(done.stderr, 300) or f"exit {done.returncode}"
 
         limits = ["--pids-limit", "64", "--memory", "64m"]
@@ -234,7 +236,7 @@ def _probe_podman(path: str) -> RuntimeInfo | str:
 
 def _probe_docker(path: str) -> RuntimeInfo | str:
     """`docker info` (the daemon answers); docker has no image-less trial run, so `run` is trusted then."""
-    info = _cli([path, "info", "--format", "{{.ServerVersion}}"], 30.0)
+    info = run_cli([path, "info", "--format", "{{.ServerVersion}}"], 30.0)
     if info.returncode != 0 or not info.stdout.strip():
         return f"`docker info` failed (no daemon?): {_text(info.stderr, 500)}"
     return RuntimeInfo(path=path, kind="docker")
@@ -330,16 +332,16 @@ def _qualified(tag: str, kind: RuntimeKind) -> str:
 
 def image_exists(image: str, *, runtime: str) -> bool:
     """True when `image` is in the container runtime's local store (never pulls)."""
-    return _cli([runtime, "image", "inspect", image], 60.0).returncode == 0
+    return run_cli([runtime, "image", "inspect", image], 60.0).returncode == 0
 
 
-def _image_config(image: str, runtime: str) -> dict[str, object]:
+def image_config(image: str, runtime: str) -> dict[str, object]:
     """The image's `Config` (Env, WorkingDir, User, ...) from the local store.
 
     Raises:
         SandboxError: the image is not in the local store.
     """
-    done = _cli([runtime, "image", "inspect", "--format", "{{json .Config}}", image], 60.0)
+    done = run_cli([runtime, "image", "inspect", "--format", "{{json .Config}}", image], 60.0)
     if done.returncode != 0:
         raise SandboxError(f"the image {image} is not in {runtime}'s local store (build it with `build_image`): "
                            f"{_text(done.stderr, 300)}")
@@ -354,7 +356,7 @@ def image_env(image: str, *, runtime: str) -> dict[str, str]:
         SandboxError: the image is not in the local store.
     """
     out: dict[str, str] = {}
-    items = _image_config(image, runtime).get("Env") or []
+    items = image_config(image, runtime).get("Env") or []
     for item in items if isinstance(items, list) else []:
         name, _, value = str(item).partition("=")
         if name:

@@ -36,20 +36,18 @@ import base64
 import contextlib
 import json
 import os
-import queue
 import shutil
 import subprocess
-import tempfile
-import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.guest import GUEST_DIR
 from rlvr.sandbox.host_process import (
+    Spawner,
     StreamReader,
     child_pipe,
     closed_at_exit,
@@ -57,7 +55,16 @@ from rlvr.sandbox.host_process import (
     read_child_pid,
     wait_gone,
 )
-from rlvr.sandbox.local import _is_root, _prefix, capped_dev, find_bwrap, remove_tree, sandbox_python, system_binds
+from rlvr.sandbox.isolation import (
+    capped_dev,
+    find_bwrap,
+    is_root,
+    python_prefix,
+    remove_tree,
+    sandbox_python,
+    stage_dir,
+    system_binds,
+)
 from rlvr.sandbox.session_types import CommandResult, ExportError, Mount, PytestRun, SessionConfig, UnpackError
 
 __all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SandboxSession", "SessionConfig", "UnpackError"]
@@ -72,65 +79,8 @@ _START_TIMEOUT_S = 60.0
 T = TypeVar("T")
 
 
-def _pytest_run(reply: dict[str, Any]) -> PytestRun:
-    """A supervisor's pytest reply (report channel: status lines, then the JUnit XML) as a `PytestRun`."""
-    channel = base64.b64decode(reply["report"])
-    started = b"\x00started\n" in channel
-    import_error = ""
-    if channel.startswith(b"\x00import-error "):
-        import_error = channel[len(b"\x00import-error "):].decode(errors="replace")
-        channel = b""
-    report = channel.split(b"\x00started\n", 1)[1] if started else channel
-    return PytestRun(report=report, started=started, import_error=import_error, exit_code=reply.get("exit_code"),
-                     signal=reply.get("signal"), timed_out=bool(reply.get("timed_out")),
-                     stdout=reply.get("stdout", ""), stderr=reply.get("stderr", ""),
-                     elapsed_s=float(reply.get("elapsed_s", 0.0)), args=tuple(str(a) for a in reply.get("args") or ()),
-                     cwd=str(reply.get("cwd") or ""))
-
-
-class _Spawner:
-    """Runs callables on one long-lived thread.
-
-    bubblewrap's `--die-with-parent` (PR_SET_PDEATHSIG) fires when the *thread* that started it
-    exits; sandboxes started from short-lived threads (asyncio's `to_thread` workers) would die
-    with them.
-    """
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], queue.SimpleQueue[Any]]] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def call(self, fn: Callable[[], T]) -> T:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._loop, daemon=True, name="rlvr-session-spawner")
-                self._thread.start()
-        answer: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._jobs.put((fn, answer))
-        ok, value = answer.get()
-        if not ok:
-            raise value
-        return value  # type: ignore[no-any-return]
-
-    def _loop(self) -> None:
-        while True:
-            fn, answer = self._jobs.get()
-            try:
-                answer.put((True, fn()))
-            except BaseException as exc:  # handed back to the caller's thread
-                answer.put((False, exc))
-
-
-_SPAWNER = _Spawner()
+_SPAWNER = Spawner("rlvr-session-spawner")
 _LIVE: weakref.WeakSet[SandboxSession] = closed_at_exit()  # stopped, host directories removed, at exit
-
-
-def stage_dir(prefix: str) -> str:
-    """A new host directory the sandbox's host uid can read (0755), for files mounted read-only."""
-    path = tempfile.mkdtemp(prefix=prefix)
-    os.chmod(path, 0o755)
-    return path
 
 
 def stage_supervisor(prefix: str) -> str:
@@ -141,16 +91,6 @@ def stage_supervisor(prefix: str) -> str:
         shutil.copyfile(source, target)
         os.chmod(target, 0o644)
     return path
-
-
-def make_readable(root: str) -> None:
-    """Directories 0755 and files at least 0644 under `root`, so the sandbox's host uid can read them."""
-    for dirpath, _dirs, names in os.walk(root):
-        os.chmod(dirpath, 0o755)
-        for name in names:
-            path = os.path.join(dirpath, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.stat(path).st_mode & 0o777 | 0o644)
 
 
 class SandboxSession:
@@ -198,7 +138,7 @@ class SandboxSession:
         for dest, size in ((cfg.workdir, cfg.workdir_mb), (cfg.home, cfg.tmp_mb), ("/tmp", cfg.tmp_mb),
                            ("/run/rlvr", 16)):
             argv += ["--size", str(size << 20), "--tmpfs", dest]
-        prefix = _prefix(self.python)
+        prefix = python_prefix(self.python)
         if prefix:  # after the tmpfs mounts, so an interpreter below /tmp or HOME stays visible
             argv += ["--ro-bind", prefix, prefix]
         argv += ["--ro-bind", sup_dir, "/run/rlvr/sup"]
@@ -223,7 +163,7 @@ class SandboxSession:
         info_r, info_w = child_pipe()
         argv = self._argv(sup_dir, info_w)
         kwargs: dict[str, Any] = {}
-        if _is_root():
+        if is_root():
             kwargs.update(user=self.config.host_uid, group=self.config.host_gid, extra_groups=[])
 
         def spawn() -> subprocess.Popen[bytes]:
@@ -421,7 +361,7 @@ class SandboxSession:
                                timed_out=reply["timed_out"], elapsed_s=reply["elapsed_s"],
                                notes=(f"killed by signal {reply['signal']}",) if reply.get("signal") else ())
         reports = {int(fd): [base64.b64decode(m) for m in msgs] for fd, msgs in (reply.get("reports") or {}).items()}
-        return result, [_pytest_run(run) for run in reply.get("pytest_runs") or []], reports
+        return result, [PytestRun.from_reply(run) for run in reply.get("pytest_runs") or []], reports
 
     def start_shell(self, cwd: str | None = None) -> None:
         """Start (or restart) the persistent interactive shell in `cwd` (default `config.workdir`).
@@ -474,7 +414,7 @@ class SandboxSession:
                               "max_output": self.config.max_output_bytes}, timeout_s)
         if "error" in reply:
             raise SandboxError(f"the grading sandbox could not run pytest: {reply['error']}")
-        return _pytest_run(reply)
+        return PytestRun.from_reply(reply)
 
     def read_file(self, path: str, max_bytes: int = 1 << 16) -> bytes | None:
         """The first `max_bytes` of a regular file inside the sandbox (symlinks not followed); None if absent."""

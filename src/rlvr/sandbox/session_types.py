@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import SandboxError
+from rlvr.sandbox.config import FileSizeMB, MemoryMB, OpenFiles, Processes, ProcessLimits
 
 __all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SessionConfig", "UnpackError"]
 
 
-class SessionConfig(BaseModel):
-    """Isolation and limits of one `SandboxSession`. Frozen; every field has a safe default."""
+class SessionConfig(ProcessLimits):
+    """Isolation and limits of one `SandboxSession`. Frozen; every field has a safe default.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    The rlimits (`ProcessLimits`) bind the shell and every process it starts; `processes` is counted per
+    user namespace, and at 90 % of it every process but the shell is killed.
+    """
 
     workdir: str = Field(default="/app", pattern=r"^/[A-Za-z0-9_./-]+$", description="Working directory (a tmpfs) "
                          "the shell starts in, as Terminal-Bench images' WORKDIR.")
@@ -28,11 +32,10 @@ class SessionConfig(BaseModel):
     host_gid: int = Field(default=65534, ge=1, description="Its host gid (nogroup).")
     workdir_mb: int = Field(default=512, ge=8, description="Size of the work directory tmpfs, MiB.")
     tmp_mb: int = Field(default=128, ge=8, description="Size of /tmp and of HOME (each a tmpfs), MiB.")
-    memory_mb: int = Field(default=2048, ge=64, description="RLIMIT_AS of every process, MiB.")
-    file_size_mb: int = Field(default=256, ge=1, description="RLIMIT_FSIZE (largest file written), MiB.")
-    open_files: int = Field(default=1024, ge=16, description="RLIMIT_NOFILE.")
-    processes: int = Field(default=256, ge=8, description="RLIMIT_NPROC of the sandbox's processes (per user "
-                           "namespace); at 90 % of it every process but the shell is killed.")
+    memory_mb: Annotated[MemoryMB, Field(ge=64)] = 2048
+    file_size_mb: FileSizeMB = 256
+    open_files: OpenFiles = 1024
+    processes: Annotated[Processes, Field(ge=8)] = 256  # the shell and the supervisor's own need a few
     memory_total_mb: int = Field(default=4096, ge=64, description="Resident memory of all the sandbox's processes "
                                  "together, MiB; past it the largest are killed (checked every 0.25-0.5 s: no "
                                  "cgroup is needed).")
@@ -46,9 +49,8 @@ class SessionConfig(BaseModel):
                                "`LocalSandbox` chooses (this interpreter, or the system python3 when root).")
 
     def limits(self) -> dict[str, int]:
-        """The rlimits of the sandbox's processes (names as in `rlvr_session._LIMITS`)."""
-        return {"address_space": self.memory_mb << 20, "file_size": self.file_size_mb << 20,
-                "open_files": self.open_files, "processes": self.processes, "memory_total": self.memory_total_mb << 20}
+        """The limits of the sandbox's processes: `rlimits()` plus `memory_total` (bytes, all processes together)."""
+        return {**self.rlimits(), "memory_total": self.memory_total_mb << 20}
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,22 @@ class PytestRun(BaseModel):
     elapsed_s: float = 0.0
     args: tuple[str, ...] = Field(default=(), description="The arguments it was asked for (script mode).")
     cwd: str = Field(default="", description="Its working directory (script mode).")
+
+    @classmethod
+    def from_reply(cls, reply: dict[str, Any]) -> PytestRun:
+        """A supervisor's pytest reply (report channel: status lines, then the JUnit XML) as a `PytestRun`."""
+        channel = base64.b64decode(reply["report"])
+        started = b"\x00started\n" in channel
+        import_error = ""
+        if channel.startswith(b"\x00import-error "):
+            import_error = channel[len(b"\x00import-error "):].decode(errors="replace")
+            channel = b""
+        report = channel.split(b"\x00started\n", 1)[1] if started else channel
+        return cls(report=report, started=started, import_error=import_error, exit_code=reply.get("exit_code"),
+                   signal=reply.get("signal"), timed_out=bool(reply.get("timed_out")),
+                   stdout=reply.get("stdout", ""), stderr=reply.get("stderr", ""),
+                   elapsed_s=float(reply.get("elapsed_s", 0.0)), args=tuple(str(a) for a in reply.get("args") or ()),
+                   cwd=str(reply.get("cwd") or ""))
 
 
 class UnpackError(SandboxError):

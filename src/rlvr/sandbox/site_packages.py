@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rlvr.core.errors import SandboxError
-from rlvr.sandbox.local import _is_root, _world_reachable, remove_tree
+from rlvr.sandbox.isolation import is_root, remove_tree, world_reachable
 
 __all__ = ["STAGE_PREFIX", "distribution_closure", "sandbox_python_version", "sandbox_site_path", "stage_files"]
 
@@ -156,7 +156,7 @@ def _usable(path: Path) -> bool:
 def _stage_root(cache_root: str | None) -> Path:
     candidates = [cache_root] if cache_root else [tempfile.gettempdir(), "/tmp", "/var/tmp"]
     for candidate in candidates:
-        if candidate and os.path.isdir(candidate) and _world_reachable(candidate):
+        if candidate and os.path.isdir(candidate) and world_reachable(candidate):
             return Path(candidate)
     raise SandboxError(f"no directory to stage the sandbox's packages in: none of {candidates} can be entered by "
                        "other users; set TMPDIR to a world-readable directory such as /tmp")
@@ -241,7 +241,7 @@ def sandbox_site_path(distributions: tuple[str, ...], python: str, search: tuple
     _check_version(python)
     sites = list(dict.fromkeys(str(Path(str(d.locate_file(""))).resolve()) for d in dists))
     shadowed = any(_shadowed(site) for site in sites)
-    if not shadowed and (not _is_root() or all(_world_reachable(site) for site in sites)):
+    if not shadowed and (not is_root() or all(world_reachable(site) for site in sites)):
         return tuple(sites)
     files: dict[str, Path] = {}
     for dist in dists:

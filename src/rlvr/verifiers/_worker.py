@@ -1,4 +1,4 @@
-"""Worker process entry point for `rlvr.verifiers._pool.WorkerPool`.
+"""Worker process entry point for `rlvr.verifiers.pool.WorkerPool`.
 
 Run as `python -m rlvr.verifiers._worker`. Protocol on stdin/stdout, each frame an 8-byte
 big-endian length followed by a pickle:
@@ -23,15 +23,15 @@ import sys
 import traceback
 from typing import Any, BinaryIO
 
-_HEADER = struct.Struct(">Q")
+FRAME_HEADER = struct.Struct(">Q")
 
 
 def read_frame(stream: BinaryIO) -> Any:
     """Read one length-prefixed pickle frame; raise EOFError when the stream closes."""
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
+    header = stream.read(FRAME_HEADER.size)
+    if len(header) < FRAME_HEADER.size:
         raise EOFError("stream closed")
-    (size,) = _HEADER.unpack(header)
+    (size,) = FRAME_HEADER.unpack(header)
     data = stream.read(size)
     if len(data) < size:
         raise EOFError("stream closed mid-frame")
@@ -41,7 +41,7 @@ def read_frame(stream: BinaryIO) -> Any:
 def encode_frame(obj: Any) -> bytes:
     """Encode one object as a length-prefixed pickle frame."""
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
+    return FRAME_HEADER.pack(len(data)) + data
 
 
 def _limit_memory(limit_bytes: int | None) -> None:

@@ -49,7 +49,7 @@ def expected_tests(files: Mapping[str, str]) -> tuple[list[str], list[str]]:
     Raises:
         SyntaxError: a test file does not parse.
     """
-    from rlvr.verifiers._ast import AST_LOCK  # CPython 3.11's AST state is interpreter-wide
+    from rlvr.verifiers.safe_ast import AST_LOCK  # CPython 3.11's AST state is interpreter-wide
 
     exact: list[str] = []
     prefixes: list[str] = []

@@ -27,7 +27,7 @@ from pydantic import Field
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Status, Verdict
-from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers.base import PooledVerifier, VerifierConfig
 from rlvr.verifiers.wrappers import last_boxed
 
 __all__ = ["ReasoningGymConfig", "ReasoningGymVerifier", "extract_answer"]
@@ -107,7 +107,7 @@ def score_reasoning_gym(config: ReasoningGymConfig, response: str, reference: An
     )
 
 
-class ReasoningGymVerifier(Verifier):
+class ReasoningGymVerifier(PooledVerifier):
     """Verify with reasoning-gym's own grader for the generator `task`.
 
     Args:
@@ -125,17 +125,14 @@ class ReasoningGymVerifier(Verifier):
     """
 
     name: ClassVar[str] = "reasoning_gym"
+    config_type: ClassVar[type[ReasoningGymConfig]] = ReasoningGymConfig
     config: ReasoningGymConfig
 
     def __init__(self, config: ReasoningGymConfig | None = None, **overrides: Any) -> None:
-        if config is None:
-            if "task" not in overrides:
-                raise ConfigError("ReasoningGymVerifier needs task= (a reasoning-gym generator name)")
-            config = ReasoningGymConfig(**overrides)
-        elif overrides:
-            config = ReasoningGymConfig.model_validate({**config.model_dump(), **overrides})
-        _check_generator(config.task)
-        super().__init__(config)
+        if config is None and "task" not in overrides:
+            raise ConfigError("ReasoningGymVerifier needs task= (a reasoning-gym generator name)")
+        super().__init__(config, **overrides)
+        _check_generator(self.config.task)
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
         """`score_reasoning_gym` bound to this config (picklable)."""

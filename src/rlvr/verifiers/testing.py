@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rlvr.core.types import Status, Verdict
-from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers.base import PooledVerifier, VerifierConfig
 
 __all__ = ["ConstantVerifier"]
 
@@ -16,7 +16,7 @@ def _constant(status: Status, reward: float | None, response: str, reference: An
     return Verdict(status=status, reward=reward, extracted=response, detail="constant verifier")
 
 
-class ConstantVerifier(Verifier):
+class ConstantVerifier(PooledVerifier):
     """Always returns the same verdict (inline, no worker processes).
 
     Args:

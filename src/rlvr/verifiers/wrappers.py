@@ -19,8 +19,9 @@ from typing import Any, ClassVar
 
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
-from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.base import PooledVerifier, Verifier
 from rlvr.verifiers.math.extract import match_brace
+from rlvr.verifiers.registry import VerifierSpec
 
 __all__ = ["FormatReward", "boxed_contents", "format_score", "last_boxed"]
 
@@ -88,7 +89,7 @@ def _score_with_format(
     return verdict.model_copy(update={"reward": verdict.reward + weight * fmt, "components": components})
 
 
-class FormatReward(Verifier):
+class FormatReward(PooledVerifier):
     r"""Add `weight * format` to the wrapped verifier's reward; `components["format"]` is 0 or 1.
 
     Args:
@@ -98,7 +99,8 @@ class FormatReward(Verifier):
         max_answer_chars: longer answers earn no format bonus.
 
     Status is the wrapped verifier's: a wrong but well-formed answer stays `incorrect` (with
-    reward `weight`); an `error` verdict stays an error with reward None.
+    reward `weight`); an `error` verdict stays an error with reward None. Its spec (`VerifierSpec.of`)
+    is the wrapped verifier's with this wrapper added (none when the wrapped one has none or is wrapped).
 
     Raises:
         ConfigError: if `weight` is negative or `pattern` is not a valid regex.
@@ -122,6 +124,10 @@ class FormatReward(Verifier):
         self.pattern = pattern
         self.max_answer_chars = max_answer_chars
         self.name = f"{verifier.name}+format"  # type: ignore[misc]
+        inner_spec = VerifierSpec.of(verifier)
+        if inner_spec is not None and inner_spec.wrapper is None:
+            inner_spec.with_wrapper(f"{__name__}:FormatReward", weight=weight, pattern=pattern,
+                                    max_answer_chars=max_answer_chars).record(self)
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
         """The inner scorer followed by the format check (picklable)."""

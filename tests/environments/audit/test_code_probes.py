@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.environments.audit.code import EXPLOIT_FAMILIES, code_probes, exploit_programs
-from rlvr.sandbox.local import find_bwrap
+from rlvr.sandbox.isolation import find_bwrap
 
 CYCLIC = {  # HumanEval/38's shape: the tests call a helper the prompt defines
     "format": "assert", "entry_point": "decode_cyclic",

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from rlvr.environments.audit import AuditReport, audit
-from rlvr.sandbox.local import find_bwrap
+from rlvr.sandbox.isolation import find_bwrap
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 NO_BWRAP = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap missing (apt install bubblewrap)")

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from rlvr.sandbox import LocalSandbox
 from rlvr.verifiers.code import UnitTestVerifier
+from rlvr.verifiers.code.execution import CHILD_SOURCE
 from rlvr.verifiers.code.rewrite import _Rewriter, instrument, instrument_cached
-from rlvr.verifiers.code.verifier import CHILD_SOURCE
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")
 

@@ -11,9 +11,10 @@ import pytest
 from rlvr.core.errors import MissingExtraError
 from rlvr.sandbox import LocalSandbox
 from rlvr.verifiers.code import UnitTestVerifier
-from rlvr.verifiers.code._pytest import run_pytest
+from rlvr.verifiers.code.config import CodeConfig
+from rlvr.verifiers.code.execution import Clock, SandboxFailure
+from rlvr.verifiers.code.pytest_format import run_pytest
 from rlvr.verifiers.code.spec import as_test_spec
-from rlvr.verifiers.code.verifier import CodeConfig, _Clock, _SandboxFailure
 from rlvr.verifiers.registry import get_verifier
 
 ADD_TESTS = {"format": "assert", "tests": "assert add(2, 3) == 5\nassert add(-1, 1) == 0\nassert add(0, 0) == 0"}
@@ -153,8 +154,8 @@ def test_pytest_missing_in_the_sandbox_is_an_error_verdict():
     config = CodeConfig()
     spec = as_test_spec({"format": "pytest", "files": {"test_sq.py": "from solution import square\n\n"
                                                                    "def test_sq():\n    assert square(3) == 9\n"}})
-    with pytest.raises(_SandboxFailure, match="pytest cannot be imported in the sandbox"):
-        run_pytest(spec, "def square(x):\n    return x * x\n", config, box, _Clock(30))
+    with pytest.raises(SandboxFailure, match="pytest cannot be imported in the sandbox"):
+        run_pytest(spec, "def square(x):\n    return x * x\n", config, box, Clock(30))
 
 
 @pytest.mark.skipif(importlib.util.find_spec("e2b") is not None, reason="e2b installed")

@@ -23,7 +23,7 @@ import pytest
 
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox import LocalSandbox, find_bwrap
-from rlvr.sandbox.local import sandbox_python
+from rlvr.sandbox.isolation import sandbox_python
 from rlvr.sandbox.site_packages import (
     STAGE_PREFIX,
     _files,
@@ -158,7 +158,7 @@ _CI_SCRIPT = textwrap.dedent("""
     import json, sys
     import pytest
     from rlvr.verifiers.code import UnitTestVerifier
-    from rlvr.verifiers.code._pytest import pytest_python_path
+    from rlvr.verifiers.code.pytest_format import pytest_python_path
     ref = json.loads(sys.argv[1])
     v = UnitTestVerifier(test_timeout_s=20, timeout_s=60, sandbox={"pool_size": 0, "require_full_isolation": True})
     good = v.verify("def square(x):\\n    return x * x\\n", ref)

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from rlvr.verifiers.terminal import load_harbor
-from rlvr.verifiers.terminal.grade import SYSTEM_DIRS, grade_workspace, link_roots, verdict_from_tests
+from rlvr.verifiers.terminal.grade import grade_workspace, verdict_from_tests
 from rlvr.verifiers.terminal.verifier import TerminalConfig, grader_site
+from rlvr.verifiers.terminal.workspace import SYSTEM_DIRS, link_roots
 
 HARBOR = Path(__file__).resolve().parents[2] / "data" / "terminal" / "harbor"
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")

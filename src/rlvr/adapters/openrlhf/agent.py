@@ -310,15 +310,15 @@ def agent_classes(env_id: str, env_args: Mapping[str, Any] | None = None) -> tup
 
     Raises:
         MissingExtraError: openrlhf is not installed.
-        ConfigError: the env cannot be built from `env_id` / `env_args` (see `check_reward_setup`).
+        ConfigError: the env cannot be built from `env_id` / `env_args` (see `build_scorer`).
     """
     require_openrlhf()
     from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 
-    from rlvr.adapters.openrlhf.reward import check_reward_setup
+    from rlvr.adapters.openrlhf.reward import build_scorer
 
     args = dict(env_args or {})
-    check_reward_setup(env_id, args, None)  # build the env now: a broken setup fails when OpenRLHF loads the file
+    build_scorer(env_id, args)  # build the env now: a broken setup fails when OpenRLHF loads the file
     instance_cls = type("AgentInstance", (_InstanceMixin, AgentInstanceBase), {
         "_rlvr_env_id": env_id, "_rlvr_env_args": args, "__init__": _InstanceMixin.__init__,
         "__doc__": f"OpenRLHF agent instance for rlvr's {env_id} (rlvr.adapters.openrlhf.agent.agent_classes).",

@@ -12,13 +12,14 @@ Written against OpenRLHF 0.11.2 (read in its wheel):
 - Multi-turn (`openrlhf/trainer/ray/vllm_engine.py`, `_load_agent_executor`): `--train.agent_func_path`
   names a `.py` file exporting `AgentExecutor`, a subclass of `AgentExecutorBase` built with no
   arguments; see `rlvr.adapters.openrlhf.agent`.
-- The reward file holds the env's verifier spec (`rlvr.adapters.export.verifier_spec`) and builds that
-  verifier when OpenRLHF imports it (`check_reward_setup`), without building the environment or
-  loading its dataset; an env whose verifier has no spec, and reward files written before specs,
-  rebuild the env (`rlvr.make(env_id, **env_args)`). The agent file rebuilds the env (its episodes step
-  it). Relative data paths in the env args are made absolute at export, since Ray workers run in
-  another folder. Both fail at startup on a broken setup rather than inside OpenRLHF's reward call,
-  whose `except` only logs at INFO level and then trains on a sample without a reward.
+- The reward file holds the env's verifier spec (`rlvr.adapters.export.export_spec`) and the export
+  format, and builds that verifier when OpenRLHF imports it (`check_reward_setup`), without building the
+  environment or loading its dataset; an env whose verifier has no spec rebuilds the env
+  (`rlvr.make(env_id, **env_args)`); a reward file of another export format is refused (re-run
+  `rlvr export`). The agent file rebuilds the env (its episodes step it). Relative data paths in the
+  env args are made absolute at export, since Ray workers run in another folder. Both fail at startup
+  on a broken setup rather than inside OpenRLHF's reward call, whose `except` only logs at INFO level
+  and then trains on a sample without a reward.
 """
 
 from __future__ import annotations
@@ -29,14 +30,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlvr.adapters.export import (
+    EXPORT_FORMAT,
     MANIFEST_NAME,
     ExportManifest,
     absolute_paths,
     decode_reference,
     encode_reference,
+    export_spec,
     is_multi_turn,
     prepare_folder,
-    verifier_spec,
     write_manifest,
 )
 from rlvr.core.errors import AdapterError, ConfigError
@@ -46,11 +48,8 @@ if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
 __all__ = [
-    "AGENT_FILE",
-    "EXPORT_FILES",
     "INPUT_KEY",
     "LABEL_KEY",
-    "REWARD_FILE",
     "decode_label",
     "export_openrlhf",
     "task_label",
@@ -141,6 +140,7 @@ import json
 
 from rlvr.adapters.openrlhf import reward as _rlvr_openrlhf
 
+EXPORT_FORMAT = {export_format!r}  # the `rlvr export` format of this file (rlvr refuses another)
 ENV_ID = {env_id!r}
 ENV_ARGS = json.loads({env_args_json!r})
 VERIFIER = json.loads({verifier_json!r})  # the verifier spec rewards are scored with; None: rebuild the env
@@ -148,7 +148,7 @@ TOKENIZER = {tokenizer!r}  # whose special tokens are stripped from responses; N
 
 # Build the verifier (and load the tokenizer) now, when OpenRLHF loads this file, so a broken setup fails
 # loudly at startup instead of being logged per sample by OpenRLHF's reward call.
-_rlvr_openrlhf.check_reward_setup(ENV_ID, ENV_ARGS, TOKENIZER, verifier=VERIFIER)
+_rlvr_openrlhf.check_reward_setup(ENV_ID, ENV_ARGS, TOKENIZER, verifier=VERIFIER, export_format=EXPORT_FORMAT)
 
 
 def reward_func(queries, prompts, labels, **kwargs):
@@ -184,11 +184,12 @@ def write_reward_file(directory: Path, *, env_id: str, env_args: dict[str, Any],
         env_id: the env id (the agent and a reward without a verifier spec rebuild the env from it).
         env_args: its factory arguments.
         tokenizer: the policy tokenizer whose special tokens the reward strips (None: trailing markers).
-        verifier: the env's verifier spec (`verifier_spec`); None makes the file rebuild the env.
+        verifier: the env's verifier spec (`export_spec`); None makes the file rebuild the env.
     """
     path = Path(directory) / REWARD_FILE
     path.write_text(_REWARD_SOURCE.format(env_id=env_id, env_args_json=_args_json(env_args), tokenizer=tokenizer,
-                                          verifier_json=json.dumps(verifier, sort_keys=True)))
+                                          verifier_json=json.dumps(verifier, sort_keys=True),
+                                          export_format=EXPORT_FORMAT))
     return path
 
 
@@ -258,13 +259,14 @@ def export_openrlhf(
     if val:
         files["val"] = "val.jsonl"
         _write_jsonl(directory / "val.jsonl", val)
-    spec = verifier_spec(env.verifier)
+    spec = export_spec(env.verifier)
     files["reward"] = write_reward_file(directory, env_id=env_id, env_args=env_args, tokenizer=tokenizer,
                                         verifier=spec).name
     multi = is_multi_turn(env)
     if multi:
         files["agent"] = write_agent_file(directory, env_id=env_id, env_args=env_args).name
     manifest = ExportManifest(backend="openrlhf", env_id=env_id, env_args=dict(env_args), multi_turn=multi,
-                              n_train=len(train), n_val=len(val), files=files, verifier=spec)
+                              n_train=len(train), n_val=len(val), files=files, verifier=spec,
+                              reference_format="json")  # references travel inside the JSON label
     write_manifest(directory, manifest)
     return manifest

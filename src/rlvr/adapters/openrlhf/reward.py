@@ -12,7 +12,8 @@ Written against OpenRLHF 0.11.2 (read in its wheel):
   `reward_func` here strips the prompt (`response_text`) and the tokenizer's special tokens, decodes
   the label and scores the text with the env's verifier (`rlvr.adapters.export.verify_text`), exactly
   as every other backend does. The verifier is built from the spec the reward file holds, once per
-  process (`cached_verifier`); a reward file without one rebuilds the env (`cached_env`).
+  process (`VerifierSpec.cached`); a reward file without one rebuilds the env (`cached_env`); a reward
+  file of another export format is refused at import (`check_reward_setup`: re-run `rlvr export`).
 
 Error verdicts (reward None). OpenRLHF 0.11.2 has no masking of individual samples: a `None` reward
 makes `SamplesGenerator._process_response_into_experience` build an Experience without rewards, and
@@ -38,18 +39,20 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rlvr.adapters.export import cached_env, cached_verifier, verify_text
+from rlvr.adapters.export import cached_env, check_export_format, verify_text
 from rlvr.adapters.openrlhf.data import decode_label
 from rlvr.core.errors import AdapterError, ConfigError, MissingExtraError, RlvrError
 from rlvr.core.metrics import status_fractions
 from rlvr.core.types import STATUSES, Verdict
 from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.registry import VerifierSpec
 
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
 __all__ = [
     "EXTRA_LOG_KEYS",
+    "build_scorer",
     "check_reward_setup",
     "extra_logs",
     "read_sample",
@@ -70,30 +73,40 @@ _REPLACEMENT = "\ufffd"
 
 
 def check_reward_setup(env_id: str, env_args: Mapping[str, Any] | None, tokenizer: str | None,
-                       verifier: Mapping[str, Any] | None = None) -> None:
+                       verifier: Mapping[str, Any] | None = None, export_format: int | None = None) -> None:
     """Build the verifier and load the tokenizer's special tokens once; what the reward file runs at import.
 
-    The verifier comes from its spec (`cached_verifier`); without a spec the env is built (`cached_env`).
+    The verifier comes from its spec (`VerifierSpec.cached`); without a spec the env is built (`cached_env`).
 
     OpenRLHF's `SingleTurnAgentExecutor` calls `reward_func` inside a `try` that only logs failures
     (`logger.info`) and then trains on a sample without a reward, so setup errors are raised here,
     when `RolloutRayActor` loads the file.
 
     Raises:
-        ConfigError: the verifier or env cannot be built (the message names the env id, its args and
-            the cause).
+        ConfigError: the file is of another export format (`export_format`; re-run `rlvr export`), or the
+            verifier or env cannot be built (`build_scorer`).
+    """
+    check_export_format(export_format, f"the OpenRLHF reward file of env {env_id!r}")
+    build_scorer(env_id, env_args, verifier)
+    if tokenizer:
+        special_tokens(tokenizer)
+
+
+def build_scorer(env_id: str, env_args: Mapping[str, Any] | None, verifier: Mapping[str, Any] | None = None) -> None:
+    """Build, once per process, what scores the export's samples: the verifier of its spec, else the env.
+
+    Raises:
+        ConfigError: it cannot be built (the message names the env id, its args and the cause).
     """
     try:
         if verifier:
-            cached_verifier(verifier)
+            VerifierSpec.parse(verifier).cached()
         else:
             cached_env(env_id, dict(env_args or {}))
     except RlvrError as exc:
         raise ConfigError(f"rlvr reward for OpenRLHF cannot build env {env_id!r} with args {dict(env_args or {})}: "
                           f"{exc}; check that the export's env args are valid in the trainer's environment "
                           "(rlvr version, data paths) and re-run `rlvr export --backend openrlhf`") from exc
-    if tokenizer:
-        special_tokens(tokenizer)
 
 
 def _strip_prompt(query: str, prompt: str) -> str | None:
@@ -219,8 +232,8 @@ def reward_func(
         env_id: the env whose verifier scores, rebuilt (once per process, `cached_env`) only without `verifier`.
         env_args: its factory arguments.
         tokenizer: the policy tokenizer whose special tokens are stripped (see `response_text`).
-        verifier: the verifier spec (`rlvr.adapters.export.verifier_spec`), built once per process;
-            reward files written before specs pass none.
+        verifier: the verifier spec (`rlvr.adapters.export.export_spec`), built once per process; None:
+            the env's verifier.
 
     Returns:
         `{"rewards": Tensor[N], "scores": Tensor[N], "extra_logs": {key: Tensor[N]}}` (float32); an
@@ -233,7 +246,7 @@ def reward_func(
 
     if not len(queries) == len(prompts) == len(labels):
         raise AdapterError(f"reward_func got {len(queries)} queries, {len(prompts)} prompts, {len(labels)} labels")
-    scorer = cached_verifier(verifier) if verifier else cached_env(env_id, env_args).verifier
+    scorer = VerifierSpec.parse(verifier).cached() if verifier else cached_env(env_id, env_args).verifier
     specials = special_tokens(tokenizer) if tokenizer else None
     verdicts = [score_query(scorer, q, p, lab, specials) for q, p, lab in zip(queries, prompts, labels, strict=True)]
     values = [math.nan if v.reward is None else float(v.reward) for v in verdicts]

@@ -19,7 +19,13 @@ from typing import Any
 from rlvr.adapters.export import is_multi_turn
 from rlvr.adapters.verl.data import AGENT_LOOP_TARGET, AGENT_NAME, export_verl, task_row
 from rlvr.adapters.verl.launch import VERL_CPU_OVERRIDES, require_verl, verl_command, verl_config, verl_overrides
-from rlvr.adapters.verl.reward import ON_ERROR, ON_ERROR_KEY, ErrorVerdict, compute_score, reward_extra_info
+from rlvr.adapters.verl.reward import (
+    ON_ERROR,
+    ON_ERROR_KEY,
+    UnscorableSampleError,
+    compute_score,
+    reward_extra_info,
+)
 
 __all__ = [
     "AGENT_LOOP_TARGET",
@@ -27,7 +33,7 @@ __all__ = [
     "ON_ERROR",
     "ON_ERROR_KEY",
     "VERL_CPU_OVERRIDES",
-    "ErrorVerdict",
+    "UnscorableSampleError",
     "compute_score",
     "export_verl",
     "is_multi_turn",

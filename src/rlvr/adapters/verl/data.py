@@ -13,7 +13,7 @@ train.parquet / val.parquet   rows: data_source (env id), prompt (chat messages)
                               or JSON (`reference_format`)},
                               extra_info {index, split, task_id, env_id, env_args (JSON),
                               verifier (the verifier spec as JSON, "" when the env has none),
-                              reference_format ("text" or "json")},
+                              reference_format ("text" or "json"), export_format (`EXPORT_FORMAT`)},
                               agent_name ("rlvr_agent", multi-turn envs only)
 reward.py                     compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw)
 agent_loop.yaml               multi-turn only: [{name: rlvr_agent, _target_: rlvr.adapters.verl.agent.RlvrAgentLoop}]
@@ -21,8 +21,8 @@ rlvr_export.json              the manifest (`rlvr.adapters.export`)
 ```
 
 `compute_score` (`rlvr.adapters.verl.reward`) builds the verifier from the row's spec (once per process)
-and never the environment; rows without a spec (envs whose verifier has none, older exports: JSON
-ground truth, env id + env args only) rebuild the environment as before and score identically.
+and never the environment; rows without a spec (envs whose verifier has none) rebuild the environment
+and score identically; rows of another export format are refused (re-run `rlvr export`).
 `rlvr.adapters.verl.launch.verl_overrides` points veRL's config at these files.
 """
 
@@ -34,14 +34,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlvr.adapters.export import (
+    EXPORT_FORMAT,
     MANIFEST_NAME,
     ExportManifest,
     absolute_paths,
     encode_reference,
+    export_spec,
     is_multi_turn,
     prepare_folder,
     reference_format,
-    verifier_spec,
     write_manifest,
 )
 from rlvr.adapters.verl.reward import check_on_error
@@ -51,15 +52,7 @@ from rlvr.core.types import Task
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
-__all__ = [
-    "AGENT_LOOP_TARGET",
-    "AGENT_NAME",
-    "EXPORT_FILES",
-    "agent_loop_config_source",
-    "export_verl",
-    "reward_module_source",
-    "task_row",
-]
+__all__ = ["AGENT_LOOP_TARGET", "AGENT_NAME", "export_verl", "task_row"]
 
 AGENT_NAME = "rlvr_agent"
 """`agent_name` of multi-turn rows; the name `agent_loop.yaml` registers `RlvrAgentLoop` under."""
@@ -86,7 +79,7 @@ def task_row(task: Task, *, env_id: str, env_args: Mapping[str, Any], index: int
         index: the row's index in its split.
         split: 'train' or 'val'.
         multi_turn: name rlvr's agent loop (`agent_name`).
-        verifier: the env's verifier spec (`rlvr.adapters.export.verifier_spec`), None when it has none.
+        verifier: the env's verifier spec (`rlvr.adapters.export.export_spec`), None when it has none.
         fmt: how the reference is stored, 'text' (a plain string) or 'json' (`encode_reference`).
 
     Raises:
@@ -103,7 +96,7 @@ def task_row(task: Task, *, env_id: str, env_args: Mapping[str, Any], index: int
         "reward_model": {"style": "rule", "ground_truth": encode_reference(task, fmt)},
         "extra_info": {"index": index, "split": split, "task_id": task.id, "env_id": env_id, "env_args": args_json,
                        "verifier": json.dumps(verifier, sort_keys=True) if verifier else "",
-                       "reference_format": fmt},
+                       "reference_format": fmt, "export_format": EXPORT_FORMAT},
     }
     if multi_turn:
         row["agent_name"] = AGENT_NAME
@@ -144,7 +137,7 @@ def reward_module_source(directory: Path, on_error: str = "raise") -> str:
 veRL loads `compute_score` from this file (reward.custom_reward_function.path/name) and calls it once
 per sample; it delegates to `rlvr.adapters.verl.reward.compute_score`, which builds the verifier
 from each row's extra_info (its spec; the environment of {directory.name}/rlvr_export.json when the
-row has none) and scores the response with it.
+row has none) and scores the response with it. Rows of another `rlvr export` format are refused.
 """
 
 from typing import Any
@@ -212,7 +205,7 @@ def export_verl(
     train, val = _select(env, limit, val_size)
     multi = is_multi_turn(env)
     prepare_folder(directory, overwrite, EXPORT_FILES)
-    spec, fmt = verifier_spec(env.verifier), reference_format([*train, *val])
+    spec, fmt = export_spec(env.verifier), reference_format([*train, *val])
     files = {"train": "train.parquet", "reward": REWARD_FILE}
 
     def rows(tasks: list[Task], split: str) -> list[dict[str, Any]]:

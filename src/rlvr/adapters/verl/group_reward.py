@@ -39,7 +39,7 @@ from rlvr.core.errors import AdapterError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.judge.config import judge_reference
 
-__all__ = ["compute_score_batch", "group_key", "question_of"]  # + RlvrGroupRewardManager, built on access
+__all__ = ["compute_score_batch"]  # + RlvrGroupRewardManager, built on access
 
 _TASKS: dict[str, dict[str, Any]] = {}
 _TASKS_LOCK = threading.Lock()

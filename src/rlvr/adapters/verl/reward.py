@@ -3,7 +3,8 @@
 Single-turn: veRL's default `single_turn_agent` loop generates, then its reward loop
 (`RewardLoopWorker` -> `NaiveRewardManager.run_single`) decodes the response with
 `skip_special_tokens=True` and calls `compute_score`, which builds the verifier from the row's spec
-once per process (`cached_verifier`; rows without a spec rebuild the env, `cached_env`) and returns
+once per process (`VerifierSpec.cached`; rows of an env whose verifier has no spec rebuild the env,
+`cached_env`; rows of another export format are refused: re-run `rlvr export`) and returns
 `{"score": reward, "rlvr_status": status, "rlvr_<status>": 0/1, ...}`.
 Every key of the dict lands in `reward_extra_info` (veRL copies the whole dict) and the key set is the
 same for every sample, as veRL's batching requires (`np.array([info[key] ...])` over the keys of the
@@ -24,8 +25,8 @@ and only a batch in which *no* group has a trajectory stops veRL (RuntimeError: 
 batch failed, i.e. the grader is broken for everything). `trainer.v1.sampler.sync_refill_failed_groups=True`
 (opt-in) evicts trajectory-less groups and refills them with fresh prompts instead (metric
 `training/rollout_failure/evicted_samples`). So by default (`on_error="raise"`) an error verdict
-raises `ErrorVerdict` naming the task and the verifier's detail. Validation metrics count no error
-verdict as 0 (rlvr emits no `acc` key, the only one veRL pads for failed sessions).
+raises `UnscorableSampleError` naming the task and the verifier's detail. Validation metrics count no
+error verdict as 0 (rlvr emits no `acc` key, the only one veRL pads for failed sessions).
 
 `on_error="nan"` returns a NaN score instead: veRL's GRPO then gives the whole group NaN advantages,
 the mini-batch loss and grad norm are NaN and the FSDP engine skips that optimizer step
@@ -47,10 +48,11 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rlvr.adapters.export import cached_env, cached_verifier, decode_reference, verify_text
+from rlvr.adapters.export import cached_env, check_export_format, decode_reference, verify_text
 from rlvr.core.errors import AdapterError, ConfigError
 from rlvr.core.metrics import status_fractions
 from rlvr.core.types import Verdict
+from rlvr.verifiers.registry import VerifierSpec
 
 if TYPE_CHECKING:
     from rlvr.verifiers.base import Verifier
@@ -58,13 +60,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ON_ERROR",
     "ON_ERROR_KEY",
-    "ErrorVerdict",
+    "UnscorableSampleError",
     "check_on_error",
     "compute_score",
     "env_of",
     "reward_extra_info",
     "row_reference",
-    "row_verifier",
     "score_result",
 ]
 
@@ -75,8 +76,8 @@ ON_ERROR: tuple[str, ...] = ("raise", "nan")
 """What an error verdict becomes in veRL (module docstring): a failed rollout, or a NaN score."""
 
 
-class ErrorVerdict(AdapterError):
-    """The verifier could not score a sample (an `error` verdict); raised so veRL drops the rollout.
+class UnscorableSampleError(AdapterError):
+    """The verifier could not score a sample (its verdict is `error`): raised so that veRL drops the rollout.
 
     Attributes:
         verdict: the error verdict.
@@ -119,14 +120,14 @@ def score_result(verdict: Verdict, *, on_error: str = "raise", where: str = "") 
     """(score, reward_extra_info) for a verdict; an error verdict raises or scores NaN (`on_error`).
 
     Raises:
-        ErrorVerdict: `verdict.reward` is None and `on_error` is 'raise'.
+        UnscorableSampleError: `verdict.reward` is None and `on_error` is 'raise'.
     """
     on_error = check_on_error(on_error)
     if verdict.reward is None:
         if on_error == "raise":
-            raise ErrorVerdict(f"{where or 'sample'}: the verifier could not score it ({verdict.detail}); "
-                               "rlvr raises so veRL drops this rollout instead of learning a fake 0 "
-                               "(on_error='nan' scores NaN instead)", verdict)
+            raise UnscorableSampleError(f"{where or 'sample'}: the verifier could not score it ({verdict.detail}); "
+                                        "rlvr raises so veRL drops this rollout instead of learning a fake 0 "
+                                        "(on_error='nan' scores NaN instead)", verdict)
         score = math.nan
     else:
         score = float(verdict.reward)
@@ -155,32 +156,44 @@ def _row_names(data_source: Any, extra_info: Any) -> tuple[str, str]:
     return str(info.get("env_id") or data_source), str(info.get("task_id", "?"))
 
 
+def _row_info(data_source: Any, extra_info: Any) -> Mapping[str, Any]:
+    """A row's `extra_info`, checked to be of this rlvr's export format.
+
+    Raises:
+        ConfigError: the row was written in another export format (re-run `rlvr export`).
+    """
+    info = extra_info if isinstance(extra_info, Mapping) else {}
+    check_export_format(info.get("export_format"), f"the veRL row of task {info.get('task_id', '?')!r} "
+                        f"({info.get('env_id') or data_source})")
+    return info
+
+
 def row_verifier(data_source: Any, extra_info: Any) -> Verifier:
     """The verifier that scores a row: built from `extra_info["verifier"]` (its spec), cached per process.
 
-    A row without a spec (an env whose verifier has none, or an export written before specs) gets
-    its environment's verifier (`cached_env(env_id, env_args)`, which loads the env's dataset).
+    A row of an env whose verifier has no spec gets its environment's verifier
+    (`cached_env(env_id, env_args)`, which loads the env's dataset).
 
     Raises:
         AdapterError: the row names neither a spec nor an environment.
-        ConfigError: the spec or the environment cannot be built.
+        ConfigError: the row is of another export format, or the spec or the environment cannot be built.
     """
-    info = extra_info if isinstance(extra_info, Mapping) else {}
-    spec = info.get("verifier")
+    spec = _row_info(data_source, extra_info).get("verifier")
     if spec:
-        return cached_verifier(spec)
+        return VerifierSpec.parse(spec).cached()
     env_id, env_args, _ = env_of(data_source, extra_info)
     return cached_env(env_id, env_args).verifier
 
 
 def row_reference(ground_truth: Any, extra_info: Any) -> Any:
-    """The decoded reference of a row: plain text or JSON as `extra_info["reference_format"]` says (default JSON).
+    """The decoded reference of a row: plain text or JSON as `extra_info["reference_format"]` says.
 
     Raises:
+        ConfigError: the row is of another export format.
         AdapterError: the stored reference is not the JSON `rlvr export` writes.
     """
-    info = extra_info if isinstance(extra_info, Mapping) else {}
-    return decode_reference(ground_truth, str(info.get("reference_format") or "json"))
+    info = _row_info(None, extra_info)
+    return decode_reference(ground_truth, str(info.get("reference_format")))
 
 
 def compute_score(
@@ -193,7 +206,7 @@ def compute_score(
     """The veRL reward function: score one decoded response with the env's verifier.
 
     The verifier comes from the row's spec (`row_verifier`: built once per process, no environment);
-    a row without one (older exports) rebuilds the environment, as before.
+    a row of an env whose verifier has no spec rebuilds the environment.
 
     veRL calls it as `compute_score(data_source=..., solution_str=..., ground_truth=...,
     extra_info=...)` (`NaiveRewardManager.run_single`; `solution_str` is the response decoded with
@@ -203,7 +216,7 @@ def compute_score(
         data_source: the row's `data_source` (env id).
         solution_str: the model's response text.
         ground_truth: `reward_model.ground_truth`, the reference `rlvr export` wrote (a plain string or
-            JSON, as `extra_info["reference_format"]` says; JSON when it says nothing).
+            JSON, as `extra_info["reference_format"]` says).
         extra_info: the row's `extra_info` (verifier spec, env id, env args JSON, task id); veRL adds
             `num_turns` and `rollout_reward_scores`, which are ignored.
         **kwargs: `on_error` ('raise' default, or 'nan'); other keys veRL passes are ignored.
@@ -213,10 +226,11 @@ def compute_score(
         `env.verifier.verify(solution_str, reference)` gives it.
 
     Raises:
-        ErrorVerdict: an error verdict with `on_error='raise'` (a reference that is not valid JSON is
+        UnscorableSampleError: an error verdict with `on_error='raise'` (a reference that is not valid JSON is
             an error verdict too); veRL then drops the rollout (module docstring).
         AdapterError: the sample does not say which environment scores it.
-        ConfigError: the row's verifier spec or environment cannot be built.
+        ConfigError: the row is of another export format (re-run `rlvr export`), or its verifier spec or
+            environment cannot be built.
     """
     env_id, task_id = _row_names(data_source, extra_info)
     verifier = row_verifier(data_source, extra_info)

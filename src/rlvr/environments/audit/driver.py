@@ -110,13 +110,13 @@ def verifier_domain(verifier: Any) -> str:
     Raises:
         ConfigError: the verifier is of none of these types (the message names its type).
     """
-    from rlvr.verifiers.registry import VERIFIERS
+    from rlvr.verifiers.registry import registry
 
     inner = verifier
     while hasattr(inner, "inner"):
         inner = inner.inner
     for name in DOMAINS:
-        module, _, attr = VERIFIERS[name].partition(":")
+        module, _, attr = str(registry.spec(name).entry_point).partition(":")
         if any(c.__name__ == attr and (c.__module__ == module or c.__module__.startswith(module + "."))
                for c in type(inner).__mro__):
             return name

@@ -9,6 +9,7 @@ verdicts for the same rows.
 
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
@@ -16,12 +17,12 @@ from typing import Any, ClassVar
 
 from rlvr.core.types import Verdict
 from rlvr.runners.rows import Batch, BatchResult, RowKeys, batched, score_rows
-from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers.base import PooledVerifier, Verifier, VerifierConfig
 
 __all__ = ["Engine", "drive", "failed_rows"]
 
 
-class _Failed(Verifier):
+class _Failed(PooledVerifier):
     """Gives every well-formed row the same error verdict (for rows whose verification kept failing)."""
 
     name: ClassVar[str] = "failed"
@@ -30,13 +31,13 @@ class _Failed(Verifier):
         super().__init__(VerifierConfig(scoring="inline"))
         self.reason = reason
 
-    def scorer(self) -> Callable[[str, Any], Verdict]:  # pragma: no cover - verify_batch is overridden
-        """Not used: `verify_batch` answers directly."""
-        raise NotImplementedError
+    def scorer(self) -> Callable[[str, Any], Verdict]:
+        """One error verdict per pair, whatever the pair."""
+        return functools.partial(_failed, self.reason)
 
-    def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
-        """One error verdict per pair."""
-        return [Verdict.error(self.reason) for _ in pairs]
+
+def _failed(reason: str, response: str, reference: Any) -> Verdict:
+    return Verdict.error(reason)
 
 
 def failed_rows(batch: Batch, keys: RowKeys, reason: str, attempts: int) -> BatchResult:

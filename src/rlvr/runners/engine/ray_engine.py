@@ -29,7 +29,7 @@ from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
 from rlvr.core.types import Verdict
 from rlvr.runners.engine.base import Engine, failed_rows
 from rlvr.runners.rows import Batch, BatchResult, RowKeys, score_rows
-from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.base import PooledVerifier, Verifier
 
 __all__ = ["RayEngine", "RayVerifier"]
 
@@ -45,8 +45,7 @@ class _VerifyActor:
 
     def ready(self) -> int:
         """Start the verifier's worker processes now; return this actor's process id."""
-        if self.verifier.config.scoring == "process":
-            self.verifier._get_pool(self.workers).warm()
+        self.verifier.warm(self.workers)
         return os.getpid()
 
     def score(self, batch: Batch, keys: RowKeys) -> BatchResult:
@@ -253,7 +252,7 @@ class RayEngine(Engine):
             self._ray.shutdown()
 
 
-class RayVerifier(Verifier):
+class RayVerifier(PooledVerifier):
     """The engine's verifier, but scoring on the Ray actors (`verify`, `averify`, `verify_batch`).
 
     Closing it does not stop the engine; close the engine.

@@ -154,7 +154,7 @@ def _verl_statuses(rollout_dir: Path, export_dir: Path) -> dict[int, dict[str, f
     ground truth (in the export's reference format). {} when nothing was dumped or the
     environment cannot be built in this interpreter.
     """
-    from rlvr.adapters.export import cached_verifier, decode_reference, read_manifest, verify_text
+    from rlvr.adapters.export import decode_reference, read_manifest, verify_text
     from rlvr.core.errors import RlvrError
     from rlvr.environments.registry import make
 
@@ -164,8 +164,9 @@ def _verl_statuses(rollout_dir: Path, export_dir: Path) -> dict[int, dict[str, f
     env = None
     try:
         manifest = read_manifest(export_dir)
-        if manifest.verifier:  # the export's verifier spec: no environment (nor its dataset) needed
-            verifier = cached_verifier(manifest.verifier)
+        spec = manifest.verifier_spec
+        if spec is not None:  # the export's verifier spec: no environment (nor its dataset) needed
+            verifier = spec.cached()
         else:
             env = make(manifest.env_id, **manifest.env_args)
             verifier = env.verifier

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["GUEST_DIR"]
+__all__ = ["GUEST_DIR", "SUPERVISOR"]
 
 GUEST_DIR = Path(__file__).parent
 """The folder of the guest scripts, read by the host to copy them into sandboxes."""
+
+SUPERVISOR = GUEST_DIR / "rlvr_supervisor.py"
+"""The code sandbox's supervisor script (a pre-started worker of `LocalSandbox.run_python`; `--once` on E2B)."""

@@ -42,36 +42,36 @@ from typing import Any
 try:  # the host (type checking, tests) imports the package; the sandbox runs the files side by side
     from rlvr.sandbox.guest import rlvr_session_pytest
     from rlvr.sandbox.guest.rlvr_session_proc import (
-        _collect,
-        _finish_process,
-        _pids,
-        _reap,
-        _set_limits,
-        _spawn,
         child_stdio,
+        collect_output,
+        finish_process,
         kill_others,
         memory_guard,
         orphans,
+        reap_children,
+        sandbox_pids,
+        set_process_limits,
+        spawn_process,
     )
     from rlvr.sandbox.guest.rlvr_session_shell import Shell
-    from rlvr.sandbox.guest.rlvr_supervisor import _nondumpable
+    from rlvr.sandbox.guest.rlvr_supervisor import make_nondumpable
 except ImportError:  # pragma: no cover - inside the sandbox
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import rlvr_session_pytest  # type: ignore[import-not-found,no-redef]
     from rlvr_session_proc import (  # type: ignore[import-not-found,no-redef]
-        _collect,
-        _finish_process,
-        _pids,
-        _reap,
-        _set_limits,
-        _spawn,
         child_stdio,
+        collect_output,
+        finish_process,
         kill_others,
         memory_guard,
         orphans,
+        reap_children,
+        sandbox_pids,
+        set_process_limits,
+        spawn_process,
     )
     from rlvr_session_shell import Shell  # type: ignore[import-not-found,no-redef]
-    from rlvr_supervisor import _nondumpable  # type: ignore[import-not-found,no-redef]
+    from rlvr_supervisor import make_nondumpable  # type: ignore[import-not-found,no-redef]
 
 
 class _Channels:
@@ -219,7 +219,7 @@ def op_exec(req: dict[str, Any], nice: int) -> dict[str, Any]:
     deadline = start + float(req.get("timeout_s", 60))
     if server is not None:
         server.deadline = deadline
-    pid = _spawn(req["command"], req.get("cwd") or "/", req.get("env") or {}, req.get("limits") or {}, nice,
+    pid = spawn_process(req["command"], req.get("cwd") or "/", req.get("env") or {}, req.get("limits") or {}, nice,
                  (out_w, err_w), keep=channels.child_fds())
     os.close(out_w)
     os.close(err_w)
@@ -239,9 +239,9 @@ def op_exec(req: dict[str, Any], nice: int) -> dict[str, Any]:
         memory_guard(memory)
 
     handlers = {**(server.handlers if server is not None else {}), **channels.handlers()}
-    (out, err), timed_out, status = _collect(pid, [out_r, err_r], deadline, int(req.get("max_output", 1 << 16)),
+    (out, err), timed_out, status = collect_output(pid, [out_r, err_r], deadline, int(req.get("max_output", 1 << 16)),
                                              handlers or None, tick if server is not None else None)
-    code, sig = _finish_process(pid, None if timed_out else status)
+    code, sig = finish_process(pid, None if timed_out else status)
     for fd in (out_r, err_r):
         os.close(fd)
     reply: dict[str, Any] = {"stdout": out.text(), "stderr": err.text(), "exit_code": code, "signal": sig,
@@ -276,7 +276,7 @@ def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
             os.chdir(req.get("cwd") or "/")
             os.environ.clear()
             os.environ.update(req.get("env") or {})
-            _set_limits(req.get("limits") or {}, int(req.get("nice", 0)))
+            set_process_limits(req.get("limits") or {}, int(req.get("nice", 0)))
             sys.stdout = os.fdopen(1, "w", encoding="utf-8", closefd=False)
             sys.stderr = os.fdopen(2, "w", encoding="utf-8", closefd=False)
             sys.argv = ["pytest"]
@@ -288,9 +288,9 @@ def op_pytest(req: dict[str, Any]) -> dict[str, Any]:
     for fd in (out_r, err_r, res_r):
         os.set_blocking(fd, False)
     cap = int(req.get("max_output", 1 << 16))
-    (out, err, res), timed_out, status = _collect(pid, [out_r, err_r, res_r],
+    (out, err, res), timed_out, status = collect_output(pid, [out_r, err_r, res_r],
                                                   start + float(req.get("timeout_s", 60)), max(cap, 1 << 22))
-    code, sig = _finish_process(pid, None if timed_out else status)
+    code, sig = finish_process(pid, None if timed_out else status)
     for fd in (out_r, err_r, res_r):
         os.close(fd)
     report = bytes(res.head) + bytes(res.tail)
@@ -456,7 +456,7 @@ def serve(inp: Any, out: Any) -> None:  # noqa: C901 - one dispatch loop
     while True:
         watch = [fd] + ([shell.master, shell.err_r] if shell is not None else [])
         readable, _, _ = select.select(watch, [], [], 0.5)
-        _reap()
+        reap_children()
         if shell is not None:  # background jobs between commands are held to the same budgets
             shell.memory_notes += memory_guard(int(shell.limits.get("memory_total") or 0), keep=(shell.pid,))
         if shell is not None and readable and fd not in readable:
@@ -499,7 +499,7 @@ def serve(inp: Any, out: Any) -> None:  # noqa: C901 - one dispatch loop
                     path = req["path"]
                     reply = {"names": sorted(os.listdir(path)) if os.path.isdir(path) else []}
                 elif op == "processes":
-                    reply = {"count": len([p for p in _pids() if p != os.getpid()])}
+                    reply = {"count": len([p for p in sandbox_pids() if p != os.getpid()])}
                 elif op == "reap_excess":
                     keep = (shell.pid,) if shell is not None else ()
                     reply = {"killed": kill_others(keep)}
@@ -518,7 +518,7 @@ def serve(inp: Any, out: Any) -> None:  # noqa: C901 - one dispatch loop
 
 def main() -> None:
     """Become the sandbox's supervisor: non-dumpable, orphans reaped, requests served."""
-    _nondumpable()  # PR_SET_DUMPABLE = 0: no ptrace, no /proc/1/fd for the sandbox's other processes
+    make_nondumpable()  # PR_SET_DUMPABLE = 0: no ptrace, no /proc/1/fd for the sandbox's other processes
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     out = os.fdopen(os.dup(1), "wb")
     inp = os.fdopen(os.dup(0), "rb")

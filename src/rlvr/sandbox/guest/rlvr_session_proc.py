@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 try:  # the host (type checking, tests) imports the package; the sandbox runs the files side by side
-    from rlvr.sandbox.guest.rlvr_supervisor import _set_limits as _set_rlimits
+    from rlvr.sandbox.guest.rlvr_supervisor import set_rlimits
 except ImportError:  # pragma: no cover - inside the sandbox
-    from rlvr_supervisor import _set_limits as _set_rlimits  # type: ignore[import-not-found,no-redef]
+    from rlvr_supervisor import set_rlimits  # type: ignore[import-not-found,no-redef]
 
 CMD_DIR = "/run/rlvr/cmd"
 BACKLOG_CAP = 1 << 16
@@ -23,7 +23,7 @@ BACKLOG_CAP = 1 << 16
 _EXITED: dict[int, int] = {}
 
 
-def _reap() -> None:
+def reap_children() -> None:
     """Reap every exited child (as init we adopt all orphans); remember the statuses."""
     while True:
         try:
@@ -36,7 +36,7 @@ def _reap() -> None:
 
 
 def _status(pid: int) -> int | None:
-    _reap()
+    reap_children()
     return _EXITED.pop(pid, None)
 
 
@@ -49,15 +49,15 @@ def _wait(pid: int, timeout_s: float) -> int | None:
         time.sleep(0.002)
 
 
-def _set_limits(limits: dict[str, Any], nice: int) -> None:
-    """The code sandbox's rlimits (`rlvr_supervisor._set_limits`, the same names), then `nice`."""
-    _set_rlimits(limits)
+def set_process_limits(limits: dict[str, Any], nice: int) -> None:
+    """The code sandbox's rlimits (`rlvr_supervisor.set_rlimits`, the same names), then `nice`."""
+    set_rlimits(limits)
     if nice:
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, 0, nice)
 
 
-def _pids() -> list[int]:
+def sandbox_pids() -> list[int]:
     """Pids of the namespace's live processes (zombies, which only wait to be reaped, left out)."""
     out = []
     for name in os.listdir("/proc"):
@@ -87,7 +87,7 @@ def memory_guard(limit_bytes: int, keep: tuple[int, ...] = ()) -> list[str]:
         return []
     me = os.getpid()
     sizes = []
-    for pid in _pids():
+    for pid in sandbox_pids():
         if pid == me:
             continue
         try:
@@ -113,7 +113,7 @@ def orphans(keep: tuple[int, ...] = ()) -> list[int]:
     """Live processes whose parent is this init (their own parent exited), except `keep`."""
     out = []
     me = os.getpid()
-    for pid in _pids():
+    for pid in sandbox_pids():
         if pid == me or pid in keep:
             continue
         try:
@@ -132,12 +132,12 @@ def kill_others(keep: tuple[int, ...] = ()) -> int:
     `kill(-1, SIGSTOP)` first freezes all of them at once, so a fork bomb cannot refill the
     process table while they are killed one by one; the processes in `keep` are continued after.
     """
-    killed = {p for p in _pids() if p != os.getpid() and p not in keep}  # counted before any of them dies
+    killed = {p for p in sandbox_pids() if p != os.getpid() and p not in keep}  # counted before any of them dies
     deadline = time.monotonic() + 5.0
     with contextlib.suppress(OSError):
         os.kill(-1, signal.SIGSTOP if keep else signal.SIGKILL)
     while time.monotonic() < deadline:
-        victims = [p for p in _pids() if p != os.getpid() and p not in keep]
+        victims = [p for p in sandbox_pids() if p != os.getpid() and p not in keep]
         if not victims:
             break
         if not keep:
@@ -147,12 +147,12 @@ def kill_others(keep: tuple[int, ...] = ()) -> int:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         killed.update(victims)
-        _reap()
+        reap_children()
         time.sleep(0.002)
     for pid in keep:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGCONT)
-    _reap()
+    reap_children()
     return len(killed)
 
 
@@ -198,7 +198,7 @@ def _read_ready(fd: int) -> bytes | None:
 
 def _status_peek(pid: int) -> bool:
     """True when `pid` has exited (its status stays available to `_status`)."""
-    _reap()
+    reap_children()
     return pid in _EXITED
 
 
@@ -212,7 +212,7 @@ def child_stdio(out_fd: int, err_fd: int) -> None:
     os.close(devnull)
 
 
-def _spawn(command: str, cwd: str, env: dict[str, str], limits: dict[str, Any], nice: int,
+def spawn_process(command: str, cwd: str, env: dict[str, str], limits: dict[str, Any], nice: int,
            fds: tuple[int, int], keep: dict[int, int] | None = None) -> int:
     """Fork and exec `bash -c command`; `keep` maps fd numbers the child gets to fds of this process."""
     pid = os.fork()
@@ -229,14 +229,14 @@ def _spawn(command: str, cwd: str, env: dict[str, str], limits: dict[str, Any], 
                 start = target + 1
             os.closerange(start, 1 << 16)
             os.chdir(cwd)
-            _set_limits(limits, nice)
+            set_process_limits(limits, nice)
             os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "-c", command], env)
         finally:
             os._exit(127)
     return pid
 
 
-def _collect(pid: int, fds: list[int], deadline: float, cap: int, extra: dict[int, Any] | None = None,
+def collect_output(pid: int, fds: list[int], deadline: float, cap: int, extra: dict[int, Any] | None = None,
              tick: Any = None) -> tuple[list[_Capped], bool, int | None]:
     """Read `fds` until `pid` exited and they closed (or the deadline); `extra` fd -> callback when readable.
 
@@ -278,7 +278,8 @@ def _collect(pid: int, fds: list[int], deadline: float, cap: int, extra: dict[in
     return [bufs[fd] for fd in fds], timed_out, status
 
 
-def _finish_process(pid: int, status: int | None) -> tuple[int | None, int | None]:
+def finish_process(pid: int, status: int | None) -> tuple[int | None, int | None]:
+    """Kill what is left of `pid`'s process group and reap `pid`; (exit code, signal), both None if it never ended."""
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
     if status is None:

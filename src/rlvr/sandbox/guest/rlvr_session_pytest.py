@@ -70,6 +70,8 @@ DONE_LINE = 9_000_001
 """Line numbers of the marker statements (no source line has them)."""
 MAX_TESTS = 5000
 MAX_REPORT = 4 << 20
+JUNIT_ARG = "--junitxml=/dev/fd/{}"
+"""pytest's JUnit report to a pipe of the runner (the fd filled in per child)."""
 _CO_NEWLOCALS = 0x2
 
 
@@ -575,26 +577,15 @@ def _suite_name(args: list[str]) -> str:
 
 def _subreaper() -> None:
     try:
-        from rlvr.sandbox.guest.rlvr_supervisor import _libc
+        from rlvr.sandbox.guest.rlvr_supervisor import libc
     except ImportError:  # pragma: no cover - inside the sandbox
-        from rlvr_supervisor import _libc  # type: ignore[import-not-found,no-redef]
+        from rlvr_supervisor import libc  # type: ignore[import-not-found,no-redef]
     with contextlib.suppress(Exception):
-        _libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
-def main(req: dict[str, Any], res_fd: int) -> int:  # noqa: C901 - the runner's steps in order
-    r"""Run the request's pytest (`req`: args, site, trusted_root, timeout_s, max_output); the report on `res_fd`.
-
-    Returns:
-        The exit status for the runner: 0 when every test passed, 1 when one did not, 5 when
-        none was collected, 3 when the grader's pytest cannot be imported (reported as
-        `\\x00import-error ...` on `res_fd`).
-    """
-    start = time.monotonic()
-    deadline = start + float(req.get("timeout_s", 60))
-    args = [str(a) for a in req["args"]]
-    extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    _clean_path(list(req.get("site") or []))
+def _import_pytest(res_fd: int) -> bool:
+    """Import the grader's pytest and its own plugins once (children inherit them); False after reporting why not."""
     try:
         import _pytest.assertion.rewrite
         import _pytest.junitxml  # noqa: F401
@@ -606,8 +597,12 @@ def main(req: dict[str, Any], res_fd: int) -> int:  # noqa: C901 - the runner's 
                 importlib.import_module("_pytest." + plugin)
     except BaseException as exc:
         os.write(res_fd, ("\x00import-error " + type(exc).__name__ + ": " + str(exc)).encode())
-        return 3
-    root = os.path.realpath(str(req.get("trusted_root") or "/tests"))
+        return False
+    return True
+
+
+def _compile_tree(root: str, res_fd: int) -> dict[str, Any] | None:
+    """Every trusted test file under `root` compiled (`compile_trusted`); None after reporting one that does not."""
     codes: dict[str, Any] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -621,17 +616,14 @@ def main(req: dict[str, Any], res_fd: int) -> int:  # noqa: C901 - the runner's 
                 except Exception as exc:  # a file that parses must compile: the grader's own failure
                     os.write(res_fd, (f"\x00import-error rlvr cannot compile the test file {path}: "
                                       f"{type(exc).__name__}: {exc}").encode())
-                    return 3
+                    return None
                 if code is not None:
                     codes[path] = code
-    os.write(res_fd, b"\x00started\n")
-    sys.path += [p for p in extra if p not in sys.path]  # the task's path: after the standard library
-    _subreaper()
-    cap = int(req.get("max_output", 1 << 16))
-    # the trusted files are compiled (and their asserts rewritten) here: pytest's own rewriting import hook stays off
-    args = [*args, "--assert=plain"]
-    junit = ["--junitxml=/dev/fd/{}"]
-    # 1. the test ids, from a throwaway child (it imports the tests, and so the agent's code)
+    return codes
+
+
+def _collect_ids(args: list[str], codes: dict[str, Any], deadline: float) -> tuple[dict[str, str], bytes]:
+    """The test ids (id -> trusted file) from a throwaway child (it imports the tests, and so the agent's code)."""
     ids_r, ids_w = os.pipe()
     jr, jw = os.pipe()
     finder = _Finder(codes)
@@ -639,8 +631,7 @@ def main(req: dict[str, Any], res_fd: int) -> int:  # noqa: C901 - the runner's 
     def load_trusted() -> None:
         sys.meta_path.insert(0, finder)
 
-    collect_args = [*args, "--collect-only", "-q", "--continue-on-collection-errors",
-                    junit[0].format(jw)]
+    collect_args = [*args, "--collect-only", "-q", "--continue-on-collection-errors", JUNIT_ARG.format(jw)]
     got, _status = _fork_pytest(collect_args, _Plugin(out_fd=ids_w), {"ids": (ids_r, ids_w), "junit": (jr, jw)},
                                 load_trusted, deadline, 1 << 20)
     seen: dict[str, str] = {}
@@ -648,81 +639,121 @@ def main(req: dict[str, Any], res_fd: int) -> int:  # noqa: C901 - the runner's 
         path, _, test_id = line.partition("\t")
         if path in codes and "::" in test_id and test_id not in seen and len(seen) < MAX_TESTS:
             seen[test_id] = path
-    out_parts = [got["stdout"].decode(errors="replace")[-cap // 4:]] if not seen else []
+    return seen, got["stdout"]
+
+
+def _missing_cases(root: str, codes: dict[str, Any], seen: dict[str, str]) -> list[str]:
+    """A failed case for each test whose trusted source spells out more parametrized cases than were collected."""
+    collected: dict[tuple[str, str], int] = {}
+    for test_id, path in seen.items():
+        key = (path, _qualname(test_id))
+        collected[key] = collected.get(key, 0) + 1
     cases: list[str] = []
-    counts = {"pass": 0, "fail": 0}
-    if not _selects(args):  # every case the trusted source spells out must have been collected
-        collected: dict[tuple[str, str], int] = {}
-        for test_id, path in seen.items():
-            key = (path, _qualname(test_id))
-            collected[key] = collected.get(key, 0) + 1
-        for path in codes:
-            with contextlib.suppress(OSError, SyntaxError, ValueError, RecursionError):
-                for qual, want in literal_cases(path).items():
-                    got_n = collected.get((path, qual), 0)
-                    if got_n and got_n < want:
-                        rel = os.path.relpath(path, root)
-                        test_id = f"{rel}::{qual.replace('.', '::')}[rlvr-missing-cases]"
-                        counts["fail"] += 1
-                        cases.append(_case(root, path, test_id, "fail", f"rlvr: {got_n} of the {want} parametrized "
-                                           "cases the test file writes out were collected", 0.0))
+    for path in codes:
+        with contextlib.suppress(OSError, SyntaxError, ValueError, RecursionError):
+            for qual, want in literal_cases(path).items():
+                got_n = collected.get((path, qual), 0)
+                if got_n and got_n < want:
+                    rel = os.path.relpath(path, root)
+                    test_id = f"{rel}::{qual.replace('.', '::')}[rlvr-missing-cases]"
+                    cases.append(_case(root, path, test_id, "fail", f"rlvr: {got_n} of the {want} parametrized "
+                                       "cases the test file writes out were collected", 0.0))
+    return cases
+
+
+def _run_test(args: list[str], test_id: str, path: str, codes: dict[str, Any], trusted: list[Any],
+              deadline: float) -> tuple[str, str, bytes]:
+    """Run one test in a fresh child of its own; (kind 'pass'/'fail', message, its stdout)."""
     exec_code = _Loader.exec_module.__code__
+    expected = _qualnames(codes[path]).get(_qualname(test_id), [])
+    pipes = {name: os.pipe() for name in ("junit", "done", "key")}
+    child_finder = _Finder(codes)
+
+    def before() -> None:
+        os.close(pipes["key"][1])
+        key = b""
+        while len(key) < 32:
+            chunk = os.read(pipes["key"][0], 32 - len(key))
+            if not chunk:
+                os._exit(71)
+            key += chunk
+        os.close(pipes["key"][0])
+        sys.meta_path.insert(0, child_finder)
+        sys.addaudithook(_signer(key, pipes["done"][1], test_id, expected, codes[path]))
+        sys.addaudithook(_guard(trusted, exec_code))  # last: from now on no other hook is added
+        del key
+
+    keys: list[bytes] = []  # the key is made after the fork: the child's copy of this frame never holds it
+
+    def send_key(_pid: int) -> None:
+        keys.append(os.urandom(32))
+        with contextlib.suppress(OSError):
+            os.write(pipes["key"][1], keys[0])
+        os.close(pipes["key"][1])
+
+    child_args = [*args, JUNIT_ARG.format(pipes["junit"][1])]
+    key_pipe = {"key": (pipes["key"][0], pipes["key"][1])}
+    data, status = _fork_pytest(child_args, _Plugin(keep=test_id, path=path),
+                                {"junit": pipes["junit"], "done": pipes["done"], **key_pipe}, before, deadline,
+                                MAX_REPORT, after_fork=send_key)
+    signed = bool(keys) and hmac.digest(keys.pop(), b"done\x00" + test_id.encode(), "sha256") in data["done"]
+    kind, message = _claim(data["junit"])
+    code = os.waitstatus_to_exitcode(status) if status is not None and hasattr(os, "waitstatus_to_exitcode") \
+        else (status >> 8 if status is not None else None)
+    if kind == "pass" and not (signed and code == 0):
+        kind, message = "fail", ("rlvr: pytest reported a pass, but the test function did not run to its end in "
+                                 "the grader's own code (the code under test interfered with the test run)")
+    elif code == DENIED_EXIT:
+        kind, message = "fail", data["stderr"].decode(errors="replace").strip().splitlines()[-1:][0] \
+            if data["stderr"].strip() else "rlvr: a denied operation ended the test"
+    elif not kind:
+        why = "timed out" if status is None else f"exit {code}"
+        kind, message = "fail", f"rlvr: the test's pytest ended without a report ({why})"
+    return kind, message, data["stdout"]
+
+
+def main(req: dict[str, Any], res_fd: int) -> int:
+    r"""Run the request's pytest (`req`: args, site, trusted_root, timeout_s, max_output); the report on `res_fd`.
+
+    Steps: import the grader's pytest, compile the trusted test files, collect the test ids in a
+    throwaway child, fail the parametrized cases the trusted source writes out but were not collected,
+    run every test in a fresh child of its own, then write one JUnit report.
+
+    Returns:
+        The exit status for the runner: 0 when every test passed, 1 when one did not, 5 when
+        none was collected, 3 when the grader's pytest cannot be imported (reported as
+        `\\x00import-error ...` on `res_fd`).
+    """
+    start = time.monotonic()
+    deadline = start + float(req.get("timeout_s", 60))
+    args = [str(a) for a in req["args"]]
+    extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    _clean_path(list(req.get("site") or []))
+    if not _import_pytest(res_fd):
+        return 3
+    root = os.path.realpath(str(req.get("trusted_root") or "/tests"))
+    codes = _compile_tree(root, res_fd)
+    if codes is None:
+        return 3
+    os.write(res_fd, b"\x00started\n")
+    sys.path += [p for p in extra if p not in sys.path]  # the task's path: after the standard library
+    _subreaper()
+    cap = int(req.get("max_output", 1 << 16))
+    # the trusted files are compiled (and their asserts rewritten) here: pytest's own rewriting import hook stays off
+    args = [*args, "--assert=plain"]
+    seen, collect_stdout = _collect_ids(args, codes, deadline)
+    out_parts = [collect_stdout.decode(errors="replace")[-cap // 4:]] if not seen else []
+    cases = [] if _selects(args) else _missing_cases(root, codes, seen)
+    counts = {"pass": 0, "fail": len(cases)}
     trusted = [c for code in codes.values() for c in _all_codes(code)]
-    # 2. every test in a fresh child of its own
     for test_id, path in seen.items():
         if time.monotonic() >= deadline:
             break
         t0 = time.monotonic()
-        qual = _qualname(test_id)
-        expected = _qualnames(codes[path]).get(qual, [])
-        pipes = {name: os.pipe() for name in ("junit", "done", "key")}
-        child_finder = _Finder(codes)
-
-        def before(pipes: dict[str, tuple[int, int]] = pipes, test_id: str = test_id, path: str = path,
-                   expected: list[Any] = expected, trusted: list[Any] = trusted,
-                   child_finder: _Finder = child_finder) -> None:
-            os.close(pipes["key"][1])
-            key = b""
-            while len(key) < 32:
-                chunk = os.read(pipes["key"][0], 32 - len(key))
-                if not chunk:
-                    os._exit(71)
-                key += chunk
-            os.close(pipes["key"][0])
-            sys.meta_path.insert(0, child_finder)
-            sys.addaudithook(_signer(key, pipes["done"][1], test_id, expected, codes[path]))
-            sys.addaudithook(_guard(trusted, exec_code))  # last: from now on no other hook is added
-            del key
-
-        keys: list[bytes] = []  # the key is made after the fork: the child's copy of this frame never holds it
-
-        def send_key(_pid: int, pipes: dict[str, tuple[int, int]] = pipes, keys: list[bytes] = keys) -> None:
-            keys.append(os.urandom(32))
-            with contextlib.suppress(OSError):
-                os.write(pipes["key"][1], keys[0])
-            os.close(pipes["key"][1])
-
-        child_args = [*args, junit[0].format(pipes["junit"][1])]
-        key_pipe = {"key": (pipes["key"][0], pipes["key"][1])}
-        data, status = _fork_pytest(child_args, _Plugin(keep=test_id, path=path),
-                                    {"junit": pipes["junit"], "done": pipes["done"], **key_pipe}, before, deadline,
-                                    MAX_REPORT, after_fork=send_key)
-        signed = bool(keys) and hmac.digest(keys.pop(), b"done\x00" + test_id.encode(), "sha256") in data["done"]
-        kind, message = _claim(data["junit"])
-        code = os.waitstatus_to_exitcode(status) if status is not None and hasattr(os, "waitstatus_to_exitcode") \
-            else (status >> 8 if status is not None else None)
-        if kind == "pass" and not (signed and code == 0):
-            kind, message = "fail", ("rlvr: pytest reported a pass, but the test function did not run to its end in "
-                                     "the grader's own code (the code under test interfered with the test run)")
-        elif code == DENIED_EXIT:
-            kind, message = "fail", data["stderr"].decode(errors="replace").strip().splitlines()[-1:][0] \
-                if data["stderr"].strip() else "rlvr: a denied operation ended the test"
-        elif not kind:
-            why = "timed out" if status is None else f"exit {code}"
-            kind, message = "fail", f"rlvr: the test's pytest ended without a report ({why})"
+        kind, message, stdout = _run_test(args, test_id, path, codes, trusted, deadline)
         counts["pass" if kind == "pass" else "fail"] += 1
         cases.append(_case(root, path, test_id, kind, message, time.monotonic() - t0))
-        text = data["stdout"].decode(errors="replace")
+        text = stdout.decode(errors="replace")
         out_parts.append(f"{'PASSED' if kind == 'pass' else 'FAILED'} {test_id}\n"
                          + ("" if kind == "pass" else text[-max(cap // max(len(seen), 1), 400):]))
     name = _suite_name(args)

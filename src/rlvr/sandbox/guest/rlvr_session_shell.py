@@ -26,26 +26,26 @@ try:  # the host (type checking, tests) imports the package; the sandbox runs th
         BACKLOG_CAP,
         CMD_DIR,
         _Capped,
-        _pids,
         _read_ready,
-        _set_limits,
         _status_peek,
         _wait,
         kill_others,
         memory_guard,
+        sandbox_pids,
+        set_process_limits,
     )
 except ImportError:  # pragma: no cover - inside the sandbox
     from rlvr_session_proc import (  # type: ignore[import-not-found,no-redef]
         BACKLOG_CAP,
         CMD_DIR,
         _Capped,
-        _pids,
         _read_ready,
-        _set_limits,
         _status_peek,
         _wait,
         kill_others,
         memory_guard,
+        sandbox_pids,
+        set_process_limits,
     )
 
 
@@ -82,7 +82,7 @@ class Shell:
                 os.dup2(err_w, 2)
                 os.closerange(3, 1 << 16)
                 os.chdir(self.cwd)
-                _set_limits(self.limits, self.nice)
+                set_process_limits(self.limits, self.nice)
                 os.execve("/bin/bash", ["bash", "--noprofile", "--norc", "--noediting", "-i"], self.env)
             finally:
                 os._exit(127)
@@ -171,7 +171,7 @@ class Shell:
 
     def _bomb_check(self) -> list[str]:
         limit = self.limits.get("processes")
-        pids = _pids()
+        pids = sandbox_pids()
         if not limit or len(pids) < 0.9 * limit:
             return []
         try:

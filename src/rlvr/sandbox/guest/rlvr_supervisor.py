@@ -46,7 +46,7 @@ _LIMITS = {
 }
 
 
-def _libc() -> Any:
+def libc() -> Any:
     """The C library handle, opened once (children inherit it through fork instead of re-opening it)."""
     global _LIBC
     if _LIBC is None:
@@ -57,14 +57,15 @@ def _libc() -> Any:
 _LIBC: Any = None
 
 
-def _nondumpable() -> None:
+def make_nondumpable() -> None:
+    """Mark this process not dumpable: no core file, and its memory closed to ptrace and /proc/PID/mem of others."""
     with contextlib.suppress(Exception):
-        _libc().prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        libc().prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
 
 
 def _pdeathsig() -> None:
     with contextlib.suppress(Exception):
-        _libc().prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        libc().prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
 
 
 _WARM_SOURCE = """
@@ -90,10 +91,11 @@ def _warm() -> None:
         stream.write("")
     with os.fdopen(os.open(os.devnull, os.O_RDONLY), "r", encoding="utf-8", errors="replace") as stream:
         stream.read()
-    _libc()
+    libc()
 
 
-def _set_limits(limits: dict[str, Any]) -> None:
+def set_rlimits(limits: dict[str, Any]) -> None:
+    """Apply `limits` (names of `_LIMITS` -> values, None: unset) to this process, and no core files."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for name, value in limits.items():
         if value is None or name not in _LIMITS:
@@ -148,7 +150,7 @@ def _child(job: dict[str, Any], work: str, fds: tuple[int, int, int, int]) -> No
         env["RLVR_RESULT_FD"] = str(target)
         os.environ.clear()
         os.environ.update(env)
-        _set_limits(job.get("limits") or {})
+        set_rlimits(job.get("limits") or {})
         sys.argv = ["main.py"]
         sys.path.insert(0, work)
         sys.stdin = os.fdopen(0, "r", encoding="utf-8", errors="replace", closefd=False)
@@ -375,14 +377,14 @@ def _remove_sysv_ipc() -> None:
         for ident in ids:
             with contextlib.suppress(Exception):
                 if kind == "sem":
-                    _libc().semctl(ident, 0, 0)  # IPC_RMID = 0
+                    libc().semctl(ident, 0, 0)  # IPC_RMID = 0
                 else:
-                    getattr(_libc(), call)(ident, 0, None)
+                    getattr(libc(), call)(ident, 0, None)
 
 
 def main() -> None:
     """Serve jobs from stdin (or run exactly one with --once)."""
-    _nondumpable()
+    make_nondumpable()
     for name in os.environ.get("RLVR_PRELOAD", "").split(","):
         if name:  # warm standard-library modules: children find them in sys.modules
             with contextlib.suppress(ImportError):

@@ -1,9 +1,11 @@
 """Unit-test verifier: code extracted from a response, run against tests in `rlvr.sandbox`.
 
-Pipeline: `extract` (markdown fence or raw text) -> run in the sandbox (`rlvr_code_child` reports values,
-`rewrite` turns asserts into probes) -> decide in the parent (`compare`, `verifier`).
+Pipeline: `extract` (markdown fence or raw text) -> run in the sandbox (`execution`; `rlvr_code_child`
+reports values, `rewrite` turns asserts into probes, `pytest_format` runs pytest files) -> decide in the
+parent (`equivalence`, `verifier`).
 """
 
+from rlvr.verifiers.code.config import CodeConfig
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.spec import (
     AssertTests,
@@ -15,7 +17,7 @@ from rlvr.verifiers.code.spec import (
     TestSpec,
     as_test_spec,
 )
-from rlvr.verifiers.code.verifier import CodeConfig, UnitTestVerifier, score_code
+from rlvr.verifiers.code.verifier import UnitTestVerifier, score_code
 
 __all__ = [
     "AssertTests",

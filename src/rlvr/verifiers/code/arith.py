@@ -23,9 +23,9 @@ import math
 import operator
 from typing import Any
 
-from rlvr.verifiers import _ast
+from rlvr.verifiers import safe_ast
 
-__all__ = ["LEAF", "MAX_INT_BITS", "MAX_ITEMS", "TemplateRefused", "evaluate_template", "split_operand"]
+__all__ = ["TemplateRefused", "evaluate_template", "split_operand"]
 
 LEAF = "__rlvr_leaf"
 """Name prefix of a leaf in a template (`__rlvr_leaf0`, `__rlvr_leaf1`, ...)."""
@@ -102,7 +102,7 @@ def split_operand(node: ast.expr, builtins: frozenset[str], math_module: bool) -
 
 @functools.lru_cache(maxsize=4096)
 def _compiled(template: str) -> ast.expr:
-    return _ast.parse_expression(template)
+    return safe_ast.parse_expression(template)
 
 
 def evaluate_template(template: str, leaves: list[Any]) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from rlvr.verifiers import _ast
+from rlvr.verifiers import safe_ast
 
 __all__ = ["extract_code"]
 
@@ -42,7 +42,7 @@ def extract_code(response: str, language: str = "python") -> str | None:
     if language != "python":
         return text
     try:
-        tree = _ast.parse(text)
+        tree = safe_ast.parse(text)
     except (SyntaxError, ValueError):
         return None
     if all(isinstance(stmt, ast.Expr) for stmt in tree.body) and \

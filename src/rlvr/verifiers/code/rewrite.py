@@ -25,13 +25,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlvr.verifiers import _ast
+from rlvr.verifiers import safe_ast
 from rlvr.verifiers.code.arith import evaluate_template, split_operand
 
 __all__ = [
     "HARDENED_MODULE",
-    "PARENT_NAMES",
-    "Instrumented",
     "Site",
     "candidate_names",
     "evaluate_site",
@@ -102,7 +100,7 @@ def _literal(node: ast.expr) -> Any:
     if isinstance(node, ast.Name):
         return _MISSING
     try:
-        return _ast.literal_eval(node)
+        return safe_ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _MISSING
 
@@ -179,7 +177,7 @@ class _Rewriter(ast.NodeTransformer):
                 continue
             template, leaves = split_operand(operand, self.builtins, self.math_module)
             if leaves != [operand]:  # arithmetic around the leaves runs in the parent
-                templates[i] = (_ast.unparse(template), len(leaves))
+                templates[i] = (safe_ast.unparse(template), len(leaves))
             elts.extend(leaves)
         index = len(self.sites)
         text = self.segment(node)
@@ -258,7 +256,7 @@ def _scan(tree: ast.AST) -> _Scan:
 def imported_modules(source: str) -> tuple[str, ...]:
     """Absolute modules `source` imports, sorted (empty when it does not parse)."""
     try:
-        return _scan(_ast.parse(source)).modules
+        return _scan(safe_ast.parse(source)).modules
     except (SyntaxError, ValueError):
         return ()
 
@@ -268,7 +266,7 @@ def shadowed_names(code: str) -> frozenset[str]:
     if not any(name in code for name in PARENT_NAMES):
         return frozenset()
     try:
-        bound = _scan(_ast.parse(code)).bound
+        bound = _scan(safe_ast.parse(code)).bound
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return frozenset()
     return bound & PARENT_NAMES
@@ -289,13 +287,13 @@ def instrument_cached(tests: str, shadowed: frozenset[str] = frozenset()) -> Ins
     Raises:
         SyntaxError: the test code does not parse (not cached: raised again on each call).
     """
-    tree = _ast.parse(tests)
+    tree = safe_ast.parse(tests)
     scan = _scan(tree)
     free = PARENT_NAMES - scan.bound - shadowed
     rewriter = _Rewriter(tests, frozenset(free - {"math"}), scan.imports_math and "math" in free)
     tree = rewriter.visit(tree)  # no fix_missing_locations: the tree is unparsed, never compiled
     tree = _CallWrapper().visit(tree)
-    return Instrumented(_ast.unparse(tree), tuple(rewriter.sites), scan.modules)
+    return Instrumented(safe_ast.unparse(tree), tuple(rewriter.sites), scan.modules)
 
 
 _UNWRAPPED = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec", "breakpoint", "__rlvr_probe__",
@@ -324,7 +322,7 @@ def wrap_calls(source: str) -> str:
     """
     if not source.strip():
         return source
-    return _ast.unparse(_CallWrapper().visit(_ast.parse(source)))
+    return safe_ast.unparse(_CallWrapper().visit(safe_ast.parse(source)))
 
 
 @functools.lru_cache(maxsize=2048)
@@ -337,7 +335,7 @@ def prompt_helpers(source: str, tests: str, entry_point: str) -> str:
     so the tests always call the prompt's version. Empty when the tests use none or a source does not parse.
     """
     try:
-        tree, used = _ast.parse(source), _loaded_names(_ast.parse(tests))
+        tree, used = safe_ast.parse(source), _loaded_names(safe_ast.parse(tests))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ""
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -345,7 +343,7 @@ def prompt_helpers(source: str, tests: str, entry_point: str) -> str:
     if not defs:
         return ""
     imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    return _ast.unparse(ast.Module(body=[*imports, *defs], type_ignores=[]))
+    return safe_ast.unparse(ast.Module(body=[*imports, *defs], type_ignores=[]))
 
 
 def _module_bindings(tree: ast.Module) -> frozenset[str]:
@@ -391,7 +389,7 @@ def candidate_names(trusted: tuple[str, ...], solution: str | None, entry_point:
     bound: set[str] = set()
     bases: set[str] = set()
     for source in trusted:
-        tree = _ast.parse(source)
+        tree = safe_ast.parse(source)
         loaded |= _loaded_names(tree)
         bound |= _module_bindings(tree)
         bases.update(n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute)
@@ -399,7 +397,7 @@ def candidate_names(trusted: tuple[str, ...], solution: str | None, entry_point:
     asked = set(functions)
     if solution and not entry_point:
         with contextlib.suppress(SyntaxError, ValueError, MemoryError, RecursionError):
-            asked |= _module_bindings(_ast.parse(solution))
+            asked |= _module_bindings(safe_ast.parse(solution))
     taken_builtins = frozenset(loaded & builtin_names & asked - bound)
     names = {n for n in loaded - bound - builtin_names if not n.startswith("__")} | taken_builtins
     if entry_point:
@@ -477,7 +475,7 @@ def harden_pytest(source: str) -> str:
     Raises:
         SyntaxError: the file does not parse.
     """
-    tree = _ast.parse(source)
+    tree = safe_ast.parse(source)
     tree = _Hardener().visit(tree)
     at = 0
     for i, stmt in enumerate(tree.body):
@@ -486,4 +484,4 @@ def harden_pytest(source: str) -> str:
             at = i + 1
     tree.body.insert(at, ast.Import(names=[ast.alias(name=HARDENED_MODULE, asname="__rlvr_strict__")]))
     ast.fix_missing_locations(tree)
-    return _ast.unparse(tree)
+    return safe_ast.unparse(tree)

@@ -58,26 +58,33 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib.util
-import json
 import secrets
-import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from rlvr.core.errors import MissingExtraError, SandboxError
 from rlvr.core.types import Status, Verdict
-from rlvr.sandbox.config import ExecResult, SandboxConfig
+from rlvr.sandbox.config import ExecResult
 from rlvr.sandbox.guest import rlvr_code_child
-from rlvr.sandbox.pool import SUPERVISOR_DIED
-from rlvr.verifiers import _ast
-from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers import safe_ast
+from rlvr.verifiers.base import ThreadedVerifier
+from rlvr.verifiers.code.config import CodeConfig
 from rlvr.verifiers.code.equivalence import normalize_output, values_equal
+from rlvr.verifiers.code.execution import (
+    CHILD_SOURCE,
+    Clock,
+    SandboxFailure,
+    TestResult,
+    close_sandboxes,
+    code_sandbox,
+    execute,
+    program,
+    records,
+    why,
+)
 from rlvr.verifiers.code.extract import extract_code
 from rlvr.verifiers.code.rewrite import (
     Site,
@@ -92,119 +99,12 @@ from rlvr.verifiers.code.rewrite import (
 )
 from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioTests, as_test_spec
 
-__all__ = ["CodeConfig", "TestResult", "UnitTestVerifier", "score_code"]
+__all__ = ["UnitTestVerifier", "score_code"]
 
-CHILD_SOURCE = Path(rlvr_code_child.__file__).read_text(encoding="utf-8")
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-class CodeConfig(VerifierConfig):
-    """Settings of `UnitTestVerifier` (plus the shared `VerifierConfig` fields)."""
-
-    timeout_s: float = Field(default=30.0, gt=0, description="Wall-clock limit of one whole verification, seconds.")
-    test_timeout_s: float = Field(default=5.0, gt=0, description="Limit of one test (a task may override), seconds.")
-    reward: Literal["binary", "fraction"] = Field(
-        default="binary", description="'binary': 1 only if every test passes; 'fraction': share of tests passed.")
-    rel_tol: float = Field(default=1e-6, ge=0, description="Relative float tolerance of call-based comparisons.")
-    abs_tol: float = Field(default=1e-6, ge=0, description="Absolute float tolerance of call-based comparisons.")
-    type_strict: bool = Field(default=True, description="Call-based: types must match (True != 1, [1] != (1,)).")
-    language: str = Field(default="python", description="Fence language to extract (only Python runs today).")
-    provider: Literal["local", "e2b"] = Field(
-        default="local", description="Sandbox provider: 'local' (LocalSandbox) or 'e2b' (E2BSandbox, extra `e2b`; "
-        "only when asked).")
-    e2b: dict[str, Any] = Field(default_factory=dict, description="E2BSandbox options (template, api_key, domain, "
-                                "api_url, sandbox_url, ...).")
-    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Isolation and limits.")
-    require_full_isolation: bool = Field(default=False, description="Refuse to score without bubblewrap.")
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """Outcome of one test: `status` is 'pass', 'fail' or 'timeout'."""
-
-    name: str
-    status: str
-    detail: str = ""
-
-
-_SANDBOXES: dict[tuple[Any, ...], Any] = {}
-_SANDBOX_LOCK = threading.Lock()
-
-
-def _sandbox(config: CodeConfig, python_path: tuple[str, ...] = ()) -> Any:
-    """The process-wide sandbox for this configuration (its pre-started workers are shared)."""
-    key = (config.sandbox, config.require_full_isolation, python_path, config.provider,
-           json.dumps(config.e2b, sort_keys=True, default=str))
-    with _SANDBOX_LOCK:
-        box = _SANDBOXES.get(key)
-        if box is None:
-            sandbox_cfg = config.sandbox.model_copy(update={
-                "require_full_isolation": config.sandbox.require_full_isolation or config.require_full_isolation,
-                "python_path": (*config.sandbox.python_path, *python_path),
-            })
-            if config.provider == "e2b":
-                from rlvr.sandbox.e2b import E2BSandbox
-
-                box = E2BSandbox(sandbox_cfg, **config.e2b)
-            else:
-                from rlvr.sandbox.local import LocalSandbox
-
-                box = LocalSandbox(sandbox_cfg)
-            _SANDBOXES[key] = box
-        return box
-
-
-def _program(job: dict[str, Any]) -> str:
-    return f"main(__import__('json').loads({json.dumps(job)!r}))\n"
-
-
-def _execute(box: Any, program: str, **kwargs: Any) -> ExecResult:
-    """Run a job; one retry in a fresh worker if the sandbox itself failed; a second failure raises."""
-    result: ExecResult = box.run_python(program, **kwargs)
-    if result.error is not None:
-        first, result = result.error, box.run_python(program, **kwargs)
-        if first == result.error == SUPERVISOR_DIED:  # twice, in two fresh workers: the program kills its sandbox
-            return ExecResult(signal=9, stderr=b"the program killed its sandbox supervisor (twice)",
-                              elapsed_s=result.elapsed_s, isolation=result.isolation)
-    if result.error is not None:
-        raise _SandboxFailure(result.error)
-    return result
-
-
-def _records(result: ExecResult) -> list[dict[str, Any]]:
-    """Parse the result channel; malformed lines are the candidate's doing and are skipped."""
-    out = []
-    for line in result.result.decode("utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            out.append(record)
-    return out
-
-
-def _why(result: ExecResult) -> str:
-    if result.timed_out:
-        return "timed out"
-    if result.output_limited:
-        return "output limit exceeded"
-    if result.signal:
-        last = result.stderr.decode("utf-8", errors="replace").strip()[-200:]
-        return f"killed by signal {result.signal}" + (f": {last}" if last else "")
-    tail = result.stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:]
-    return f"exit {result.exit_code}" + (f": {tail[0][:200]}" if tail else "")
-
-
-class _Clock:
-    def __init__(self, total: float) -> None:
-        self.deadline = time.monotonic() + total
-
-    def budget(self, per_test: float) -> float:
-        return min(per_test, self.deadline - time.monotonic())
-
-
-def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
+def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, clock: Clock) -> list[TestResult]:
     helpers = spec.helpers or (prompt_helpers(spec.solution, spec.tests, spec.entry_point)
                                if spec.solution and spec.entry_point else "")
     names, taken_builtins, module_refs = candidate_names(
@@ -223,8 +123,8 @@ def _run_assert(spec: AssertTests, code: str, config: CodeConfig, box: Any, cloc
     budget = clock.budget((spec.timeout_s or config.test_timeout_s) * max(1, len(sites)))
     if budget <= 0:
         return [TestResult(f"assert {s.index}", "timeout", "overall time limit reached") for s in sites]
-    result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
-    return _judge_sites(sites, _records(result), nonce, result)
+    result = execute(box, program(job), timeout_s=budget, prelude=CHILD_SOURCE)
+    return _judge_sites(sites, records(result), nonce, result)
 
 
 def _judge_sites(sites: list[Site], records: list[dict[str, Any]], nonce: str, result: ExecResult) -> list[TestResult]:
@@ -244,7 +144,7 @@ def _judge_sites(sites: list[Site], records: list[dict[str, Any]], nonce: str, r
             if seen[record["s"]] is None:
                 seen[record["s"]] = _site_failure(sites[record["s"]], record)
     if not finished and problem is None:
-        problem = _why(result) if not result.ok else "the tests did not reach the completion nonce"
+        problem = why(result) if not result.ok else "the tests did not reach the completion nonce"
     status = "timeout" if result.timed_out else "fail"
     out = []
     for site in sites:
@@ -279,10 +179,10 @@ def _site_failure(site: Site, record: dict[str, Any]) -> str | None:
 
 
 def _literal(value: Any, literal: bool) -> Any:
-    return _ast.literal_eval(value) if literal and isinstance(value, str) else value
+    return safe_ast.literal_eval(value) if literal and isinstance(value, str) else value
 
 
-def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
+def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: Clock) -> list[TestResult]:
     out = []
     for i, case in enumerate(spec.cases):
         name = f"case {i}"
@@ -294,8 +194,8 @@ def _run_call(spec: CallTests, code: str, config: CodeConfig, box: Any, clock: _
         args = [rlvr_code_child.encode(_literal(a, spec.literal)) for a in case.args]
         kwargs = {k: rlvr_code_child.encode(_literal(v, spec.literal)) for k, v in case.kwargs.items()}
         job = {"kind": "call", "code": code, "fn": spec.fn, "args": args, "kwargs": kwargs, "nonce": nonce}
-        result = _execute(box, _program(job), timeout_s=budget, prelude=CHILD_SOURCE)
-        out.append(_judge_call(name, _literal(case.expected, spec.literal), _records(result), nonce, result, config))
+        result = execute(box, program(job), timeout_s=budget, prelude=CHILD_SOURCE)
+        out.append(_judge_call(name, _literal(case.expected, spec.literal), records(result), nonce, result, config))
     return out
 
 
@@ -309,7 +209,7 @@ def _judge_call(name: str, expected: Any, records: list[dict[str, Any]], nonce: 
     if len(records) != 2 or len(values) != 1 or records[1] != {"nonce": nonce}:
         if any("unencodable" in r for r in records):
             return TestResult(name, "fail", "returned a value that is not a plain built-in value")
-        return TestResult(name, "fail", f"no result ({_why(result)})")
+        return TestResult(name, "fail", f"no result ({why(result)})")
     try:
         got = rlvr_code_child.decode(values[0]["value"])
     except Exception:  # malformed by the candidate
@@ -319,7 +219,7 @@ def _judge_call(name: str, expected: Any, records: list[dict[str, Any]], nonce: 
     return TestResult(name, "fail", f"expected {expected!r:.100}, got {got!r:.100}")
 
 
-def _run_stdio(spec: StdioTests, code: str, config: CodeConfig, box: Any, clock: _Clock) -> list[TestResult]:
+def _run_stdio(spec: StdioTests, code: str, config: CodeConfig, box: Any, clock: Clock) -> list[TestResult]:
     out = []
     for i, case in enumerate(spec.cases):
         name = f"case {i}"
@@ -327,21 +227,17 @@ def _run_stdio(spec: StdioTests, code: str, config: CodeConfig, box: Any, clock:
         if budget <= 0:
             out.append(TestResult(name, "timeout", "overall time limit reached"))
             continue
-        result = _execute(box, code, stdin=case.input, timeout_s=budget)
+        result = execute(box, code, stdin=case.input, timeout_s=budget)
         if result.timed_out:
             out.append(TestResult(name, "timeout", "timed out"))
         elif not result.ok:
-            out.append(TestResult(name, "fail", _why(result)))
+            out.append(TestResult(name, "fail", why(result)))
         elif normalize_output(result.stdout.decode("utf-8", errors="replace")) == normalize_output(case.output):
             out.append(TestResult(name, "pass"))
         else:
             got = result.stdout.decode("utf-8", errors="replace")
             out.append(TestResult(name, "fail", f"expected {case.output!r:.80}, got {got!r:.80}"))
     return out
-
-
-class _SandboxFailure(Exception):
-    """The sandbox could not run the test: an error verdict (reward None)."""
 
 
 def _verdict(results: list[TestResult], config: CodeConfig, isolation: str, code: str, elapsed: float) -> Verdict:
@@ -380,20 +276,20 @@ def score_code(config: CodeConfig, response: str, reference: Any) -> Verdict:
     if code is None:
         return Verdict(status="no_answer", reward=0.0, detail="no code found in the response",
                        elapsed_s=time.monotonic() - start)
-    clock = _Clock(config.timeout_s)
+    clock = Clock(config.timeout_s)
     try:
         if isinstance(spec, PytestTests):
-            from rlvr.verifiers.code._pytest import pytest_python_path, run_pytest
+            from rlvr.verifiers.code.pytest_format import pytest_python_path, run_pytest
 
-            box = _sandbox(config, pytest_python_path(config.sandbox.python))
+            box = code_sandbox(config, pytest_python_path(config.sandbox.python))
             results = run_pytest(spec, code, config, box, clock)
         else:
-            box = _sandbox(config)
+            box = code_sandbox(config)
             runners: dict[str, Callable[..., list[TestResult]]] = {
                 "assert": _run_assert, "call": _run_call, "stdio": _run_stdio}
             runner = runners[spec.format]
             results = runner(spec, code, config, box, clock)
-    except (_SandboxFailure, SandboxError) as exc:  # SandboxError: the sandbox cannot be set up here
+    except (SandboxFailure, SandboxError) as exc:  # SandboxError: the sandbox cannot be set up here
         return Verdict.error(f"sandbox failure: {exc}", elapsed_s=time.monotonic() - start, extracted=code[:2000])
     except SyntaxError as exc:
         return Verdict.error(f"the test code does not parse: {exc}", elapsed_s=time.monotonic() - start)
@@ -402,11 +298,12 @@ def score_code(config: CodeConfig, response: str, reference: Any) -> Verdict:
     return _verdict(results, config, box.describe(), code, time.monotonic() - start)
 
 
-class UnitTestVerifier(Verifier):
+class UnitTestVerifier(ThreadedVerifier):
     r"""Verify code against unit tests (assert, call-based, stdin/stdout or pytest), in a sandbox.
 
-    The sandbox gives the hard limits, so scoring runs in the calling thread (`verify`) or a
-    thread pool (`verify_batch`), with the sandbox's pre-started workers shared.
+    The sandbox gives the hard limits, so scoring runs in threads of this process (`ThreadedVerifier`),
+    with the sandbox's pre-started workers shared; a batch runs `max(workers, sandbox.pool_size)` at once.
+    Build from a `CodeConfig`, or its fields by keyword (`UnitTestVerifier(test_timeout_s=2)`).
 
     Example:
         >>> v = UnitTestVerifier()
@@ -416,19 +313,21 @@ class UnitTestVerifier(Verifier):
     """
 
     name: ClassVar[str] = "code"
+    config_type: ClassVar[type[CodeConfig]] = CodeConfig
     config: CodeConfig
 
     def __init__(self, config: CodeConfig | None = None, **overrides: Any) -> None:
-        base = config or CodeConfig()
-        if overrides:
-            base = CodeConfig.model_validate({**base.model_dump(), **overrides})
-        if base.provider == "e2b" and importlib.util.find_spec("e2b") is None:
+        super().__init__(config, **overrides)
+        if self.config.provider == "e2b" and importlib.util.find_spec("e2b") is None:
             raise MissingExtraError("e2b", "e2b")  # fail at start-up, not as an error verdict per row
-        super().__init__(base)
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
-        """`score_code` bound to this config (picklable)."""
+        """`score_code` bound to this config."""
         return functools.partial(score_code, self.config)
+
+    def concurrency(self, workers: int | None = None) -> int:
+        """Tests of a batch run at once: `workers`, else the larger of `config.workers` and the sandbox pool size."""
+        return workers or max(self.config.workers, self.config.sandbox.pool_size)
 
     def reference_response(self, reference: Any) -> str:
         """The reference solution of the tests (`solution`), fenced as a markdown block.
@@ -441,21 +340,7 @@ class UnitTestVerifier(Verifier):
             raise ValueError("this test reference has no `solution` to check")
         return f"```python\n{spec.solution}\n```"
 
-    def verify(self, response: str, reference: Any) -> Verdict:
-        """Score one response (blocking; never raises for bad input)."""
-        return score_code(self.config, response, reference)
-
-    def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
-        """Score pairs with `workers` threads (default: the sandbox pool size); same order as input."""
-        items = list(pairs)
-        n = max(1, workers or max(self.config.workers, self.config.sandbox.pool_size))
-        if n == 1:
-            return [self.verify(r, ref) for r, ref in items]
-        with ThreadPoolExecutor(n, thread_name_prefix="rlvr-code") as ex:
-            return list(ex.map(lambda p: self.verify(*p), items))
-
     def close(self) -> None:
         """Stop this configuration's pre-started sandbox workers."""
-        with _SANDBOX_LOCK:
-            for key in [k for k in _SANDBOXES if k[0] == self.config.sandbox]:
-                _SANDBOXES.pop(key).close()
+        super().close()
+        close_sandboxes(self.config.sandbox)

@@ -1,9 +1,10 @@
 """What the pointwise and the RULER judge share: the call-validate-retry loop, the cache, verdicts.
 
-A judge waits on the network, so it runs in threads of the calling process (capped by
-`max_concurrency`), not in the worker processes other verifiers use; its hard limit is the HTTP
-timeout of each call (`timeout_s`, a deadline on the whole body too), retried at most `retries`
-times, plus at most `protocol_retries` fresh calls after a reply that does not validate.
+A judge waits on the network, so it is a `ThreadedVerifier`: it runs in threads of the calling
+process (at most `max_concurrency` judgements at once), not in the worker processes other verifiers
+use. Its limits: the HTTP timeout of each call (`timeout_s`, a deadline on the whole body too),
+retried at most `retries` times, plus at most `protocol_retries` fresh calls after a reply that does
+not validate; the pool's watchdog ends a judgement that outlives all of them (`call_timeout_s`).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from rlvr.core.types import Status, Verdict
-from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.base import THREAD_GRACE_S, ThreadedVerifier
 from rlvr.verifiers.judge._cache import ScoreCache
 from rlvr.verifiers.judge._client import Call, ChatClient
 from rlvr.verifiers.judge._prompt import escape
 from rlvr.verifiers.judge._reply import ReplyError
 from rlvr.verifiers.judge.config import JudgeConfig
 
-__all__ = ["Asked", "JudgeBase", "judge_detail"]
+__all__ = ["JudgeBase", "judge_detail"]
 
 T = TypeVar("T")
 
@@ -58,7 +59,7 @@ def judge_detail(why: str, **fields: Any) -> str:
     return json.dumps({"why": why, **fields}, ensure_ascii=False)
 
 
-class JudgeBase(Verifier):
+class JudgeBase(ThreadedVerifier):
     """Shared machinery of `JudgeVerifier` and `RulerVerifier` (see the module docstring)."""
 
     config: JudgeConfig
@@ -69,12 +70,25 @@ class JudgeBase(Verifier):
 
     def __init__(self, config: JudgeConfig | None = None, **overrides: Any) -> None:
         """Build from a config (`config_type`) or its fields by keyword (`model=` is required)."""
-        if config is None:
-            config = self.config_type(**overrides)
-        elif overrides:
-            config = self.config_type.model_validate({**config.model_dump(), **overrides})
-        super().__init__(config)
+        super().__init__(config, **overrides)
         self._setup()
+
+    def concurrency(self, workers: int | None = None) -> int:
+        """`max_concurrency`: the judgements of a batch running at once (a batch's `workers` does not change it)."""
+        return self.config.max_concurrency
+
+    def max_in_flight(self) -> int:
+        """`max_concurrency`: the judgements of this verifier running at once, over every caller."""
+        return self.config.max_concurrency
+
+    def call_timeout_s(self) -> float:
+        """The longest one judgement may take, seconds.
+
+        Every HTTP attempt (`timeout_s` each) and backoff (at most 30 s each) of every protocol retry,
+        plus `THREAD_GRACE_S`.
+        """
+        c = self.config
+        return (c.protocol_retries + 1) * ((c.retries + 1) * c.timeout_s + c.retries * 30.0) + THREAD_GRACE_S
 
     def _setup(self) -> None:
         self.client = ChatClient(self.config)
@@ -146,14 +160,6 @@ class JudgeBase(Verifier):
         return Verdict(status=status, reward=score, components={"judge": score},
                        detail=judge_detail(why, reasoning=reasoning, model=self.config.model, calls=calls, **fields),
                        elapsed_s=time.monotonic() - start)
-
-    def scorer(self) -> Callable[[str, Any], Verdict]:
-        """This judge's `verify` (judges run in threads of the caller, never in worker processes)."""
-        return self.verify
-
-    def verify(self, response: str, reference: Any) -> Verdict:  # pragma: no cover - subclasses override
-        """Score one response (see the subclass)."""
-        raise NotImplementedError
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()

@@ -42,8 +42,9 @@ DEFAULT_RULER_RUBRIC = (
 class JudgeConfig(VerifierConfig):
     """Settings of a pointwise LLM judge behind an OpenAI-compatible `/chat/completions` endpoint.
 
-    `timeout_s` (inherited) is the limit of one HTTP call, seconds. `scoring`, `memory_limit_mb` and
-    `workers` are not used: a judge waits on the network in threads, capped by `max_concurrency`.
+    `timeout_s` (inherited) is the limit of one HTTP call, seconds. `memory_limit_mb` and `workers` are
+    not used: a judge waits on the network in threads, capped by `max_concurrency`; `scoring='inline'`
+    judges in the calling thread, one pair at a time.
     """
 
     # -- endpoint ------------------------------------------------------------------------

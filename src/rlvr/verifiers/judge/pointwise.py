@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rlvr.core.errors import ConfigError
@@ -50,7 +49,11 @@ class JudgeVerifier(JudgeBase):
             raise ConfigError("check() needs a reference answer in the judge reference ('reference' key)")
         return ref.reference
 
-    def verify(self, response: str, reference: Any) -> Verdict:
+    def scorer(self) -> Callable[[str, Any], Verdict]:
+        """Judge one response (`_score`), in a thread of this process."""
+        return self._score
+
+    def _score(self, response: str, reference: Any) -> Verdict:
         """Judge one response. Never raises: bad input or a broken judge is an `error` verdict."""
         start = time.monotonic()
         try:
@@ -79,11 +82,3 @@ class JudgeVerifier(JudgeBase):
         if self.cache is not None:
             self.cache.put(key, {"score": score.value, "reasoning": score.reasoning})
         return self.scored(score.value, score.reasoning, asked.calls, start, cached=False, cut_chars=cut)
-
-    def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
-        """Judge `(response, reference)` pairs concurrently (at most `max_concurrency` calls); input order."""
-        items = list(pairs)
-        if not items:
-            return []
-        with ThreadPoolExecutor(max_workers=min(self.config.max_concurrency, len(items))) as pool:
-            return list(pool.map(lambda pair: self.verify(*pair), items))

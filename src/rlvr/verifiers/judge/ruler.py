@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from rlvr.core.errors import ConfigError
@@ -30,28 +29,26 @@ from rlvr.verifiers.judge._cache import cache_key
 from rlvr.verifiers.judge._prompt import ruler_messages, ruler_schema
 from rlvr.verifiers.judge._reply import Score, parse_ruler
 from rlvr.verifiers.judge.config import JudgeReference, RulerConfig, as_judge_reference
+from rlvr.verifiers.threads import Grouping, ThreadPool
 
-__all__ = ["RulerVerifier", "group_pairs"]
+__all__ = ["RulerVerifier"]
 
 
-def group_pairs(pairs: Sequence[tuple[str, Any]]) -> list[list[int]]:
-    """Indices of `pairs` grouped by equal reference (same prompt = same group), in first-seen order."""
-    groups: dict[str, list[int]] = {}
-    for i, (_, reference) in enumerate(pairs):
-        try:
-            key = as_judge_reference(reference).model_dump_json()
-        except ConfigError:
-            key = f"bad:{i}"  # scored alone, becomes an error verdict
-        groups.setdefault(key, []).append(i)
-    return list(groups.values())
+def group_key(reference: Any) -> str:
+    """The group of a pair: equal references (same prompt) judge together; a reference that is not one is alone."""
+    try:
+        return as_judge_reference(reference).model_dump_json()
+    except ConfigError:
+        return f"bad:{id(reference)}"  # judged alone, becomes an error verdict
 
 
 class RulerVerifier(JudgeBase):
     """Judge the responses to one prompt together, relative to each other (see the module docstring).
 
-    `verify_group(responses, reference)` scores one group; `verify_batch(pairs)` groups pairs whose
-    references are equal (the trainer adapters' batches hold `num_generations` copies of each
-    prompt); `verify(response, reference)` judges a group of one (absolute scoring). `reference` is
+    `verify_group(responses, reference)` scores one group in the calling thread; `verify_groups(groups)`
+    scores several at once in the verifier's pool; `verify_batch(pairs)` groups pairs whose references
+    are equal (`grouping`: the trainer adapters' batches hold `num_generations` copies of each prompt);
+    `verify(response, reference)` judges a group of one (absolute scoring). `reference` is
     as for `JudgeVerifier`. Status from `threshold`, reward = the score; `detail` as for
     `JudgeVerifier` plus `trajectory_id` (as shown in the call), `group_size` and `unique_sent`.
     """
@@ -60,27 +57,29 @@ class RulerVerifier(JudgeBase):
     config: RulerConfig
     config_type = RulerConfig
 
-    def verify(self, response: str, reference: Any) -> Verdict:
+    def scorer(self) -> Callable[[str, Any], Verdict]:
         """Judge one response as a group of one."""
+        return self._score_alone
+
+    def _score_alone(self, response: str, reference: Any) -> Verdict:
         return self.verify_group([response], reference)[0]
 
-    def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
-        """Judge pairs grouped by equal reference, groups concurrently; verdicts in input order."""
-        items = list(pairs)
-        groups = group_pairs(items)
-        results = self.verify_groups([([items[i][0] for i in g], items[g[0]][1]) for g in groups])
-        out: list[Verdict | None] = [None] * len(items)
-        for indices, verdicts in zip(groups, results, strict=True):
-            for i, verdict in zip(indices, verdicts, strict=True):
-                out[i] = verdict
-        return [v for v in out if v is not None]
+    def grouping(self) -> Grouping:
+        """Pairs with equal references (`group_key`) are judged together by `verify_group`."""
+        return group_key, self.verify_group
 
     def verify_groups(self, groups: Sequence[tuple[Sequence[str], Any]]) -> list[list[Verdict]]:
-        """Judge several groups `(responses, reference)` concurrently (at most `max_concurrency` calls)."""
-        if not groups:
-            return []
-        with ThreadPoolExecutor(max_workers=min(self.config.max_concurrency, len(groups))) as pool:
-            return list(pool.map(lambda g: self.verify_group(*g), groups))
+        """Judge several groups `(responses, reference)` at once (at most `max_concurrency` calls); input order.
+
+        Each group call is under the pool's watchdog (`call_timeout_s`); one it gives up on is `timeout`
+        for every member.
+        """
+        if self.config.scoring == "inline":
+            return [self.verify_group(*g) for g in groups]
+        pool = self._get_pool(self.concurrency())
+        assert isinstance(pool, ThreadPool)
+        outcomes = pool.map_groups(groups, self.concurrency())
+        return [[self._from_outcome(o) for o in group] for group in outcomes]
 
     def verify_group(self, responses: Sequence[str], reference: Any) -> list[Verdict]:
         """Judge one group in one call; one verdict per response, in order. Never raises."""

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rlvr.core.types import Verdict
-from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.base import PooledVerifier, ScorerRef
 from rlvr.verifiers.math.config import MathConfig
 
 __all__ = ["MathVerifier"]
 
 
-class MathVerifier(Verifier):
+class MathVerifier(PooledVerifier):
     r"""Verify a model's final math answer against a reference answer or solution.
+
+    Build from a `MathConfig`, or its fields by keyword (`MathVerifier(timeout_s=5)`).
 
     Example:
         >>> v = MathVerifier()
@@ -23,20 +24,12 @@ class MathVerifier(Verifier):
     """
 
     name: ClassVar[str] = "math"
+    config_type: ClassVar[type[MathConfig]] = MathConfig
     config: MathConfig
 
-    def __init__(self, config: MathConfig | None = None, **overrides: Any) -> None:
-        """Build from a `MathConfig`, optionally overriding fields by keyword (validated)."""
-        base = config or MathConfig()
-        if overrides:
-            base = MathConfig.model_validate({**base.model_dump(), **overrides})
-        super().__init__(base)
-
     def scorer(self) -> Callable[[str, Any], Verdict]:
-        """Return `score_math` bound to this config (picklable, run in worker processes)."""
-        from rlvr.verifiers.math.score import score_math  # sympy loads in the workers only
-
-        return functools.partial(score_math, self.config)
+        """`score_math` bound to this config; sympy is imported where it runs (the worker processes) only."""
+        return ScorerRef("rlvr.verifiers.math.score:score_math", (self.config,))
 
     def reference_response(self, reference: Any) -> str:
         """A response that must be correct: the reference itself (answer or full solution)."""

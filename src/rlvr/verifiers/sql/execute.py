@@ -366,7 +366,7 @@ _BOUNDED_LOCK = threading.Lock()
 
 def _bounded_pool() -> Any:
     global _BOUNDED
-    from rlvr.verifiers._pool import WorkerPool
+    from rlvr.verifiers.pool import WorkerPool
 
     with _BOUNDED_LOCK:
         if _BOUNDED is None or _BOUNDED.closed:
@@ -397,12 +397,9 @@ def execute_bounded(db: str, sql: str, dialect: str = "sqlite", limits: Limits |
 
         if importlib.util.find_spec(driver[0]) is None:
             raise MissingExtraError(driver[1], "sql")
-    pool = _bounded_pool()
-    worker = pool._acquire()
-    try:
-        outcome = worker.call((db, sql, dialect, limits), limits.timeout_s + BOUND_GRACE_S)
-    finally:  # a killed worker's replacement starts in the background: the answer does not wait for it
-        threading.Thread(target=pool._release, args=(worker,), daemon=True, name="rlvr-sql-release").start()
+    # a killed worker's replacement starts in the background: the answer does not wait for it
+    outcome = _bounded_pool().call(db, sql, dialect, limits, timeout_s=limits.timeout_s + BOUND_GRACE_S,
+                                   wait_for_replacement=False)
     if outcome.kind == "ok":
         result: Execution = outcome.value
         return result

@@ -7,18 +7,19 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rlvr.core.types import Verdict
-from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.base import PooledVerifier
 from rlvr.verifiers.sql.config import SQLConfig
 
 __all__ = ["SQLVerifier"]
 
 
-class SQLVerifier(Verifier):
+class SQLVerifier(PooledVerifier):
     r"""Execute the predicted and the gold query and compare their results.
 
     The reference is an `SQLReference` (or its dict/JSON form): gold SQL, the database (SQLite
     path, PostgreSQL URL or DuckDB file) and optional per-task equivalence rules. See
-    `rlvr.verifiers.sql.score` for every outcome and `SQLConfig` for the rules and limits.
+    `rlvr.verifiers.sql.score` for every outcome and `SQLConfig` for the rules and limits. Build from
+    an `SQLConfig`, or its fields by keyword (`SQLVerifier(order="always")`).
 
     Example:
         >>> import sqlite3, tempfile, os
@@ -31,14 +32,8 @@ class SQLVerifier(Verifier):
     """
 
     name: ClassVar[str] = "sql"
+    config_type: ClassVar[type[SQLConfig]] = SQLConfig
     config: SQLConfig
-
-    def __init__(self, config: SQLConfig | None = None, **overrides: Any) -> None:
-        """Build from an `SQLConfig`, optionally overriding fields by keyword (validated)."""
-        base = config or SQLConfig()
-        if overrides:
-            base = SQLConfig.model_validate({**base.model_dump(), **overrides})
-        super().__init__(base)
 
     def scorer(self) -> Callable[[str, Any], Verdict]:
         """Return `score_sql` bound to this config (picklable, run in worker processes)."""

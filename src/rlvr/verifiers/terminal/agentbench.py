@@ -39,14 +39,7 @@ Where this differs from inspect-evals, on purpose:
   container entrypoint); `solution` is filled for 'state' tasks from `evaluation.example`, which
   inspect's scorer never runs; it is only an oracle.
 
-`runs_locally` says whether a task works in a bubblewrap sandbox with no real privileges (uid 0 in a
-user namespace; read-only /usr, /etc, /bin, /lib; writable /home/agent, /tmp, /root; no network; no
-AgentBench checkout); `why_not` gives the first reason as `"<category>: <detail>"` (categories:
-`INIT_FILE`, `OTHER_USERS`, `PACKAGES`, `SYSTEM_WRITE`, `SYSTEM_PATH_COMMAND`, `PROCESS_TREE`,
-`HOST_PATHS`, `IMAGE_MATCH`, `UNSCORABLE`). A runner must give the agent a login bash like the
-example's (same PATH: several answers count files on PATH), and run setup, the example and the agent
-in one sandbox session (two inits leave their data in /tmp). `scripts/validate_agentbench.py` runs
-every local task in such a sandbox with an oracle and a no-op agent.
+`runs_locally` and `why_not` follow `rlvr.verifiers.terminal.agentbench_rules`.
 """
 
 from __future__ import annotations
@@ -54,7 +47,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import re
 import uuid
 from pathlib import Path
 from typing import Any, Literal
@@ -62,19 +54,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
+from rlvr.verifiers.terminal.agentbench_rules import AGENT_HOME, runner_notes, why_not
 
-__all__ = [
-    "AGENTBENCH_SYSTEM_PROMPT",
-    "AGENT_HOME",
-    "DATA_FILES",
-    "AgentBenchTask",
-    "agentbench_data_dir",
-    "load_agentbench",
-    "read_script",
-]
-
-AGENT_HOME = "/home/agent"
-"""Home and working directory of the agent, the init steps and every check (inspect's AGENT_HOME_DIR)."""
+__all__ = ["AGENTBENCH_SYSTEM_PROMPT", "AgentBenchTask", "load_agentbench", "read_script"]
 
 AGENTBENCH_REPO_DIR = "/home/AgentBench"
 """Where inspect's image clones THUDM/AgentBench; `init.file` steps copy their script from there."""
@@ -100,43 +82,6 @@ change the system, make the change and then call submit()."""
 the submitted text only, compared as described in the module docstring."""
 
 EvaluationKind = Literal["match", "compare", "state"]
-
-# -- classification ------------------------------------------------------------------------------
-# Categories of `why_not` (the text before ": "), in the order the rules are tried.
-INIT_FILE = "init-file-not-shipped"
-OTHER_USERS = "needs-other-users"
-PACKAGES = "needs-packages-or-sudo"
-SYSTEM_WRITE = "writes-system-paths"
-SYSTEM_PATH_COMMAND = "command-on-system-path"
-PROCESS_TREE = "counts-processes"
-HOST_PATHS = "reads-unguaranteed-host-paths"
-IMAGE_MATCH = "answer-fixed-to-inspect-image"
-UNSCORABLE = "unscorable"
-
-_USER_CMDS = re.compile(r"\b(useradd|adduser|userdel|groupadd|groupdel|usermod|runuser|su|chgrp|newgrp)\b")
-_PACKAGE_CMDS = re.compile(r"\b(apt|apt-get|dpkg|pip3?\s+install|npm\s+install|sudo|curl|wget|git\s+clone)\b")
-_PROCESS_CMDS = re.compile(r"\b(ps|pgrep|pkill|pidof|top)\b|/proc/\[?[0-9$]")
-# Commands whose output is a property of the machine rather than of the task's files.
-_MACHINE_CMDS = re.compile(r"\b(nproc|getent|ulimit|who|uname|lscpu|free|df|hostname|id|groups|which)\b|command -v")
-_ABS_PATH = re.compile(r"(?<![\w.~$}/-])/[\w.\-]*(?:/[\w.\-{}*]*)*")
-_WRITABLE_PREFIXES = (AGENT_HOME, "/tmp", "/dev/null", "/dev/urandom", "/dev/zero", "/dev/random")
-_HARMLESS_PATHS = frozenset({"/", "/bin/bash", "/bin/sh"})
-# What the runner guarantees to be there (read-only host files, or the sandbox's own /proc, /dev).
-_GUARANTEED_PREFIXES = (*_WRITABLE_PREFIXES, "/root", "/usr", "/etc", "/bin", "/sbin", "/lib", "/proc", "/dev")
-_ROOT_LISTING = re.compile(r"\b(ls|find|du|tree|stat)\b[^|;&\n]*\s/(?=\s|$|[|;&)])")
-_WORKSPACE_WRITES = re.compile(r"\b(mkdir|touch|rm|mv|cp|chmod|chown|ln|tee|truncate|dd)\b"
-                               r"|(?<![\d&>])>>?\s*(?!/dev/null)[\w~./$\"-]")
-
-_SCRIPTS_NEEDING_SYSTEM_PATH: dict[str, str] = {
-    # Read from the shipped scripts: each calls the command by name with the default PATH
-    # (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin after `bash --login`), all
-    # read-only here; the reference solution (example/N.sh) installs into /usr/local/bin.
-    # checking/0.sh is not listed: it puts $HOME first on PATH, so `calc` in /home/agent works.
-    "check/0.sh": "calc",
-    "checking/1.sh": "count",
-    "checking/2.sh": "date-format",
-}
-
 
 class AgentBenchTask(BaseModel):
     """One AgentBench-OS record, normalised for a local bash sandbox (see the module docstring)."""
@@ -386,8 +331,9 @@ def _to_task(raw: dict[str, Any], split: Literal["dev", "test"], file: Path, scr
     if "match" in evaluation:
         fields["match"] = str(evaluation["match"])
     fields.update(_evaluation_fields(evaluation, scripts, where))
-    why_not = _why_not(record, fields, own_init, init_file)
-    return AgentBenchTask(**fields, runs_locally=not why_not, why_not=why_not, notes=_notes(fields, own_init))
+    record_example = _command(evaluation.get("example"), where) or ""
+    problem = why_not(record, fields, own_init, init_file, record_example)
+    return AgentBenchTask(**fields, runs_locally=not problem, why_not=problem, notes=runner_notes(fields, own_init))
 
 
 def _evaluation_fields(evaluation: dict[str, Any], scripts: Path, where: str) -> dict[str, Any]:
@@ -414,94 +360,3 @@ def _evaluation_fields(evaluation: dict[str, Any], scripts: Path, where: str) ->
             fields["example"] = _command(example, where)
         return fields
     raise DataError(f"{where}: unsupported evaluation.check shape {check!r}")
-
-
-def _code_texts(fields: dict[str, Any], own_init: list[str]) -> list[str]:
-    """Every command text of the record (init, start, example, solution, state check)."""
-    keys = ("start", "example", "solution", "state_check_command")
-    return [*own_init, *(fields[k] for k in keys if fields.get(k))]
-
-
-def _strip_comments(script: str) -> str:
-    return "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
-
-
-def _outside_paths(script: str) -> list[str]:
-    """Absolute paths a script names outside the writable places (comment lines ignored).
-
-    A bare `/` (a `tr` set, a division, a regex), `/bin/bash` and `/bin/sh` are left out; see `_ROOT_LISTING`.
-    """
-    found = _ABS_PATH.findall(_strip_comments(script))
-    paths = {p for p in found if p not in _HARMLESS_PATHS and not p.startswith(_WRITABLE_PREFIXES)}
-    if _ROOT_LISTING.search(_strip_comments(script)):
-        paths.add("/")
-    return sorted(paths)
-
-
-def _why_not(record: dict[str, Any], fields: dict[str, Any], own_init: list[str], init_file: str | None) -> str:  # noqa: C901
-    """First reason the task cannot run in the unprivileged sandbox, or ''."""
-    if init_file is not None:
-        return f"{INIT_FILE}: init runs {init_file} from the THUDM/AgentBench repository, not in inspect-evals"
-    create = record.get("create")
-    init = create.get("init") if isinstance(create, dict) else None
-    if any(isinstance(s, dict) and "user" in s for s in (init if isinstance(init, list) else [init])):
-        return f"{OTHER_USERS}: the agent runs as another user account (init.user), which cannot be created here"
-    code = _code_texts(fields, own_init)
-    for text in code:
-        if m := _USER_CMDS.search(_strip_comments(text)):
-            return f"{OTHER_USERS}: uses {m.group(1)}; user and group accounts cannot be created here"
-    for text in code:
-        if m := _PACKAGE_CMDS.search(_strip_comments(text)):
-            return f"{PACKAGES}: uses {m.group(1)}; no network, no package installs, no sudo here"
-    for text in own_init:
-        if outside := _outside_paths(text):
-            return f"{SYSTEM_WRITE}: init writes {', '.join(outside[:3])}, read-only here (only /home/agent and /tmp)"
-    needs = fields.get("state_check_file") in _SCRIPTS_NEEDING_SYSTEM_PATH
-    if needs:
-        command = _SCRIPTS_NEEDING_SYSTEM_PATH[fields["state_check_file"]]
-        return (f"{SYSTEM_PATH_COMMAND}: {fields['state_check_file']} runs `{command}` from the system PATH "
-                "(/usr/local/bin is read-only here; the reference solution installs there)")
-    computed = fields.get("example")
-    for check in (computed, fields.get("state_check_command")):
-        if check and _PROCESS_CMDS.search(_strip_comments(check)):
-            return (f"{PROCESS_TREE}: the answer depends on the runner's process tree (inspect counts the "
-                    "processes of its container and docker-exec wrapper)")
-    for check in (computed, fields.get("state_check_command")):
-        unsure = [p for p in _outside_paths(check or "") if p != "/" and not p.startswith(_GUARANTEED_PREFIXES)]
-        if unsure:
-            return (f"{HOST_PATHS}: reads {', '.join(unsure[:3])}, which the sandbox does not guarantee "
-                    "(only /usr, /etc, /bin, /lib; host logs also change during an episode)")
-    if fields["evaluation"] == "compare" and fields.get("match") is not None:
-        example = _command(record["evaluation"].get("example"), "") or ""
-        body = _strip_comments(example)
-        if m := _MACHINE_CMDS.search(body):
-            return f"{IMAGE_MATCH}: match {fields['match']!r} is `{m.group(0)}` on inspect's Docker image"
-        if outside := _outside_paths(example):
-            return f"{IMAGE_MATCH}: match {fields['match']!r} describes {outside[0]} of inspect's Docker image"
-    if fields["evaluation"] == "compare" and fields.get("match") is None and not computed:
-        return f"{UNSCORABLE}: no match and no example command; inspect's scorer fails every answer"
-    return ""
-
-
-def _notes(fields: dict[str, Any], own_init: list[str]) -> list[str]:
-    notes: list[str] = []
-    init = "\n".join(_strip_comments(s) for s in own_init)
-    if re.search(r"(?<![\w.~$}/-])/tmp\b", init):
-        notes.append("init leaves files in /tmp: run setup, the example and the agent in one sandbox session")
-    if fields["init_at_start"]:
-        notes.append("init_at_start: run init at episode start in the agent's session (recent mtimes)")
-    if fields.get("start"):
-        notes.append("start must keep running in the agent's session while the agent works")
-    if re.search(r"\$RANDOM|\bRANDOM\b|/dev/u?random", init):
-        notes.append("init makes random content: compute the expected answer per episode")
-    example = _strip_comments(fields.get("example") or "")
-    if fields.get("match") is None and example:
-        if _MACHINE_CMDS.search(example) or _outside_paths(example) or "$PATH" in example:
-            notes.append("the expected answer depends on this machine (computed per episode); the agent's shell "
-                         "must be a login bash like the example's (same PATH)")
-        if re.search(r"\bdate\b", example):
-            notes.append("the expected answer depends on today's date: compute it per episode")
-        if _WORKSPACE_WRITES.search(re.sub(r"'[^']*'|\[\[.*?\]\]", "", example)):
-            notes.append("the example writes to /home/agent: run it on a copy of the workspace, or the agent "
-                         "starts with its output in place")
-    return notes

@@ -19,18 +19,18 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import shlex
 import time
 from pathlib import Path
-from typing import Any
 
 from rlvr.core.errors import RlvrError, SandboxError
 from rlvr.core.types import Verdict
-from rlvr.sandbox.local import remove_tree
-from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig, UnpackError, make_readable, stage_dir
-from rlvr.verifiers.terminal.agentbench import AGENT_HOME, AgentBenchTask, load_agentbench, read_script
+from rlvr.sandbox.isolation import make_readable, remove_tree, stage_dir
+from rlvr.sandbox.session import Mount, SandboxSession, SessionConfig, UnpackError
+from rlvr.verifiers.terminal.agentbench import AgentBenchTask, load_agentbench, read_script
+from rlvr.verifiers.terminal.agentbench_rules import AGENT_HOME, seeded
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
+from rlvr.verifiers.terminal.workspace import TaskSession, link_roots
 
 __all__ = ["agentbench_task", "grade_agentbench", "reference_solution"]
 
@@ -56,7 +56,7 @@ def agentbench_task(split: str, record_id: int, data_dir: str | None = None) -> 
     record = _records(data_dir).get((split, record_id))
     if record is None:
         raise DataError(f"AgentBench-OS has no {split} record {record_id}")
-    setup = [SetupStep(kind="run", command=_seeded(script, record.task_id), cwd=AGENT_HOME) for script in record.init]
+    setup = [SetupStep(kind="run", command=seeded(script, record.task_id), cwd=AGENT_HOME) for script in record.init]
     if record.start:
         setup.append(SetupStep(kind="background", command=record.start, cwd=AGENT_HOME))
     return TerminalTask(
@@ -65,40 +65,6 @@ def agentbench_task(split: str, record_id: int, data_dir: str | None = None) -> 
         placement="local" if record.runs_locally else "container", placement_reason=record.why_not,
         source=f"inspect-evals agent_bench {split} record {record_id}",
         metadata={"labels": record.labels, "evaluation": record.evaluation, "data_dir": data_dir})
-
-
-SEED_DIR = "/run/rlvr/seed"
-SEED_BYTES = 16 << 20
-
-
-def _seeded(script: str, task_id: str) -> str:
-    """`script` with its randomness made reproducible.
-
-    bash's RANDOM is seeded from the task id and /dev/urandom is read from a fixed pseudo-random
-    byte file (`seed_dir`), so every episode of a task (and the oracle computing its answer) sees
-    the same files; inspect-evals leaves them random. (A `$RANDOM` inside a subshell is reseeded
-    by bash itself and stays random.)
-    """
-    if "RANDOM" in script:
-        seed = int(hashlib.sha256(task_id.encode()).hexdigest()[:4], 16)
-        script = f"RANDOM={seed}\n{script}"
-    return script.replace("/dev/urandom", f"{SEED_DIR}/urandom")
-
-
-@functools.lru_cache(maxsize=1)
-def seed_dir() -> str:
-    """A host directory holding `urandom`: SEED_BYTES of SHAKE-256 output, readable by the sandbox.
-
-    Staged once per machine and user (`rlvr.sandbox.site_packages.stage_files`: read-only, reused).
-    """
-    import tempfile
-
-    from rlvr.sandbox.site_packages import stage_files
-
-    with tempfile.TemporaryDirectory(prefix="rlvr-seed-") as tmp:
-        source = Path(tmp, "urandom")
-        source.write_bytes(hashlib.shake_256(b"rlvr agentbench-os").digest(SEED_BYTES))
-        return stage_files([("urandom", source)], key=f"agentbench-seed shake256 {SEED_BYTES}")
 
 
 def _clean_env() -> dict[str, str]:
@@ -159,8 +125,6 @@ def grade_agentbench(task: TerminalTask, workspace: Path, answer: str, expected:
                 ok, lines = _compare(session, record, answer, want)
                 detail = f"answer {answer[:200]!r}, expected {want[:200]!r}: " + "; ".join(lines)
             else:
-                from rlvr.verifiers.terminal.grade import link_roots
-
                 session.extract(_WORKSPACE, AGENT_HOME, link_roots=link_roots(task))
                 command = f"bash {SCRIPTS}/{record.state_check_file}" if record.state_check_file else \
                     record.state_check_command or "false"
@@ -196,8 +160,6 @@ def reference_solution(task: TerminalTask, config: SessionConfig | None = None) 
     Raises:
         ValueError: the task has no reference solution. DataError / SandboxError: the sandbox failed.
     """
-    from rlvr.verifiers.terminal.workspace import TaskSession
-
     record: AgentBenchTask = task.agentbench
     if record.evaluation == "match":
         return [], record.match or ""
@@ -212,8 +174,3 @@ def reference_solution(task: TerminalTask, config: SessionConfig | None = None) 
     if expected is None:
         raise ValueError(f"{task.task_id}: the example gave no expected answer")
     return ([record.example] if record.example else []), expected
-
-
-def expected_needs_copy(record: Any) -> bool:
-    """True when the record's example writes into /home/agent (run it in a throwaway sandbox)."""
-    return any("run it on a copy of the workspace" in note for note in getattr(record, "notes", []))

@@ -30,7 +30,7 @@ from rlvr.verifiers.terminal.dockerfile import read_dockerfile
 from rlvr.verifiers.terminal.spec import TerminalReference, TerminalTask
 from rlvr.verifiers.terminal.testscript import plan_tests
 
-__all__ = ["find_task_dirs", "load_harbor", "load_task", "load_tbench", "task_format"]
+__all__ = ["find_task_dirs", "load_harbor", "load_task", "load_tbench"]
 
 _MAX_SOLUTION_BYTES = 4 << 20
 
@@ -124,7 +124,7 @@ def load_tbench(task_dir: str | os.PathLike[str], python: str | None = None) -> 
     Raises:
         DataError: task.yaml is missing or malformed, or run-tests.sh / the Dockerfile cannot be read.
     """
-    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.isolation import sandbox_python
 
     root = Path(task_dir).resolve()
     config = _yaml(root / "task.yaml")
@@ -170,7 +170,7 @@ def load_harbor(task_dir: str | os.PathLike[str], python: str | None = None) -> 
     Raises:
         DataError: instruction.md, task.toml or tests/test.sh is missing or malformed.
     """
-    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.isolation import sandbox_python
 
     root = Path(task_dir).resolve()
     try:

@@ -13,9 +13,10 @@ Two entry points:
   answer is in `<answer>...</answer>` or the text after the last fence.
 
 Grading itself is `rlvr.verifiers.terminal.grade` (Terminal-Bench, Harbor) and
-`rlvr.verifiers.terminal.agentbench` (AgentBench-OS). Scoring runs in the calling thread: every
-untrusted step runs in a sandbox with its own limits and a parent watchdog, so no response can
-hang the caller. At most `max_parallel` gradings run at once (per process).
+`rlvr.verifiers.terminal.agentbench` (AgentBench-OS). Scoring runs in threads of this process
+(`ThreadedVerifier`): every untrusted step runs in a sandbox with its own limits and a parent
+watchdog, and the verifier's watchdog ends a replay past `timeout_s`, so no response can hang the
+caller. At most `max_parallel` gradings run at once (per process).
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -37,7 +37,7 @@ from pydantic import Field
 from rlvr.core.errors import DataError, RlvrError, SandboxError
 from rlvr.core.types import Verdict
 from rlvr.sandbox.session import ExportError, SessionConfig
-from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers.base import ThreadedVerifier, VerifierConfig
 from rlvr.verifiers.terminal.spec import TerminalTask
 from rlvr.verifiers.terminal.tasks import load_task
 from rlvr.verifiers.terminal.workspace import TaskSession
@@ -50,8 +50,6 @@ class TerminalConfig(VerifierConfig):
 
     timeout_s: float = Field(default=3600.0, gt=0, description="Outer limit of one replayed verification (setup, "
                              "commands, tests), seconds; the task's own agent and test budgets apply inside it.")
-    scoring: Literal["process", "inline"] = Field(
-        default="inline", description="'inline': score in the calling thread (the sandbox enforces every limit).")
     reward: Literal["binary", "fraction"] = Field(
         default="binary", description="'binary': 1.0 only when every test passes; 'fraction': the share of tests "
         "passed (Harbor: the reward file's value).")
@@ -145,14 +143,26 @@ def _grade(config: TerminalConfig, task: TerminalTask, workspace: Path, answer: 
 
 def grader_site(config: TerminalConfig) -> tuple[str, ...]:
     """Host directories holding the grader's pytest, readable by the sandbox (a staged copy if needed)."""
-    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.isolation import sandbox_python
     from rlvr.sandbox.site_packages import sandbox_site_path
 
     return sandbox_site_path(("pytest",), sandbox_python(config.sandbox.python))
 
 
 def score_terminal(config: TerminalConfig, response: str, reference: Any) -> Verdict:
-    """Replay `response` in a fresh sandbox of the task `reference` points to, then grade it."""
+    """Replay `response` in a fresh sandbox of the task `reference` points to, then grade it. Never raises.
+
+    Returns:
+        The grade's verdict; `incorrect` when what the commands left cannot be exported; `error` (reward
+        None) when the task cannot be read, needs a missing container runtime, or the sandbox failed.
+    """
+    try:
+        return _replay(config, response, reference)
+    except RlvrError as exc:
+        return Verdict.error(f"terminal verifier: {exc}")
+
+
+def _replay(config: TerminalConfig, response: str, reference: Any) -> Verdict:
     start = time.monotonic()
     try:
         task = load_task(reference)
@@ -188,7 +198,7 @@ def score_terminal(config: TerminalConfig, response: str, reference: Any) -> Ver
     return verdict.model_copy(update={"elapsed_s": time.monotonic() - start})
 
 
-class TerminalVerifier(Verifier):
+class TerminalVerifier(ThreadedVerifier):
     r"""Grade Terminal-Bench, Harbor and AgentBench-OS tasks after the agent phase (module docstring).
 
     Example:
@@ -199,33 +209,20 @@ class TerminalVerifier(Verifier):
     """
 
     name: ClassVar[str] = "terminal"
+    config_type: ClassVar[type[TerminalConfig]] = TerminalConfig
     config: TerminalConfig
 
-    def __init__(self, config: TerminalConfig | None = None, **overrides: Any) -> None:
-        base = config or TerminalConfig()
-        if overrides:
-            base = TerminalConfig.model_validate({**base.model_dump(), **overrides})
-        super().__init__(base)
-
     def scorer(self) -> Callable[[str, Any], Verdict]:
-        """`score_terminal` bound to this config (picklable)."""
+        """`score_terminal` bound to this config."""
         return functools.partial(score_terminal, self.config)
 
-    def verify(self, response: str, reference: Any) -> Verdict:
-        """Replay and grade one response (blocking; never raises for bad input)."""
-        try:
-            return score_terminal(self.config, response, reference)
-        except RlvrError as exc:
-            return Verdict.error(f"terminal verifier: {exc}")
+    def concurrency(self, workers: int | None = None) -> int:
+        """Replays of a batch running at once: `workers`, else `max_parallel`."""
+        return workers or self.config.max_parallel
 
-    def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
-        """Replay and grade pairs with up to `workers` threads; same order as input."""
-        items = list(pairs)
-        n = max(1, min(workers or self.config.max_parallel, len(items) or 1))
-        if n == 1:
-            return [self.verify(r, ref) for r, ref in items]
-        with ThreadPoolExecutor(n, thread_name_prefix="rlvr-terminal") as ex:
-            return list(ex.map(lambda p: self.verify(*p), items))
+    def max_in_flight(self) -> int:
+        """`max_parallel`: the replays of this verifier running at once, over every caller."""
+        return self.config.max_parallel
 
     def grade(self, reference: Any, workspace_tar: str | Path, answer: str = "",
               expected_answer: str | None = None) -> Verdict:
@@ -265,5 +262,3 @@ class TerminalVerifier(Verifier):
             return json.dumps({"commands": commands, "answer": answer})
         return oracle_command(task)
 
-    def close(self) -> None:
-        """Nothing to stop: every sandbox lives only as long as its verification."""

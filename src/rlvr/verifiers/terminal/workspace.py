@@ -17,7 +17,6 @@ an agent cannot change the files to fit a wrong answer.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import re
 import tarfile
@@ -28,13 +27,13 @@ from typing import Any
 
 from rlvr.core.errors import DataError, SandboxError
 from rlvr.sandbox.host_process import closed_at_exit
-from rlvr.sandbox.local import remove_tree
-from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig, stage_dir
+from rlvr.sandbox.isolation import remove_tree, stage_dir
+from rlvr.sandbox.session import CommandResult, Mount, SandboxSession, SessionConfig
+from rlvr.verifiers.terminal.agentbench_rules import SEED_DIR, expected_needs_copy, seed_dir
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
 from rlvr.verifiers.terminal.testscript import TESTS_MOUNT
 
-__all__ = ["SETUP_TIMEOUT_S", "TaskSession", "container_available", "container_problem", "expand_env", "pack_tree",
-           "sandbox_for", "task_image"]
+__all__ = ["TaskSession", "container_available", "container_problem", "expand_env", "link_roots", "sandbox_for"]
 
 SETUP_TIMEOUT_S = 600.0
 """Limit of one setup step (a Dockerfile RUN line), seconds."""
@@ -131,18 +130,24 @@ def pack_tree(source: Path, out: Path, name: str | None = None, mode: int | None
                 tar.addfile(info, f)
 
 
-def file_tar(files: dict[str, str | bytes], out: Path, mode: int = 0o644) -> None:
-    """Write in-memory `files` (relative name -> content) to the tar `out`, owned by root."""
-    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as tar:
-        for name, content in files.items():
-            data = content.encode() if isinstance(content, str) else content
-            info = _root_owned(tarfile.TarInfo(name))
-            info.size = len(data)
-            info.mode = 0o755 if name.endswith(".sh") else mode
-            tar.addfile(info, io.BytesIO(data))
-
-
 _TASK_SESSIONS: weakref.WeakSet[TaskSession] = closed_at_exit()  # closed (staging directory removed) at exit
+
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var", "/srv",
+               "/home", "/mnt", "/media", "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+"""Where a restored symbolic link may point besides the working directory: the system, never the grader's own
+directories (/tests, /logs, /run, /tmp, HOME, /proc)."""
+
+
+def link_roots(task: TerminalTask) -> list[str]:
+    """Directories a symbolic link in the restored working directory may point into (everything else is dropped).
+
+    The grading sandbox holds files the agent never had: the fresh tests (/tests), the grader's
+    own directories (/run/rlvr, /logs), its /tmp and HOME. A link into them would let the tests
+    read the expected outputs in place of the agent's.
+    """
+    return [task.workdir, *SYSTEM_DIRS]
+
 
 
 class TaskSession:
@@ -176,8 +181,6 @@ class TaskSession:
             writable[TESTS_MOUNT] = None
         mounts = [Mount(IN_DIR, self._stage), *(Mount(d, kind="tmpfs", size_mb=64) for d in writable)]
         if task.format == "agentbench":
-            from rlvr.verifiers.terminal.agentbench_run import SEED_DIR, seed_dir
-
             mounts.append(Mount(SEED_DIR, seed_dir()))
         self.session = sandbox_for(task, self.config, mounts)
         _TASK_SESSIONS.add(self)
@@ -250,8 +253,6 @@ class TaskSession:
                             f"{(result.stderr or result.stdout).strip()[-600:]}")
 
     def _agentbench_prepare(self) -> None:
-        from rlvr.verifiers.terminal.agentbench_run import expected_needs_copy
-
         record: Any = self.task.agentbench
         if record.evaluation == "state" or not record.example or not self._want_expected:
             return

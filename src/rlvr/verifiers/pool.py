@@ -1,4 +1,10 @@
-"""A pool of warm worker processes with a parent-side watchdog.
+"""A pool of warm worker processes with a parent-side watchdog, and the `Outcome` of one call.
+
+One of the two pools a verifier scores in, with one rule: every call gets its own hard time limit.
+This one, `WorkerPool`, is for scoring that computes here (math, SQL, reasoning-gym);
+`rlvr.verifiers.threads.ThreadPool` is for scoring whose work happens elsewhere (a sandbox, an HTTP
+server). Both answer `call` and `map` with `Outcome`s (`ok`, `exc`, `timeout`, `crash`), which
+`rlvr.verifiers.base.Verifier` turns into verdicts the same way for every verifier.
 
 Hard time limits without signals: each call is sent to a worker process over a pipe and
 the parent waits at most `timeout_s` for the answer. A worker that runs late is killed
@@ -32,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rlvr.core.errors import VerifierError
-from rlvr.verifiers._worker import _HEADER, encode_frame
+from rlvr.verifiers._worker import FRAME_HEADER, encode_frame
 
 __all__ = ["Outcome", "PoolClosedError", "WorkerPool"]
 
@@ -114,10 +120,10 @@ class _Worker:
         import pickle
 
         deadline = time.monotonic() + timeout_s
-        header = self._read_exact(_HEADER.size, deadline)
+        header = self._read_exact(FRAME_HEADER.size, deadline)
         if header is None:
             return False, None
-        (size,) = _HEADER.unpack(header)
+        (size,) = FRAME_HEADER.unpack(header)
         # The header arrived, so the body is being written now: allow it a grace second.
         body = self._read_exact(size, max(deadline, time.monotonic() + 1.0))
         if body is None:
@@ -296,13 +302,31 @@ class WorkerPool:
         """True once `close` was called."""
         return self._closed
 
-    def call(self, *payload: Any, timeout_s: float | None = None) -> Outcome:
-        """Run `fn(*payload)` in a worker; never raises for failures of `fn` itself."""
+    def call(self, *payload: Any, timeout_s: float | None = None, wait_for_replacement: bool = True) -> Outcome:
+        """Run `fn(*payload)` in a worker; never raises for failures of `fn` itself.
+
+        Args:
+            payload: the arguments of `fn`.
+            timeout_s: this call's limit (default: the pool's `timeout_s`).
+            wait_for_replacement: False returns at once when the worker had to be replaced (it was killed
+                or died): the fresh worker starts in the background.
+
+        Raises:
+            PoolClosedError: the pool was closed before or while this call's worker started.
+            VerifierError: a worker process cannot start.
+        """
         worker = self._acquire()
         try:
             return worker.call(payload, self.timeout_s if timeout_s is None else timeout_s)
+        except VerifierError as exc:
+            if self._closed:  # close() killed the worker while it started: the pool's doing, not the worker's
+                raise PoolClosedError("the worker pool was closed while this call's worker started") from exc
+            raise
         finally:
-            self._release(worker)
+            if wait_for_replacement:
+                self._release(worker)
+            else:
+                threading.Thread(target=self._release, args=(worker,), daemon=True, name="rlvr-pool-release").start()
 
     def map(
         self, payloads: Iterable[tuple[Any, ...]], concurrency: int | None = None, chunk_size: int | None = None
@@ -344,6 +368,11 @@ class WorkerPool:
                 return done + [Outcome("exc", f"{exc} (closed while this item waited)", 0.0)] * left
             try:
                 done += worker.call_chunk(payloads[len(done) :], self.timeout_s)
+            except VerifierError as exc:
+                if not self._closed:
+                    raise
+                left = len(payloads) - len(done)  # close() killed the worker while it started
+                return done + [Outcome("exc", f"{exc} (the pool was closed while it started)", 0.0)] * left
             finally:
                 self._release(worker)
         return done

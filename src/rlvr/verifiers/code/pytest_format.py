@@ -27,12 +27,12 @@ import weakref
 from typing import Any
 
 from rlvr.verifiers import junit
+from rlvr.verifiers.code.config import CodeConfig
+from rlvr.verifiers.code.execution import CHILD_SOURCE, Clock, SandboxFailure, TestResult, why
 from rlvr.verifiers.code.rewrite import HARDENED_MODULE, harden_pytest
 from rlvr.verifiers.code.spec import PytestTests
 
-__all__ = ["expected_test_ids", "pytest_python_path", "run_pytest"]
-
-expected_tests = junit.expected_tests
+__all__ = ["pytest_python_path", "run_pytest"]
 
 
 def pytest_python_path(python: str | None = None) -> tuple[str, ...]:
@@ -50,7 +50,7 @@ def pytest_python_path(python: str | None = None) -> tuple[str, ...]:
         SandboxError: pytest is not installed here, the sandbox Python is another major.minor
             version, or no directory the sandbox uid can read is available for the copy.
     """
-    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.isolation import sandbox_python
     from rlvr.sandbox.site_packages import sandbox_site_path
 
     return sandbox_site_path(("pytest",), sandbox_python(python))
@@ -76,18 +76,16 @@ def expected_test_ids(spec: PytestTests) -> tuple[list[str], list[str]]:
     """Exact ids and parametrized prefixes that must pass, from `expected_tests` or the sources."""
     if spec.expected_tests is not None:
         return list(spec.expected_tests), []
-    return expected_tests(spec.files)
+    return junit.expected_tests(spec.files)
 
 
-def parse_junit(data: bytes, nonce: str, files: dict[str, str]) -> dict[str, str] | str:
-    """Test id -> 'pass'/'fail'/'skipped' from a JUnit report, or why the report is not acceptable."""
-    return junit.parse_junit(data, files, nonce=nonce)
+def run_pytest(spec: PytestTests, code: str, config: CodeConfig, box: Any, clock: Clock) -> list[TestResult]:
+    """Run the pytest files against `code`; one TestResult per expected test id.
 
-
-def run_pytest(spec: PytestTests, code: str, config: Any, box: Any, clock: Any) -> list[Any]:
-    """Run the pytest files against `code`; one TestResult per expected test id."""
-    from rlvr.verifiers.code.verifier import TestResult, _SandboxFailure, _why
-
+    Raises:
+        SandboxFailure: pytest cannot be imported in the sandbox, or the sandbox failed.
+        ValueError: a test file name is not a plain `*.py` name.
+    """
     for name in spec.files:
         if "/" in name or not name.endswith(".py"):
             raise ValueError(f"pytest test file names must be plain '*.py' names, got {name!r}")
@@ -98,24 +96,22 @@ def run_pytest(spec: PytestTests, code: str, config: Any, box: Any, clock: Any) 
         return [TestResult(n, "timeout", "overall time limit reached") for n in names]
     problem = _pytest_problem(box)
     if problem is not None:
-        raise _SandboxFailure(problem)
+        raise SandboxFailure(problem)
     nonce = secrets.token_hex(16)
     argv = [box.python, "-m", "pytest", "-p", "no:cacheprovider", "--noconftest", "-q", "--rootdir",
             "{grader}/tests", "-o", f"junit_suite_name={nonce}", "-o", "junit_family=xunit2",
             "--junitxml=/dev/fd/{result_fd}", *(f"{{grader}}/tests/{n}" for n in spec.files)]
-    from rlvr.verifiers.code.verifier import CHILD_SOURCE
-
     grader_files = {f"tests/{n}": harden_pytest(s) for n, s in spec.files.items()}
     grader_files[f"tests/{HARDENED_MODULE}.py"] = CHILD_SOURCE
     result = box.run(argv, files={f"{spec.module}.py": code}, timeout_s=budget, grader_files=grader_files,
                      env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     if result.error is not None:
-        raise _SandboxFailure(result.error)
+        raise SandboxFailure(result.error)
     if result.timed_out:
         return [TestResult(n, "timeout", "timed out") for n in names]
-    outcomes = parse_junit(result.result, nonce, spec.files)
+    outcomes = junit.parse_junit(result.result, spec.files, nonce=nonce)
     if isinstance(outcomes, str):
-        return [TestResult(n, "fail", f"{outcomes}; {_why(result)}") for n in names]
+        return [TestResult(n, "fail", f"{outcomes}; {why(result)}") for n in names]
     matched = junit.match_expected(outcomes, exact, prefixes)
     out = [TestResult(n, "pass" if v == "pass" else "fail", "" if v == "pass" else v) for n, v in matched.items()]
     if not exact and not prefixes:

@@ -3,7 +3,7 @@
 CPython 3.11 keeps the recursion depth of its C<->Python AST conversion in interpreter-wide
 state (`struct ast_state`, Python/Python-ast.c), so `ast.parse`/`ast.unparse`/`literal_eval` run
 from several threads at once can fail with `SystemError: AST constructor recursion depth
-mismatch` (CPython gh-106905, fixed in later releases). `UnitTestVerifier.verify_batch` scores in
+mismatch` (CPython gh-106905, fixed in later releases). `UnitTestVerifier` scores in
 threads, so every AST call of the code verifier goes through one process-wide lock.
 """
 
