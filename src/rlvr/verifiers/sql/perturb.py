@@ -1,0 +1,473 @@
+"""Perturbed copies of a database: the same schema with other data, to test a query beyond one database.
+
+Execution accuracy on one database accepts any query that returns the gold's rows there, including one
+that returns them as constants (`SELECT 5 FROM t LIMIT 1` for `SELECT count(*) FROM t`), which a model
+with a query tool can look up first. Test-suite accuracy (Zhong, Yu and Klein 2020, "Semantic
+Evaluation for Text-to-SQL with Distilled Test Suites", EMNLP) compares the two queries on several
+databases of the same schema. This module builds such databases from the task's own;
+`rlvr.verifiers.sql.suite` runs the queries on them.
+
+- `rows-<k>a` / `rows-<k>b` (`row_variants`): rows deleted. Pair k splits each table's rows in two by a
+  seeded hash of the rowid; `a` keeps one half, `b` the other. Even pairs delete *up* the references
+  (a table is halved after the tables that reference it and keeps every row a kept row references:
+  leaf tables lose half their rows, the tables they point at few), odd pairs *down* (a table is halved
+  after the tables it references and loses every row that pointed at a deleted one: rows with many
+  references rarely survive). A table never loses all its rows (its first row stays, with the rows it
+  references); a SQLite table WITHOUT ROWID, and the tables it references, keep all theirs.
+- `values` (`value_variant`): the values of given columns changed, each by an injective, order-keeping
+  shift: integers and reals +1, ISO dates and date-times +1 day, integer text +1, other text prefixed
+  with `~`. Key columns (primary, unique, referencing or referenced: `rlvr.verifiers.sql.schema`) are
+  never changed.
+
+Constraints: deleting rows keeps types, NOT NULL, CHECK and uniqueness, and every reference that held
+in the task's database holds in the copies (declared foreign keys and inferred references alike); a
+value change a constraint refuses leaves its column unchanged. Triggers are dropped from the copies
+(no query reads them; they would write during the build).
+
+Deterministic: the halves come from a fixed hash (a modular hash of the rowid, seeded by CRC-32 of pair
+and table), never from Python's randomised `hash`; one database file gives the same copies in every
+process.
+
+Cost: a copy is built once per database file (path, size, modification time) and kept in a private
+per-user folder of the temporary directory (`rlvr-sql-suite-<uid>`, shared by processes through an
+atomic rename); a database larger than `max_bytes` is not copied, and a build that runs past its
+deadline stops (`PerturbError`).
+
+Dialects: SQLite and DuckDB (the `sql` extra). PostgreSQL: none (a server database cannot be copied
+through a role that may only SELECT); `PerturbError` says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sqlite3
+import stat
+import tempfile
+import threading
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from rlvr.verifiers.sql.schema import (
+    PerturbError,
+    Reference,
+    Schema,
+    database_file,
+    file_identity,
+    open_database,
+    quoted,
+    read_schema,
+)
+
+__all__ = ["BUILD_VERSION", "Variant", "row_variants", "value_variant"]
+
+BUILD_VERSION = 1
+"""Part of every copy's file name: a change of the rules below gives new copies, never a stale one."""
+
+_BUILT: dict[tuple[Any, ...], str | Exception] = {}
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One perturbed copy of a database.
+
+    Attributes:
+        name: 'rows-0a', 'rows-0b', ..., or 'values'.
+        db: the copy, in the form `execute` takes for the dialect (a file path).
+        how: what was changed, for a verdict's detail.
+    """
+
+    name: str
+    db: str
+    how: str
+
+
+
+def _private_dir() -> Path:
+    """`<tmp>/rlvr-sql-suite-<uid>`: created 0700, used only when this user owns it and nobody else may write it."""
+    folder = Path(tempfile.gettempdir()) / f"rlvr-sql-suite-{os.geteuid()}"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise PerturbError(f"{folder} is not a directory owned by uid {os.geteuid()} and closed to others' writes; "
+                           "remove it")
+    return folder
+
+
+def _build(path: Path, dialect: str, name: str, salt: str, deadline: float, change: Any) -> str:
+    """The copy `name` of `path` changed by `change(conn, schema, deadline)`: built once, then reused."""
+    identity = file_identity(path)
+    key = (dialect, *identity, name, salt, BUILD_VERSION)
+    with _LOCK:
+        done = _BUILT.get(key)
+    if isinstance(done, str) and os.path.isfile(done):
+        return done
+    if isinstance(done, Exception):
+        raise PerturbError(str(done))
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
+    target = _private_dir() / f"{digest}.{'sqlite' if dialect == 'sqlite' else 'duckdb'}"
+    if not target.is_file():
+        schema = read_schema(str(path), dialect)
+        scratch = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            _copy(path, scratch, dialect)
+            with open_database(scratch, dialect, read_only=False) as conn:
+                change(conn, schema, deadline)
+            scratch.chmod(0o400)
+            os.replace(scratch, target)
+        except PerturbError as exc:
+            with _LOCK:
+                _BUILT[key] = exc
+            raise
+        except Exception as exc:  # a database error of either driver: the copy is unusable
+            late = time.monotonic() > deadline
+            error = PerturbError(f"building the {name} copy ran past the time left for this item" if late else
+                                 f"building the {name} copy failed: {type(exc).__name__}: {str(exc)[:200]}")
+            with _LOCK:
+                _BUILT[key] = error
+            raise error from exc
+        finally:
+            with contextlib.suppress(OSError):
+                scratch.unlink()
+            with contextlib.suppress(OSError):
+                Path(f"{scratch}.wal").unlink()
+    with _LOCK:
+        _BUILT[key] = str(target)
+    return str(target)
+
+
+def _copy(source: Path, target: Path, dialect: str) -> None:
+    if dialect == "sqlite":
+        src = sqlite3.connect(f"file:{quote(str(source.resolve()))}?mode=ro", uri=True)
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            dst.close()
+            src.close()
+        return
+    import duckdb
+
+    conn = duckdb.connect(config={"threads": 1})
+    try:
+        quoted = [str(p).replace("'", "''") for p in (source.resolve(), target)]
+        conn.execute(f"ATTACH '{quoted[0]}' AS rlvr_src (READ_ONLY)")
+        conn.execute(f"ATTACH '{quoted[1]}' AS rlvr_dst")
+        conn.execute("COPY FROM DATABASE rlvr_src TO rlvr_dst")
+    finally:
+        conn.close()
+
+
+class _Deadline:
+    """Raises `PerturbError` once `deadline` (time.monotonic) is past; SQLite also checks it inside statements."""
+
+    def __init__(self, conn: Any, deadline: float) -> None:
+        self.deadline = deadline
+        if isinstance(conn, sqlite3.Connection):
+            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+
+    def check(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise PerturbError("building the copy ran past the time left for this item")
+
+
+# -- rows deleted ---------------------------------------------------------------------------------
+_PRIME = 2147483629
+"""A prime below 2**31: the row hash `((rowid mod p) * a + b) mod p` stays inside 64-bit integers."""
+
+
+def _half(salt: str, table: str) -> str:
+    """SQL giving 0 or 1 for a row of `table` from its rowid: bit 16 of a seeded modular hash (SQLite and DuckDB)."""
+    a = zlib.crc32(f"{salt}\x00{table}\x00a".encode()) % (_PRIME - 2) + 2
+    b = zlib.crc32(f"{salt}\x00{table}\x00b".encode()) % _PRIME
+    return f"((((rowid % {_PRIME}) * {a} + {b}) % {_PRIME}) >> 16) & 1"
+
+
+class _Rows:
+    """The deletion of one copy: `doomed[table]` is a temporary table of the rowids to delete.
+
+    `direction` 'up': a table is halved after the tables that reference it, and keeps every row a kept row
+    references (leaf tables lose half their rows, the tables they reference little). 'down': a table is
+    halved after the tables it references, and loses every row that referenced a deleted one (rows with
+    many references rarely survive). Either way a table keeps at least one row, and a kept row's references
+    stay alive.
+    """
+
+    def __init__(self, conn: Any, schema: Schema, salt: str, side: int, clock: _Deadline) -> None:
+        self.conn, self.schema, self.salt, self.side, self.clock = conn, schema, salt, side, clock
+        self.doomed: dict[str, str] = {}
+        fixed = _fixed_tables(schema)
+        self.refs = [r for r in schema.references if r.child not in fixed and r.parent not in fixed]
+
+    def _match(self, ref: Reference) -> str:
+        pairs = zip(ref.columns, ref.parent_columns, strict=True)
+        return " AND ".join(f"p.{quoted(pc)} = c.{quoted(cc)}" for cc, pc in pairs)
+
+    def _count(self, sql: str) -> int:
+        return int(self.conn.execute(sql).fetchone()[0])
+
+    def halve(self, table: str) -> None:
+        name = f"rlvr_doomed_{len(self.doomed)}"
+        self.conn.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS rid FROM {quoted(table)} "
+                          f"WHERE {_half(self.salt, table)} != {self.side}")
+        self.doomed[table] = name
+        self.clock.check()
+
+    def protect(self, table: str) -> None:
+        """Spare the rows of `table` that a kept row references (its own rows included, to a fixed point)."""
+        for ref in [r for r in self.refs if r.parent == table and r.child in self.doomed]:
+            while True:
+                spared = self.conn.execute(
+                    f"DELETE FROM {self.doomed[table]} WHERE rid IN (SELECT p.rowid FROM {quoted(table)} AS p JOIN "
+                    f"{quoted(ref.child)} AS c ON {self._match(ref)} WHERE c.rowid NOT IN "
+                    f"(SELECT rid FROM {self.doomed[ref.child]}))").rowcount
+                self.clock.check()
+                if ref.child != table or spared <= 0:
+                    break
+
+    def cascade(self, table: str | None = None, refs: list[Reference] | None = None) -> bool:
+        """Doom the rows of `table` (None: any) whose held reference (of `refs`, default all) points at a doomed row.
+
+        Returns:
+            True when some row was added.
+        """
+        grew = False
+        for ref in self.refs if refs is None else refs:
+            if (table is not None and ref.child != table) or ref.child not in self.doomed:
+                continue
+            alive = f"p.rowid NOT IN (SELECT rid FROM {self.doomed[ref.parent]})" if ref.parent in self.doomed else "1"
+            while True:
+                added = self.conn.execute(
+                    f"INSERT INTO {self.doomed[ref.child]} SELECT c.rowid FROM {quoted(ref.child)} AS c WHERE "
+                    f"c.rowid NOT IN (SELECT rid FROM {self.doomed[ref.child]}) AND "
+                    f"EXISTS (SELECT 1 FROM {quoted(ref.parent)} AS p WHERE {self._match(ref)}) AND "
+                    f"NOT EXISTS (SELECT 1 FROM {quoted(ref.parent)} AS p WHERE {self._match(ref)} AND {alive})"
+                ).rowcount
+                self.clock.check()
+                grew = grew or added > 0
+                if ref.child != ref.parent or added <= 0:
+                    break
+        return grew
+
+    def keep_one(self, table: str) -> None:
+        """When every row of `table` is doomed, spare its first row and the rows it references, transitively."""
+        doomed = self.doomed[table]
+        if self._count(f"SELECT count(*) FROM {quoted(table)} WHERE rowid NOT IN (SELECT rid FROM {doomed})"):
+            return
+        first = self.conn.execute(f"SELECT min(rowid) FROM {quoted(table)}").fetchone()[0]
+        todo = [] if first is None else [(table, first)]
+        while todo:
+            current, rowid = todo.pop()
+            if current not in self.doomed:
+                continue
+            self.conn.execute(f"DELETE FROM {self.doomed[current]} WHERE rid = {int(rowid)}")
+            for ref in [r for r in self.refs if r.child == current and r.parent in self.doomed]:
+                parents = self.conn.execute(
+                    f"SELECT p.rowid FROM {quoted(ref.parent)} AS p JOIN {quoted(current)} AS c ON {self._match(ref)} "
+                    f"WHERE c.rowid = {int(rowid)} AND p.rowid IN (SELECT rid FROM {self.doomed[ref.parent]})")
+                todo.extend((ref.parent, r[0]) for r in parents.fetchall())
+
+    def delete(self) -> None:
+        for table in _children_first(self.schema):
+            if table in self.doomed:
+                self.conn.execute(f"DELETE FROM {quoted(table)} WHERE rowid IN (SELECT rid FROM {self.doomed[table]})")
+                self.clock.check()
+
+
+def _delete_rows(salt: str, side: int, direction: str) -> Any:
+    def change(conn: Any, schema: Schema, deadline: float) -> None:
+        clock = _Deadline(conn, deadline)
+        _drop_triggers(conn)
+        conn.execute("BEGIN")
+        rows = _Rows(conn, schema, salt, side, clock)
+        fixed = _fixed_tables(schema)
+        order = [t for t in _children_first(schema) if t not in fixed]
+        if direction == "up":
+            for table in order:
+                rows.halve(table)
+                rows.protect(table)
+                rows.keep_one(table)
+        else:
+            for table in reversed(order):
+                rows.halve(table)
+                rows.cascade(table)
+        position = {t: i for i, t in enumerate(order)}  # a referencing table comes first: "back" references are
+        back = [r for r in rows.refs if position[r.child] > position[r.parent]]  # those of a cycle of tables
+        while back and rows.cascade(refs=back):
+            pass
+        if direction == "down":
+            for table in order:
+                rows.keep_one(table)
+        rows.delete()
+        conn.execute("COMMIT")
+    return change
+
+
+def _drop_triggers(conn: Any) -> None:
+    if isinstance(conn, sqlite3.Connection):
+        for (trigger,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+            conn.execute(f"DROP TRIGGER {quoted(trigger)}")
+
+
+def _fixed_tables(schema: Schema) -> set[str]:
+    """Tables that keep all their rows: those without rowid, and every table they reference, directly or not.
+
+    (Deleting there would leave references the cascade cannot follow: it works on rowids.)
+    """
+    fixed = {t for t in schema.tables if t not in schema.rowid}
+    grew = True
+    while grew:
+        grew = False
+        for ref in schema.references:
+            if ref.child in fixed and ref.parent not in fixed:
+                fixed.add(ref.parent)
+                grew = True
+    return fixed
+
+
+def _children_first(schema: Schema) -> list[str]:
+    """Tables ordered so that a referencing table comes before the tables it references (cycles: any order)."""
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(table: str, path: frozenset[str]) -> None:
+        if table in seen or table in path:
+            return
+        for ref in schema.references:
+            if ref.parent == table and ref.child != table:
+                visit(ref.child, path | {table})
+        seen.add(table)
+        order.append(table)
+
+    for table in schema.tables:
+        visit(table, frozenset())
+    return order
+
+
+def row_variants(db: str, dialect: str, pairs: int = 2, max_bytes: int = 256 * 1024 * 1024,
+                 deadline: float | None = None) -> list[Variant]:
+    """`2 * pairs` copies of `db` with rows deleted (module docstring), built on first use.
+
+    Args:
+        db: a SQLite or DuckDB database (path or URL form).
+        dialect: 'sqlite' or 'duckdb'.
+        pairs: complementary pairs of copies.
+        max_bytes: a larger database file is not copied.
+        deadline: `time.monotonic()` value past which a build stops; None: no limit.
+
+    Raises:
+        PerturbError: PostgreSQL, a file over `max_bytes`, a build that failed or ran past `deadline`.
+    """
+    path = database_file(db, dialect)
+    _, size, _ = file_identity(path)
+    if size > max_bytes:
+        raise PerturbError(f"the database is {size} bytes, over the {max_bytes} the perturbed copies may copy")
+    end = float("inf") if deadline is None else deadline
+    out = []
+    for pair in range(pairs):
+        salt, direction = f"rows-{pair}", _DIRECTIONS[pair % 2]
+        for side, letter in ((0, "a"), (1, "b")):
+            name = f"rows-{pair}{letter}"
+            copy = _build(path, dialect, name, salt, end, _delete_rows(salt, side, direction))
+            how = ("kept rows keep what they reference" if direction == "up" else
+                   "rows that referenced a deleted row deleted with it")
+            out.append(Variant(name, copy, f"{name}: half of each table's rows deleted by a seeded hash ({how})"))
+    return out
+
+
+_DIRECTIONS = ("up", "down")
+"""The deletion direction of pair k is `_DIRECTIONS[k % 2]` (see `_Rows`)."""
+
+
+# -- values changed -------------------------------------------------------------------------------
+_SQLITE_SHIFT = (
+    "CASE typeof({c}) WHEN 'integer' THEN {c} + 1 WHEN 'real' THEN {c} + 1.0 WHEN 'text' THEN CASE "
+    "WHEN {c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND date({c}) = {c} THEN date({c}, '+1 day') "
+    "WHEN {c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]' "
+    "AND datetime({c}) = {c} THEN datetime({c}, '+1 day') "
+    "WHEN length({c}) BETWEEN 1 AND 17 AND {c} NOT GLOB '*[^0-9]*' AND ({c} = '0' OR {c} NOT GLOB '0*') "
+    "THEN CAST(CAST({c} AS INTEGER) + 1 AS TEXT) "
+    "ELSE '~' || {c} END ELSE {c} END"
+)
+_DUCKDB_NUMERIC = re.compile(r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|"
+                             r"FLOAT|DOUBLE|REAL|DECIMAL.*|NUMERIC.*)$")
+
+
+def _shift(dialect: str, column: str, declared: str) -> str | None:
+    """The SQL of a column's shifted value, or None when its type is not changed."""
+    c = quoted(column)
+    if dialect == "sqlite":
+        return _SQLITE_SHIFT.format(c=c)
+    if _DUCKDB_NUMERIC.match(declared):
+        return f"{c} + 1"
+    if declared == "DATE":
+        return f"{c} + 1"
+    if declared.startswith("TIMESTAMP"):
+        return f"{c} + INTERVAL 1 DAY"
+    if declared == "VARCHAR":
+        return f"'~' || {c}"
+    return None
+
+
+def _change_values(columns: tuple[tuple[str, str], ...]) -> Any:
+    def change(conn: Any, schema: Schema, deadline: float) -> None:
+        sqlite = isinstance(conn, sqlite3.Connection)
+        clock = _Deadline(conn, deadline)
+        _drop_triggers(conn)
+        changed = 0
+        for table, column in columns:
+            declared = schema.types.get((table.lower(), column.lower()), "")
+            expr = _shift("sqlite" if sqlite else "duckdb", column, declared)
+            if expr is None:
+                continue
+            conn.execute("BEGIN")
+            try:
+                conn.execute(f"UPDATE {quoted(table)} SET {quoted(column)} = {expr}")
+                conn.execute("COMMIT")
+                changed += 1
+            except Exception:  # a constraint refused the change: this column stays as it was
+                conn.execute("ROLLBACK")
+            clock.check()
+        if not changed:
+            raise PerturbError("no column could be changed")
+    return change
+
+
+def value_variant(db: str, dialect: str, columns: set[tuple[str, str]] | frozenset[tuple[str, str]],
+                  max_bytes: int = 256 * 1024 * 1024, deadline: float | None = None) -> Variant | None:
+    """A copy of `db` with the values of `columns` ((table, column) pairs) shifted; key columns are left out.
+
+    Returns:
+        The copy, or None when no column is left to change.
+
+    Raises:
+        PerturbError: PostgreSQL, a file over `max_bytes`, a build that failed or ran past `deadline`.
+    """
+    path = database_file(db, dialect)
+    _, size, _ = file_identity(path)
+    if size > max_bytes:
+        raise PerturbError(f"the database is {size} bytes, over the {max_bytes} the perturbed copies may copy")
+    schema = read_schema(db, dialect)
+    by_lower = {t.lower(): (t, {c.lower(): c for c in cols}) for t, cols in schema.tables.items()}
+    chosen = []
+    for table, column in sorted(columns):
+        found = by_lower.get(table.lower())
+        if found is None or column.lower() not in found[1] or (table.lower(), column.lower()) in schema.keys:
+            continue
+        chosen.append((found[0], found[1][column.lower()]))
+    if not chosen:
+        return None
+    salt = ",".join(f"{t}.{c}" for t, c in chosen)
+    copy = _build(path, dialect, "values", salt, float("inf") if deadline is None else deadline,
+                  _change_values(tuple(chosen)))
+    names = ", ".join(f"{t}.{c}" for t, c in chosen)
+    return Variant("values", copy, f"values of {names} shifted (+1, +1 day, '~' prefix)")
