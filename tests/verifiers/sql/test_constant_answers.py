@@ -33,7 +33,9 @@ def verifier():
     (COUNT, "SELECT COUNT(*) FROM t WHERE price >= 1498.5", "correct"),
     (COUNT, "WITH x AS (SELECT * FROM t) SELECT COUNT(*) FROM x WHERE price > 1497", "correct"),
     (COUNT, "SELECT COUNT(*) FROM main.t WHERE price > 1497", "correct"),
-    (NAMES, "SELECT name FROM t ORDER BY id DESC LIMIT 2", "correct"),
+    (NAMES, "SELECT name FROM t WHERE id > 998", "correct"),  # price = 1.5 * id holds on every copy
+    # the last two rows by id coincide with the gold on this database only: wrong on a copy missing row 1000
+    (NAMES, "SELECT name FROM t ORDER BY id DESC LIMIT 2", "incorrect"),
     ("SELECT 1 + 1", "SELECT 2", "correct"),
 ])
 def test_constant_answers(verifier, shop_db, gold, pred, status):

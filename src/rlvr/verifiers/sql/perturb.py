@@ -15,9 +15,9 @@ databases of the same schema. This module builds such databases from the task's 
   references rarely survive). A table never loses all its rows (its first row stays, with the rows it
   references); a SQLite table WITHOUT ROWID, and the tables it references, keep all theirs.
 - `values` (`value_variant`): the values of given columns changed, each by an injective, order-keeping
-  shift: integers and reals +1, ISO dates and date-times +1 day, integer text +1, other text prefixed
-  with `~`. Key columns (primary, unique, referencing or referenced: `rlvr.verifiers.sql.schema`) are
-  never changed.
+  shift: integers and reals +1, ISO dates and date-times +1 day, other text prefixed with `~` (so
+  every row, its place and every tie stay as they were). Key columns (primary, unique, referencing
+  or referenced: `rlvr.verifiers.sql.schema`) are never changed.
 
 Constraints: deleting rows keeps types, NOT NULL, CHECK and uniqueness, and every reference that held
 in the task's database holds in the copies (declared foreign keys and inferred references alike); a
@@ -67,7 +67,7 @@ from rlvr.verifiers.sql.schema import (
 
 __all__ = ["BUILD_VERSION", "Variant", "row_variants", "value_variant"]
 
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 """Part of every copy's file name: a change of the rules below gives new copies, never a stale one."""
 
 _BUILT: dict[tuple[Any, ...], str | Exception] = {}
@@ -82,11 +82,14 @@ class Variant:
         name: 'rows-0a', 'rows-0b', ..., or 'values'.
         db: the copy, in the form `execute` takes for the dialect (a file path).
         how: what was changed, for a verdict's detail.
+        keeps_order: every row is there, stored where it was, and any two values of a column compare as
+            before (the `values` copy): a query's plan and its ties are those of the task's database.
     """
 
     name: str
     db: str
     how: str
+    keeps_order: bool = False
 
 
 
@@ -394,8 +397,6 @@ _SQLITE_SHIFT = (
     "WHEN {c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND date({c}) = {c} THEN date({c}, '+1 day') "
     "WHEN {c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]' "
     "AND datetime({c}) = {c} THEN datetime({c}, '+1 day') "
-    "WHEN length({c}) BETWEEN 1 AND 17 AND {c} NOT GLOB '*[^0-9]*' AND ({c} = '0' OR {c} NOT GLOB '0*') "
-    "THEN CAST(CAST({c} AS INTEGER) + 1 AS TEXT) "
     "ELSE '~' || {c} END ELSE {c} END"
 )
 _DUCKDB_NUMERIC = re.compile(r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|"
@@ -470,4 +471,4 @@ def value_variant(db: str, dialect: str, columns: set[tuple[str, str]] | frozens
     copy = _build(path, dialect, "values", salt, float("inf") if deadline is None else deadline,
                   _change_values(tuple(chosen)))
     names = ", ".join(f"{t}.{c}" for t, c in chosen)
-    return Variant("values", copy, f"values of {names} shifted (+1, +1 day, '~' prefix)")
+    return Variant("values", copy, f"values: {names} shifted (+1, +1 day, '~' prefix)", keeps_order=True)
