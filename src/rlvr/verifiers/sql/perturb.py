@@ -24,9 +24,9 @@ in the task's database holds in the copies (declared foreign keys and inferred r
 value change a constraint refuses leaves its column unchanged. Triggers are dropped from the copies
 (no query reads them; they would write during the build).
 
-Deterministic: the halves come from a fixed hash (a modular hash of the rowid, seeded by CRC-32 of pair
-and table), never from Python's randomised `hash`; one database file gives the same copies in every
-process.
+Deterministic: the halves come from a fixed hash of the rowid (`_half`, seeded by CRC-32 of pair and
+table), never from Python's randomised `hash`; one database file gives the same copies in every
+process and on every machine.
 
 Cost: a copy is built once per database file (path, size, modification time) and kept in a private
 per-user folder of the temporary directory (`rlvr-sql-suite-<uid>`, shared by processes through an
@@ -67,7 +67,7 @@ from rlvr.verifiers.sql.schema import (
 
 __all__ = ["BUILD_VERSION", "Variant", "row_variants", "value_variant"]
 
-BUILD_VERSION = 2
+BUILD_VERSION = 3
 """Part of every copy's file name: a change of the rules below gives new copies, never a stale one."""
 
 _BUILT: dict[tuple[Any, ...], str | Exception] = {}
@@ -189,10 +189,17 @@ _PRIME = 2147483629
 
 
 def _half(salt: str, table: str) -> str:
-    """SQL giving 0 or 1 for a row of `table` from its rowid: bit 16 of a seeded modular hash (SQLite and DuckDB)."""
-    a = zlib.crc32(f"{salt}\x00{table}\x00a".encode()) % (_PRIME - 2) + 2
-    b = zlib.crc32(f"{salt}\x00{table}\x00b".encode()) % _PRIME
-    return f"((((rowid % {_PRIME}) * {a} + {b}) % {_PRIME}) >> 16) & 1"
+    """SQL giving 0 or 1 for a row of `table` from its rowid, in SQLite and DuckDB alike.
+
+    h = (rowid * k0 + k1) mod p, then twice h = (h * h + k) mod p (squaring mixes the bits, as an
+    affine map alone does not: consecutive rowids would share a bit), then bit 16; the k are CRC-32 of
+    salt and table.
+    """
+    k = [zlib.crc32(f"{salt}\x00{table}\x00{n}".encode()) % _PRIME for n in "abcd"]
+    h = f"(((rowid % {_PRIME}) * {k[0] | 2} + {k[1]}) % {_PRIME})"
+    for step in k[2:]:
+        h = f"(({h} * {h} + {step}) % {_PRIME})"
+    return f"(({h} >> 16) & 1)"
 
 
 class _Rows:
@@ -280,6 +287,7 @@ class _Rows:
                 todo.extend((ref.parent, r[0]) for r in parents.fetchall())
 
     def delete(self) -> None:
+        """Delete the doomed rows, referencing tables first, each table in a transaction of its own."""
         for table in _children_first(self.schema):
             if table in self.doomed:
                 self.conn.execute(f"DELETE FROM {quoted(table)} WHERE rowid IN (SELECT rid FROM {self.doomed[table]})")
@@ -310,8 +318,8 @@ def _delete_rows(salt: str, side: int, direction: str) -> Any:
         if direction == "down":
             for table in order:
                 rows.keep_one(table)
-        rows.delete()
         conn.execute("COMMIT")
+        rows.delete()  # one table per transaction: DuckDB checks a foreign key against the last commit
     return change
 
 
