@@ -123,6 +123,10 @@ def _build(path: Path, dialect: str, name: str, salt: str, deadline: float, chan
         try:
             _copy(path, scratch, dialect)
             with open_database(scratch, dialect, read_only=False) as conn:
+                if dialect == "sqlite":  # a scratch file: no need to survive a crash, only to roll back a statement
+                    for pragma in ("journal_mode = MEMORY", "synchronous = OFF", "temp_store = MEMORY",
+                                   "cache_size = -65536"):
+                        conn.execute(f"PRAGMA {pragma}")
                 change(conn, schema, deadline)
             scratch.chmod(0o400)
             os.replace(scratch, target)
@@ -215,6 +219,8 @@ class _Rows:
     def __init__(self, conn: Any, schema: Schema, salt: str, side: int, clock: _Deadline) -> None:
         self.conn, self.schema, self.salt, self.side, self.clock = conn, schema, salt, side, clock
         self.doomed: dict[str, str] = {}
+        self.sizes: dict[str, int] = {}
+        self.rid = "rid INTEGER PRIMARY KEY" if isinstance(conn, sqlite3.Connection) else "rid BIGINT"
         fixed = _fixed_tables(schema)
         self.refs = [r for r in schema.references if r.child not in fixed and r.parent not in fixed]
 
@@ -227,9 +233,11 @@ class _Rows:
 
     def halve(self, table: str) -> None:
         name = f"rlvr_doomed_{len(self.doomed)}"
-        self.conn.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS rid FROM {quoted(table)} "
+        self.conn.execute(f"CREATE TEMP TABLE {name} ({self.rid})")  # a SQLite rowid table: lookups by key
+        self.conn.execute(f"INSERT INTO {name} SELECT rowid FROM {quoted(table)} "
                           f"WHERE {_half(self.salt, table)} != {self.side}")
         self.doomed[table] = name
+        self.sizes[table] = self._count(f"SELECT count(*) FROM {quoted(table)}")
         self.clock.check()
 
     def protect(self, table: str) -> None:
@@ -270,8 +278,7 @@ class _Rows:
 
     def keep_one(self, table: str) -> None:
         """When every row of `table` is doomed, spare its first row and the rows it references, transitively."""
-        doomed = self.doomed[table]
-        if self._count(f"SELECT count(*) FROM {quoted(table)} WHERE rowid NOT IN (SELECT rid FROM {doomed})"):
+        if self._count(f"SELECT count(*) FROM {self.doomed[table]}") < self.sizes[table]:
             return
         first = self.conn.execute(f"SELECT min(rowid) FROM {quoted(table)}").fetchone()[0]
         todo = [] if first is None else [(table, first)]
@@ -364,7 +371,16 @@ def _children_first(schema: Schema) -> list[str]:
     return order
 
 
-def row_variants(db: str, dialect: str, pairs: int = 2, max_bytes: int = 256 * 1024 * 1024,
+def _source(db: str, dialect: str, max_bytes: int | None) -> Path:
+    """The database file to copy; `PerturbError` for PostgreSQL, a missing file or one over `max_bytes`."""
+    path = database_file(db, dialect)
+    _, size, _ = file_identity(path)
+    if max_bytes is not None and size > max_bytes:
+        raise PerturbError(f"the database is {size} bytes, over the {max_bytes} the perturbed copies may copy")
+    return path
+
+
+def row_variants(db: str, dialect: str, pairs: int = 2, max_bytes: int | None = None,
                  deadline: float | None = None) -> list[Variant]:
     """`2 * pairs` copies of `db` with rows deleted (module docstring), built on first use.
 
@@ -372,16 +388,13 @@ def row_variants(db: str, dialect: str, pairs: int = 2, max_bytes: int = 256 * 1
         db: a SQLite or DuckDB database (path or URL form).
         dialect: 'sqlite' or 'duckdb'.
         pairs: complementary pairs of copies.
-        max_bytes: a larger database file is not copied.
+        max_bytes: a larger database file is not copied; None: any size.
         deadline: `time.monotonic()` value past which a build stops; None: no limit.
 
     Raises:
         PerturbError: PostgreSQL, a file over `max_bytes`, a build that failed or ran past `deadline`.
     """
-    path = database_file(db, dialect)
-    _, size, _ = file_identity(path)
-    if size > max_bytes:
-        raise PerturbError(f"the database is {size} bytes, over the {max_bytes} the perturbed copies may copy")
+    path = _source(db, dialect, max_bytes)
     end = float("inf") if deadline is None else deadline
     out = []
     for pair in range(pairs):
@@ -452,7 +465,7 @@ def _change_values(columns: tuple[tuple[str, str], ...]) -> Any:
 
 
 def value_variant(db: str, dialect: str, columns: set[tuple[str, str]] | frozenset[tuple[str, str]],
-                  max_bytes: int = 256 * 1024 * 1024, deadline: float | None = None) -> Variant | None:
+                  max_bytes: int | None = None, deadline: float | None = None) -> Variant | None:
     """A copy of `db` with the values of `columns` ((table, column) pairs) shifted; key columns are left out.
 
     Returns:
@@ -461,10 +474,7 @@ def value_variant(db: str, dialect: str, columns: set[tuple[str, str]] | frozens
     Raises:
         PerturbError: PostgreSQL, a file over `max_bytes`, a build that failed or ran past `deadline`.
     """
-    path = database_file(db, dialect)
-    _, size, _ = file_identity(path)
-    if size > max_bytes:
-        raise PerturbError(f"the database is {size} bytes, over the {max_bytes} the perturbed copies may copy")
+    path = _source(db, dialect, max_bytes)
     schema = read_schema(db, dialect)
     by_lower = {t.lower(): (t, {c.lower(): c for c in cols}) for t, cols in schema.tables.items()}
     chosen = []
