@@ -30,8 +30,9 @@ process and on every machine.
 
 Cost: a copy is built once per database file (path, size, modification time) and kept in a private
 per-user folder of the temporary directory (`rlvr-sql-suite-<uid>`, shared by processes through an
-atomic rename); a database larger than `max_bytes` is not copied, and a build that runs past its
-deadline stops (`PerturbError`).
+atomic rename, trimmed to `CACHE_BYTES` least recently used first; a cache: deleting it is safe); a
+database larger than `max_bytes` is not copied, and a build that runs past its deadline stops
+(`PerturbError`).
 
 Dialects: SQLite and DuckDB (the `sql` extra). PostgreSQL: none (a server database cannot be copied
 through a role that may only SELECT); `PerturbError` says so.
@@ -65,12 +66,12 @@ from rlvr.verifiers.sql.schema import (
     read_schema,
 )
 
-__all__ = ["BUILD_VERSION", "Variant", "row_variants", "value_variant"]
+__all__ = ["BUILD_VERSION", "CACHE_BYTES", "Variant", "row_variants", "value_variant"]
 
 BUILD_VERSION = 3
 """Part of every copy's file name: a change of the rules below gives new copies, never a stale one."""
 
-_BUILT: dict[tuple[Any, ...], str | Exception] = {}
+_BUILT: dict[tuple[Any, ...], str | PerturbError | _Late] = {}
 _LOCK = threading.Lock()
 
 
@@ -105,50 +106,104 @@ def _private_dir() -> Path:
     return folder
 
 
+@dataclass(frozen=True)
+class _Late:
+    """A build that ran out of time with `budget` seconds: tried again only with more than twice as many."""
+
+    budget: float
+
+
 def _build(path: Path, dialect: str, name: str, salt: str, deadline: float, change: Any) -> str:
-    """The copy `name` of `path` changed by `change(conn, schema, deadline)`: built once, then reused."""
-    identity = file_identity(path)
-    key = (dialect, *identity, name, salt, BUILD_VERSION)
+    """The copy `name` of `path` changed by `change(conn, schema, deadline)`: built once, then reused.
+
+    A failed build is not tried again in this process, except one that ran out of time, which is tried
+    again when more than twice its time is left.
+    """
+    key = (dialect, *file_identity(path), name, salt, BUILD_VERSION)
     with _LOCK:
         done = _BUILT.get(key)
     if isinstance(done, str) and os.path.isfile(done):
         return done
-    if isinstance(done, Exception):
+    if isinstance(done, PerturbError):
         raise PerturbError(str(done))
-    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
-    target = _private_dir() / f"{digest}.{'sqlite' if dialect == 'sqlite' else 'duckdb'}"
-    if not target.is_file():
-        schema = read_schema(str(path), dialect)
-        scratch = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    left = deadline - time.monotonic()
+    if isinstance(done, _Late) and left <= 2 * done.budget:
+        raise PerturbError(f"building the {name} copy ran out of time before ({done.budget:.1f} s); "
+                           f"{left:.1f} s left now")
+    folder = _private_dir()
+    target = folder / f"{hashlib.sha256(repr(key).encode()).hexdigest()[:24]}.{dialect}"
+    outcome: str | PerturbError | _Late = str(target)
+    if target.is_file():
+        with contextlib.suppress(OSError):
+            os.utime(target)  # recently used: the last to be evicted
+    else:
         try:
-            _copy(path, scratch, dialect)
-            with open_database(scratch, dialect, read_only=False) as conn:
-                if dialect == "sqlite":  # a scratch file: no need to survive a crash, only to roll back a statement
-                    for pragma in ("journal_mode = MEMORY", "synchronous = OFF", "temp_store = MEMORY",
-                                   "cache_size = -65536"):
-                        conn.execute(f"PRAGMA {pragma}")
-                change(conn, schema, deadline)
-            scratch.chmod(0o400)
-            os.replace(scratch, target)
+            _make(path, target, dialect, deadline, change)
+            _evict(folder, keep=target)
         except PerturbError as exc:
-            with _LOCK:
-                _BUILT[key] = exc
-            raise
-        except Exception as exc:  # a database error of either driver: the copy is unusable
             late = time.monotonic() > deadline
-            error = PerturbError(f"building the {name} copy ran past the time left for this item" if late else
-                                 f"building the {name} copy failed: {type(exc).__name__}: {str(exc)[:200]}")
+            outcome = _Late(left) if late else exc
             with _LOCK:
-                _BUILT[key] = error
-            raise error from exc
-        finally:
-            with contextlib.suppress(OSError):
-                scratch.unlink()
-            with contextlib.suppress(OSError):
-                Path(f"{scratch}.wal").unlink()
+                _BUILT[key] = outcome
+            raise PerturbError(f"building the {name} copy ran past the time left for this item" if late else
+                               str(exc)) from exc
     with _LOCK:
-        _BUILT[key] = str(target)
+        _BUILT[key] = outcome
     return str(target)
+
+
+def _make(path: Path, target: Path, dialect: str, deadline: float, change: Any) -> None:
+    """Copy `path` to a scratch file, apply `change`, and publish it as `target` (read-only) by an atomic rename."""
+    schema = read_schema(str(path), dialect)
+    scratch = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        _copy(path, scratch, dialect)
+        with open_database(scratch, dialect, read_only=False) as conn:
+            if dialect == "sqlite":  # a scratch file: no need to survive a crash, only to roll back a statement
+                for pragma in ("journal_mode = MEMORY", "synchronous = OFF", "temp_store = MEMORY",
+                               "cache_size = -65536"):
+                    conn.execute(f"PRAGMA {pragma}")
+            change(conn, schema, deadline)
+        scratch.chmod(0o400)
+        os.replace(scratch, target)
+    except PerturbError:
+        raise
+    except Exception as exc:  # a database error of either driver: the copy is unusable
+        raise PerturbError(f"building the {target.stem} copy failed: {type(exc).__name__}: {str(exc)[:200]}") \
+            from exc
+    finally:
+        for leftover in (scratch, Path(f"{scratch}.wal")):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+
+CACHE_BYTES = 2 * 1024**3
+"""The copies folder is trimmed to this many bytes after each build, least recently used copies first."""
+_SCRATCH_AGE_S = 3600.0
+"""A scratch file older than this (seconds) is left over from a killed build and removed."""
+
+
+def _evict(folder: Path, keep: Path) -> None:
+    """Trim `folder` to `CACHE_BYTES` (least recently used first, never `keep`); drop stale scratch files."""
+    now = time.time()
+    copies = []
+    for entry in folder.iterdir():
+        try:
+            info = entry.stat()
+        except OSError:
+            continue
+        if entry.suffix in (".tmp", ".wal") and now - info.st_mtime > _SCRATCH_AGE_S:
+            with contextlib.suppress(OSError):
+                entry.unlink()
+        elif entry.suffix in (".sqlite", ".duckdb") and entry != keep:
+            copies.append((info.st_mtime, info.st_size, entry))
+    total = sum(size for _, size, _ in copies) + keep.stat().st_size
+    for _, size, entry in sorted(copies):
+        if total <= CACHE_BYTES:
+            break
+        with contextlib.suppress(OSError):
+            entry.unlink()  # a process reading it keeps its open file; the next build makes it again
+            total -= size
 
 
 def _copy(source: Path, target: Path, dialect: str) -> None:
