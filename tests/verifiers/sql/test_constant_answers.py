@@ -154,7 +154,7 @@ def test_a_gold_no_copy_changes_is_decided_here_and_says_so(verifier, dbs):
 def test_the_detail_names_the_copy_and_both_results(verifier, dbs):
     verdict = _verify(verifier, dbs["five"], FIVE, "SELECT 5 FROM t LIMIT 1")
     assert "not on the perturbed copy rows-" in verdict.detail
-    assert "the gold's result changed there, the prediction's did not follow" in verdict.detail
+    assert "the gold's result changed there, the prediction's rows are not the new ones" in verdict.detail
     right = _verify(verifier, dbs["five"], FIVE, "SELECT count(*) FROM t")
     assert "also on 5 perturbed copies" in right.detail or "also on 4 perturbed copies" in right.detail
 
