@@ -1,8 +1,8 @@
 """What the perturbed-copy check reads from the gold: ties under its LIMIT, and its output columns.
 
-A copy where the gold's LIMIT cuts through tied rows is skipped (a right query may break the tie
-another way); the value copy shifts only the columns the gold's output comes from, never those it
-compares or joins on.
+A copy where the gold's LIMIT cuts through tied rows, or where two rows of an ordered result tie, is
+skipped (a right query may break the tie another way); the value copy shifts only the columns the
+gold's output comes from, never those it compares or joins on.
 """
 
 from __future__ import annotations
@@ -50,11 +50,27 @@ TIES = [
      "DESC LIMIT 1)", True),
     ("no limit", "SELECT name FROM s ORDER BY score", False),
 ]
+# (id, gold, tied when row order is compared): ties between returned rows count too
+ORDERED = [
+    ("tie inside the window", "SELECT name FROM s ORDER BY score DESC LIMIT 3", True),
+    ("no tie inside the window", "SELECT name FROM s ORDER BY score DESC LIMIT 1", False),
+    ("ties in a whole ordered result", "SELECT name FROM s ORDER BY score", True),
+    ("a total order", "SELECT name FROM s ORDER BY score, name", False),
+    ("tied rows that are equal", "SELECT score FROM s ORDER BY score", False),
+    ("ties inside a subquery's window do not count", "SELECT count(*) FROM (SELECT name FROM s ORDER BY score DESC "
+     "LIMIT 3)", False),
+]
 
 
 @pytest.mark.parametrize(("gold", "tied"), [c[1:] for c in TIES], ids=[c[0] for c in TIES])
 def test_tie_dependent(scores, gold, tied):
     assert tie_dependent(gold, "sqlite", lambda sql: execute(scores, sql)) is tied
+
+
+@pytest.mark.parametrize(("gold", "tied"), [c[1:] for c in ORDERED], ids=[c[0] for c in ORDERED])
+def test_tie_dependent_when_order_is_compared(scores, gold, tied):
+    assert tie_dependent(gold, "sqlite", lambda sql: execute(scores, sql), ordered=True) is tied
+    assert not tie_dependent(gold, "sqlite", lambda sql: execute(scores, sql))
 
 
 COLUMNS = [

@@ -9,13 +9,12 @@ gold's rows as constants (`SELECT 5 FROM t LIMIT 1`), or looks an answer up by a
 `execute_sql` tool instead of computing it, keeps its rows on a copy where the gold's change.
 
 Determined: a LIMIT (top-level, or in an uncorrelated subquery) that cuts through rows whose ORDER BY
-keys tie, or a LIMIT without ORDER BY that drops rows, picks rows arbitrarily on that copy; a right
-query may break the tie another way, so the copy is skipped. A LIMIT in a correlated subquery cannot
-be checked: every row copy is skipped. The `values` copy keeps every row in its place and every
-comparison between values, so its ties are those of the task's database, where the prediction
-already agreed with the gold: it is never skipped for ties. Ties inside an ordered result (ORDER BY
-without LIMIT) are not checked: the copies keep the rows in their stored order, so a query that broke
-them as the gold did on the task's database breaks them the same way there.
+keys tie, or a LIMIT without ORDER BY that drops rows, picks rows arbitrarily on that copy, and when
+row order is compared, two returned rows whose keys tie may come in either order; a right query may
+break the tie another way (deleting rows can make a tie where there was none), so the copy is
+skipped. A LIMIT in a correlated subquery cannot be checked: every row copy is skipped. The `values`
+copy keeps every row in its place and every comparison between values, so its ties are those of the
+task's database, where the prediction already agreed with the gold: it is never skipped for ties.
 
 Outcomes (`SuiteResult.status`):
 
@@ -116,8 +115,12 @@ def _literal_int(node: Any) -> int | None:
     return None
 
 
-def _cuts_a_tie(node: exp.Query, dialect: str, run: Callable[[str], Execution]) -> bool:
-    """Whether `node`'s LIMIT/OFFSET, run on its own, cuts through rows its ORDER BY cannot tell apart."""
+def _cuts_a_tie(node: exp.Query, dialect: str, run: Callable[[str], Execution], inside: bool) -> bool:
+    """Whether `node`, run on its own, has rows its ORDER BY cannot tell apart where that matters.
+
+    That is at the cut of its OFFSET and of its LIMIT, and with `inside` between any two rows it
+    returns (an ordered comparison).
+    """
     limit, offset = node.args.get("limit"), node.args.get("offset")
     n = _literal_int(limit) if limit is not None else None
     o = _literal_int(offset) if offset is not None else 0
@@ -126,39 +129,43 @@ def _cuts_a_tie(node: exp.Query, dialect: str, run: Callable[[str], Execution]) 
     probe = node.copy()
     probe.set("limit", None)
     probe.set("offset", None)
-    end = o + (n or 0)
-    plain = run(probe.copy().limit(end + 1).sql(dialect=dialect))
+    end = o + n if n is not None else None
+    plain = run((probe.copy().limit(end + 1) if end is not None else probe).sql(dialect=dialect))
     if not plain.ok:
         return True  # on its own it fails: a correlated subquery, or something the database refuses
-    # a boundary cuts when rows lie on both sides of it: the offset's, and the limit's end
-    boundaries = [b for b in (o if o else None, end if n is not None else None) if b is not None and
-                  0 < b < len(plain.rows)]
-    if not boundaries:
+    count = len(plain.rows)
+    cuts = [b for b in (o, end) if b is not None and 0 < b < count]  # a cut with rows on both sides
+    if inside:
+        cuts += range(o + 1, min(count, end if end is not None else count))
+    if not cuts:
         return False
     keys = order_keys(probe) if isinstance(probe, exp.Select) else None
     if not keys:
-        return True  # no usable ORDER BY: which rows are cut is arbitrary
+        return True  # no usable ORDER BY: which rows are cut, or their order, is arbitrary
     width = len(plain.columns)
     keyed = probe.copy()
     keyed.set("expressions", [*keyed.expressions, *keys])
-    outcome = run(keyed.limit(end + 1).sql(dialect=dialect))
+    outcome = run((keyed.limit(end + 1) if end is not None else keyed).sql(dialect=dialect))
     if not outcome.ok or [tuple(r[:width]) for r in outcome.rows] != [tuple(r) for r in plain.rows]:
         return True  # the keys changed the rows (DISTINCT): not checked
     rows = outcome.rows
-    return any(rows[b - 1][width:] == rows[b][width:] and rows[b - 1][:width] != rows[b][:width] for b in boundaries)
+    return any(rows[b - 1][width:] == rows[b][width:] and rows[b - 1][:width] != rows[b][:width] for b in cuts)
 
 
-def tie_dependent(gold: str, dialect: str, run: Callable[[str], Execution]) -> bool:
+def tie_dependent(gold: str, dialect: str, run: Callable[[str], Execution], ordered: bool = False) -> bool:
     """Whether the gold's result on a database depends on how ties are broken (module docstring).
 
     Args:
         gold: the gold query.
         dialect: sqlglot dialect.
         run: runs one query on the database in question.
+        ordered: whether row order is compared; then ties between any two rows of the gold's ordered
+            result count too, not only at a LIMIT's cut.
 
     Returns:
         True when a LIMIT/OFFSET of the gold cuts through tied rows, has no ORDER BY and drops rows,
-        sits in a correlated subquery, or cannot be checked; False otherwise.
+        sits in a correlated subquery, or cannot be checked, or (`ordered`) the gold's ORDER BY leaves
+        two returned rows tied; False otherwise.
     """
     try:
         tree = sqlglot.parse_one(gold, read=dialect)
@@ -166,8 +173,9 @@ def tie_dependent(gold: str, dialect: str, run: Callable[[str], Execution]) -> b
         return True
     for node in tree.find_all(exp.Select, exp.SetOperation):
         limited = node.args.get("limit") is not None or node.args.get("offset") is not None
-        if limited and _cuts_a_tie(node, dialect, run):  # a correlated subquery fails on its own: also True
-            return True
+        inside = ordered and node is tree and bool(node.args.get("order"))
+        if (limited or inside) and _cuts_a_tie(node, dialect, run, inside):
+            return True  # (a correlated subquery fails on its own: also True)
     return False
 
 
@@ -264,7 +272,7 @@ def variants_for(ref: SQLReference, max_bytes: int, deadline: float) -> tuple[li
     return variants, reasons
 
 
-_TIES: dict[tuple[str, str], bool] = {}
+_TIES: dict[tuple[str, str, bool], bool] = {}
 _TIES_LOCK = threading.Lock()
 
 
@@ -293,20 +301,20 @@ def _gold_on_copies(ref: SQLReference, variants: Sequence[Variant], gold_rows: S
         if not gold.ok:
             skipped.setdefault(f"the gold: {gold.kind}", []).append(variant.name)
             continue
-        key = (variant.db, ref.gold)
+        key = (variant.db, ref.gold, ordered)
         with _TIES_LOCK:
             tied = False if variant.keeps_order else _TIES.get(key)
         if tied is None:
             def on_copy(sql: str, db: str = variant.db, lim: Limits = bounded) -> Execution:
                 return gold_on(db, sql, lim)
 
-            tied = tie_dependent(ref.gold, ref.dialect, on_copy)
+            tied = tie_dependent(ref.gold, ref.dialect, on_copy, ordered)
             with _TIES_LOCK:
                 if len(_TIES) >= _CACHE_SIZE:
                     _TIES.clear()
                 _TIES[key] = tied
         if tied:
-            skipped.setdefault("the gold's LIMIT cuts through tied rows", []).append(variant.name)
+            skipped.setdefault("the gold's rows tie where its LIMIT or order counts", []).append(variant.name)
             continue
         changed = not check_equivalence(gold_rows, gold.rows, rules, ordered).equal
         copies.append(_Copy(variant, gold, changed))
