@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlhelp import DATA, make_shop_db
-
-
-@pytest.fixture(scope="session", autouse=True)
-def suite_folder(tmp_path_factory) -> Iterator[Path]:
-    """The perturbed copies of this session's databases go to pytest's temporary folder (removed with it).
-
-    TMPDIR is set too, so that verifier worker processes started during the session use it.
-    """
-    folder = tmp_path_factory.mktemp("tmpdir")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TMPDIR", str(folder))
-        patch.setattr(tempfile, "tempdir", str(folder))
-        yield folder
 
 
 @pytest.fixture
