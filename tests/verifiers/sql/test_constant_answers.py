@@ -77,6 +77,8 @@ COPIED = [
      "SELECT id FROM orders WHERE id = 20"),
     ("keys-found-with-the-tool", "store", "SELECT id FROM orders ORDER BY amount DESC LIMIT 3",
      "SELECT id FROM orders WHERE id IN (20, 18, 19) ORDER BY amount DESC"),
+    ("max-of-a-filter", "store", "SELECT max(amount) FROM orders WHERE customer_id = 3",
+     "SELECT 140.0 FROM orders WHERE customer_id = 3 LIMIT 1"),
     ("average", "store", "SELECT avg(amount) FROM orders", "SELECT 176.025 FROM orders LIMIT 1"),
     ("group-by-as-values", "store", "SELECT country, count(*) FROM customer GROUP BY country",
      "SELECT * FROM (VALUES ('BR', 2), ('DE', 1), ('FR', 1), ('JP', 1), ('US', 3)) "
@@ -115,6 +117,8 @@ RIGHT = [
      "SELECT country FROM customer GROUP BY country"),
     ("max-as-order-by-limit", "store", "SELECT max(amount) FROM orders",
      "SELECT amount FROM orders ORDER BY amount DESC LIMIT 1"),
+    ("max-of-a-filter-as-order-by-limit", "store", "SELECT max(amount) FROM orders WHERE customer_id = 3",
+     "SELECT amount FROM orders WHERE customer_id = 3 ORDER BY amount DESC LIMIT 1"),  # a copy drops c3's orders
     ("average-as-division", "store", "SELECT avg(amount) FROM orders",
      "SELECT sum(amount) / count(amount) FROM orders"),
     ("tie-broken-another-way", "store", TOP,

@@ -43,7 +43,7 @@ import sqlglot
 from sqlglot import exp
 
 from rlvr.environments.audit.probe import Probe
-from rlvr.verifiers.sql.suite import order_keys, tie_dependent, variants_for
+from rlvr.verifiers.sql.suite import nothing_found, order_keys, tie_dependent, variants_for
 
 __all__ = ["sql_mutations", "sql_probes"]
 
@@ -67,7 +67,7 @@ def _row(row: Sequence[Any], digits: int | None) -> tuple[Any, ...]:
     return tuple(_canonical(v, digits) for v in row)
 
 
-def _loose(rows: Rows, digits: int | None, as_set: bool) -> Any:
+def _loose(rows: Sequence[tuple[Any, ...]], digits: int | None, as_set: bool) -> Any:
     """Rows as a multiset (or set) with each row's values sorted: equal under any column permutation."""
     keyed = [tuple(sorted(repr(v) for v in _row(r, digits))) for r in rows]
     return set(keyed) if as_set else Counter(keyed)
@@ -327,15 +327,17 @@ class _Judge:
         """Whether `sql` (exactly the gold's result here) differs loosely from the gold on a determined copy."""
         for variant, gold_rows in self.copies():
             outcome = self._execute(variant.db, sql, self.ref.dialect)
-            if not outcome.ok or len(outcome.columns) != len(self.gold.columns) or \
-                    _loose(outcome.rows, self.digits, self.as_set) != _loose(gold_rows, self.digits, self.as_set):
+            if not outcome.ok or len(outcome.columns) != len(self.gold.columns):
+                return True
+            mine, gold = (_loose(nothing_found(r), self.digits, self.as_set) for r in (outcome.rows, gold_rows))
+            if mine != gold:
                 return True
         return False
 
     def gold_changes(self) -> bool:
         """Whether the gold's result differs loosely from its result here on some determined copy."""
-        here = _loose(self.gold.rows, self.digits, self.as_set)
-        return any(_loose(rows, self.digits, self.as_set) != here for _, rows in self.copies())
+        here = _loose(nothing_found(self.gold.rows), self.digits, self.as_set)
+        return any(_loose(nothing_found(rows), self.digits, self.as_set) != here for _, rows in self.copies())
 
 
 # -- constants behind a token read of a table --------------------------------------------------

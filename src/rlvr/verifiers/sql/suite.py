@@ -16,6 +16,11 @@ skipped. A LIMIT in a correlated subquery cannot be checked: every row copy is s
 copy keeps every row in its place and every comparison between values, so its ties are those of the
 task's database, where the prediction already agreed with the gold: it is never skipped for ties.
 
+On the copies (never on the task's database), one row of NULLs and no row at all are the same
+result: deleting rows empties filters that matched on the task's database, where `SELECT max(x)
+... WHERE ...` gives one row of NULL and the right `SELECT x ... WHERE ... ORDER BY x DESC LIMIT 1`
+gives none. (A count gives 0, not NULL: 0 and no row stay different.)
+
 Outcomes (`SuiteResult.status`):
 
 | situation | status |
@@ -54,7 +59,8 @@ from rlvr.verifiers.sql.execute import Execution, Limits
 from rlvr.verifiers.sql.perturb import Variant, row_variants, value_variant
 from rlvr.verifiers.sql.schema import PerturbError, Schema, read_schema
 
-__all__ = ["SuiteResult", "check_suite", "order_keys", "output_columns", "tie_dependent", "variants_for"]
+__all__ = ["SuiteResult", "check_suite", "nothing_found", "order_keys", "output_columns", "tie_dependent",
+           "variants_for"]
 
 MIN_QUERY_S = 0.05
 """A copy is not started with less time than this left for the item (seconds)."""
@@ -316,7 +322,7 @@ def _gold_on_copies(ref: SQLReference, variants: Sequence[Variant], gold_rows: S
         if tied:
             skipped.setdefault("the gold's rows tie where its LIMIT or order counts", []).append(variant.name)
             continue
-        changed = not check_equivalence(gold_rows, gold.rows, rules, ordered).equal
+        changed = not check_equivalence(nothing_found(gold_rows), nothing_found(gold.rows), rules, ordered).equal
         copies.append(_Copy(variant, gold, changed))
     copies.sort(key=lambda c: not c.changed)
     return copies
@@ -363,7 +369,7 @@ def check_suite(ref: SQLReference, pred_sql: str, gold_rows: Sequence[tuple[Any,
             continue
         if not pred.ok:
             return SuiteResult("fail", f"the prediction failed ({pred.kind}) {where}: {pred.message}")
-        result = check_equivalence(copy.gold.rows, pred.rows, rules, ordered)
+        result = check_equivalence(nothing_found(copy.gold.rows), nothing_found(pred.rows), rules, ordered)
         if not result.equal:
             how = "the gold's result changed there, the prediction's rows are not the new ones" if copy.changed \
                 else result.how
@@ -381,6 +387,11 @@ def check_suite(ref: SQLReference, pred_sql: str, gold_rows: Sequence[tuple[Any,
             why = "no perturbed copy where the gold's result is determined"
         return SuiteResult("unchecked", f"{why}{note}")
     return SuiteResult("pass", f"also on {checked} perturbed copies ({changed} where the gold's result changed){note}")
+
+
+def nothing_found(rows: Sequence[tuple[Any, ...]]) -> Sequence[tuple[Any, ...]]:
+    """`rows`, or no rows for one row of NULLs: how results compare on the copies (module docstring)."""
+    return [] if len(rows) == 1 and all(v is None for v in rows[0]) else rows
 
 
 def _preview(rows: Sequence[tuple[Any, ...]], limit: int = 3) -> str:
