@@ -220,14 +220,14 @@ def test_real_databases_give_sound_copies(sql_data, db_path):
 
 
 def test_the_copies_folder_is_trimmed_least_recently_used_first(tmp_path, monkeypatch):
-    import rlvr.verifiers.sql.perturb as perturb
+    import rlvr.verifiers.sql.copies as copies
 
     first = make_shop_db(tmp_path / "first.sqlite", rows=2000)
     old = [Path(v.db) for v in row_variants(str(first), "sqlite")]
     size = sum(p.stat().st_size for p in old)
     for path in old:
         os.utime(path, (1, 1))  # long unused
-    monkeypatch.setattr(perturb, "CACHE_BYTES", size)  # room for about one database's copies
+    monkeypatch.setattr(copies, "CACHE_BYTES", size)  # room for about one database's copies
     second = make_shop_db(tmp_path / "second.sqlite", rows=2000)
     new = [Path(v.db) for v in row_variants(str(second), "sqlite")]
     assert all(p.is_file() for p in new)

@@ -28,11 +28,9 @@ Deterministic: the halves come from a fixed hash of the rowid (`_half`, seeded b
 table), never from Python's randomised `hash`; one database file gives the same copies in every
 process and on every machine.
 
-Cost: a copy is built once per database file (path, size, modification time) and kept in a private
-per-user folder of the temporary directory (`rlvr-sql-suite-<uid>`, shared by processes through an
-atomic rename, trimmed to `CACHE_BYTES` least recently used first; a cache: deleting it is safe); a
-database larger than `max_bytes` is not copied, and a build that runs past its deadline stops
-(`PerturbError`).
+Cost: a copy is built once per database file (path, size, modification time) and kept on disk
+(`rlvr.verifiers.sql.copies`: a private per-user cache folder, shared by processes); a database larger
+than `max_bytes` is not copied, and a build that runs past its deadline stops (`PerturbError`).
 
 Dialects: SQLite and DuckDB (the `sql` extra). PostgreSQL: none (a server database cannot be copied
 through a role that may only SELECT); `PerturbError` says so.
@@ -40,39 +38,25 @@ through a role that may only SELECT); `PerturbError` says so.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
 import re
 import sqlite3
-import stat
-import tempfile
-import threading
-import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
+from rlvr.verifiers.sql.copies import Change, Deadline, build_copy, drop_triggers
 from rlvr.verifiers.sql.schema import (
     PerturbError,
     Reference,
     Schema,
     database_file,
     file_identity,
-    open_database,
     quoted,
     read_schema,
 )
 
-__all__ = ["BUILD_VERSION", "CACHE_BYTES", "Variant", "row_variants", "value_variant"]
-
-BUILD_VERSION = 3
-"""Part of every copy's file name: a change of the rules below gives new copies, never a stale one."""
-
-_BUILT: dict[tuple[Any, ...], str | PerturbError | _Late] = {}
-_LOCK = threading.Lock()
+__all__ = ["Variant", "row_variants", "value_variant"]
 
 
 @dataclass(frozen=True)
@@ -92,154 +76,6 @@ class Variant:
     how: str
     keeps_order: bool = False
 
-
-
-def _private_dir() -> Path:
-    """`<tmp>/rlvr-sql-suite-<uid>`: created 0700, used only when this user owns it and nobody else may write it."""
-    folder = Path(tempfile.gettempdir()) / f"rlvr-sql-suite-{os.geteuid()}"
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700)
-    info = os.lstat(folder)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
-        raise PerturbError(f"{folder} is not a directory owned by uid {os.geteuid()} and closed to others' writes; "
-                           "remove it")
-    return folder
-
-
-@dataclass(frozen=True)
-class _Late:
-    """A build that ran out of time with `budget` seconds: tried again only with more than twice as many."""
-
-    budget: float
-
-
-def _build(path: Path, dialect: str, name: str, salt: str, deadline: float, change: Any) -> str:
-    """The copy `name` of `path` changed by `change(conn, schema, deadline)`: built once, then reused.
-
-    A failed build is not tried again in this process, except one that ran out of time, which is tried
-    again when more than twice its time is left.
-    """
-    key = (dialect, *file_identity(path), name, salt, BUILD_VERSION)
-    with _LOCK:
-        done = _BUILT.get(key)
-    if isinstance(done, str) and os.path.isfile(done):
-        return done
-    if isinstance(done, PerturbError):
-        raise PerturbError(str(done))
-    left = deadline - time.monotonic()
-    if isinstance(done, _Late) and left <= 2 * done.budget:
-        raise PerturbError(f"building the {name} copy ran out of time before ({done.budget:.1f} s); "
-                           f"{left:.1f} s left now")
-    folder = _private_dir()
-    target = folder / f"{hashlib.sha256(repr(key).encode()).hexdigest()[:24]}.{dialect}"
-    outcome: str | PerturbError | _Late = str(target)
-    if target.is_file():
-        with contextlib.suppress(OSError):
-            os.utime(target)  # recently used: the last to be evicted
-    else:
-        try:
-            _make(path, target, dialect, deadline, change)
-            _evict(folder, keep=target)
-        except PerturbError as exc:
-            late = time.monotonic() > deadline
-            outcome = _Late(left) if late else exc
-            with _LOCK:
-                _BUILT[key] = outcome
-            raise PerturbError(f"building the {name} copy ran past the time left for this item" if late else
-                               str(exc)) from exc
-    with _LOCK:
-        _BUILT[key] = outcome
-    return str(target)
-
-
-def _make(path: Path, target: Path, dialect: str, deadline: float, change: Any) -> None:
-    """Copy `path` to a scratch file, apply `change`, and publish it as `target` (read-only) by an atomic rename."""
-    schema = read_schema(str(path), dialect)
-    scratch = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        _copy(path, scratch, dialect)
-        with open_database(scratch, dialect, read_only=False) as conn:
-            if dialect == "sqlite":  # a scratch file: no need to survive a crash, only to roll back a statement
-                for pragma in ("journal_mode = MEMORY", "synchronous = OFF", "temp_store = MEMORY",
-                               "cache_size = -65536"):
-                    conn.execute(f"PRAGMA {pragma}")
-            change(conn, schema, deadline)
-        scratch.chmod(0o400)
-        os.replace(scratch, target)
-    except PerturbError:
-        raise
-    except Exception as exc:  # a database error of either driver: the copy is unusable
-        raise PerturbError(f"building the {target.stem} copy failed: {type(exc).__name__}: {str(exc)[:200]}") \
-            from exc
-    finally:
-        for leftover in (scratch, Path(f"{scratch}.wal")):
-            with contextlib.suppress(OSError):
-                leftover.unlink()
-
-
-CACHE_BYTES = 2 * 1024**3
-"""The copies folder is trimmed to this many bytes after each build, least recently used copies first."""
-_SCRATCH_AGE_S = 3600.0
-"""A scratch file older than this (seconds) is left over from a killed build and removed."""
-
-
-def _evict(folder: Path, keep: Path) -> None:
-    """Trim `folder` to `CACHE_BYTES` (least recently used first, never `keep`); drop stale scratch files."""
-    now = time.time()
-    copies = []
-    for entry in folder.iterdir():
-        try:
-            info = entry.stat()
-        except OSError:
-            continue
-        if entry.suffix in (".tmp", ".wal") and now - info.st_mtime > _SCRATCH_AGE_S:
-            with contextlib.suppress(OSError):
-                entry.unlink()
-        elif entry.suffix in (".sqlite", ".duckdb") and entry != keep:
-            copies.append((info.st_mtime, info.st_size, entry))
-    total = sum(size for _, size, _ in copies) + keep.stat().st_size
-    for _, size, entry in sorted(copies):
-        if total <= CACHE_BYTES:
-            break
-        with contextlib.suppress(OSError):
-            entry.unlink()  # a process reading it keeps its open file; the next build makes it again
-            total -= size
-
-
-def _copy(source: Path, target: Path, dialect: str) -> None:
-    if dialect == "sqlite":
-        src = sqlite3.connect(f"file:{quote(str(source.resolve()))}?mode=ro", uri=True)
-        dst = sqlite3.connect(target)
-        try:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode = DELETE")
-        finally:
-            dst.close()
-            src.close()
-        return
-    import duckdb
-
-    conn = duckdb.connect(config={"threads": 1})
-    try:
-        quoted = [str(p).replace("'", "''") for p in (source.resolve(), target)]
-        conn.execute(f"ATTACH '{quoted[0]}' AS rlvr_src (READ_ONLY)")
-        conn.execute(f"ATTACH '{quoted[1]}' AS rlvr_dst")
-        conn.execute("COPY FROM DATABASE rlvr_src TO rlvr_dst")
-    finally:
-        conn.close()
-
-
-class _Deadline:
-    """Raises `PerturbError` once `deadline` (time.monotonic) is past; SQLite also checks it inside statements."""
-
-    def __init__(self, conn: Any, deadline: float) -> None:
-        self.deadline = deadline
-        if isinstance(conn, sqlite3.Connection):
-            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-
-    def check(self) -> None:
-        if time.monotonic() > self.deadline:
-            raise PerturbError("building the copy ran past the time left for this item")
 
 
 # -- rows deleted ---------------------------------------------------------------------------------
@@ -271,7 +107,7 @@ class _Rows:
     stay alive.
     """
 
-    def __init__(self, conn: Any, schema: Schema, salt: str, side: int, clock: _Deadline) -> None:
+    def __init__(self, conn: Any, schema: Schema, salt: str, side: int, clock: Deadline) -> None:
         self.conn, self.schema, self.salt, self.side, self.clock = conn, schema, salt, side, clock
         self.doomed: dict[str, str] = {}
         self.sizes: dict[str, int] = {}
@@ -356,10 +192,10 @@ class _Rows:
                 self.clock.check()
 
 
-def _delete_rows(salt: str, side: int, direction: str) -> Any:
+def _delete_rows(salt: str, side: int, direction: str) -> Change:
     def change(conn: Any, schema: Schema, deadline: float) -> None:
-        clock = _Deadline(conn, deadline)
-        _drop_triggers(conn)
+        clock = Deadline(conn, deadline)
+        drop_triggers(conn)
         conn.execute("BEGIN")
         rows = _Rows(conn, schema, salt, side, clock)
         fixed = _fixed_tables(schema)
@@ -383,12 +219,6 @@ def _delete_rows(salt: str, side: int, direction: str) -> Any:
         conn.execute("COMMIT")
         rows.delete()  # one table per transaction: DuckDB checks a foreign key against the last commit
     return change
-
-
-def _drop_triggers(conn: Any) -> None:
-    if isinstance(conn, sqlite3.Connection):
-        for (trigger,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
-            conn.execute(f"DROP TRIGGER {quoted(trigger)}")
 
 
 def _fixed_tables(schema: Schema) -> set[str]:
@@ -456,7 +286,7 @@ def row_variants(db: str, dialect: str, pairs: int = 2, max_bytes: int | None = 
         salt, direction = f"rows-{pair}", _DIRECTIONS[pair % 2]
         for side, letter in ((0, "a"), (1, "b")):
             name = f"rows-{pair}{letter}"
-            copy = _build(path, dialect, name, salt, end, _delete_rows(salt, side, direction))
+            copy = build_copy(path, dialect, name, salt, end, _delete_rows(salt, side, direction))
             how = ("kept rows keep what they reference" if direction == "up" else
                    "rows that referenced a deleted row deleted with it")
             out.append(Variant(name, copy, f"{name}: half of each table's rows deleted by a seeded hash ({how})"))
@@ -495,11 +325,11 @@ def _shift(dialect: str, column: str, declared: str) -> str | None:
     return None
 
 
-def _change_values(columns: tuple[tuple[str, str], ...]) -> Any:
+def _change_values(columns: tuple[tuple[str, str], ...]) -> Change:
     def change(conn: Any, schema: Schema, deadline: float) -> None:
         sqlite = isinstance(conn, sqlite3.Connection)
-        clock = _Deadline(conn, deadline)
-        _drop_triggers(conn)
+        clock = Deadline(conn, deadline)
+        drop_triggers(conn)
         changed = 0
         for table, column in columns:
             declared = schema.types.get((table.lower(), column.lower()), "")
@@ -541,7 +371,7 @@ def value_variant(db: str, dialect: str, columns: set[tuple[str, str]] | frozens
     if not chosen:
         return None
     salt = ",".join(f"{t}.{c}" for t, c in chosen)
-    copy = _build(path, dialect, "values", salt, float("inf") if deadline is None else deadline,
+    copy = build_copy(path, dialect, "values", salt, float("inf") if deadline is None else deadline,
                   _change_values(tuple(chosen)))
     names = ", ".join(f"{t}.{c}" for t, c in chosen)
     return Variant("values", copy, f"values: {names} shifted (+1, +1 day, '~' prefix)", keeps_order=True)
