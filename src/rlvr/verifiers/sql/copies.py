@@ -159,7 +159,7 @@ def _evict(folder: Path, keep: Path) -> None:
                 entry.unlink()
         elif entry.suffix in (".sqlite", ".duckdb") and entry != keep:
             copies.append((info.st_mtime, info.st_size, entry))
-    total = sum(size for _, size, _ in copies) + keep.stat().st_size
+    total = sum(size for _, size, _ in copies) + (keep.stat().st_size if keep.is_file() else 0)
     for _, size, entry in sorted(copies):
         if total <= CACHE_BYTES:
             break
@@ -169,6 +169,7 @@ def _evict(folder: Path, keep: Path) -> None:
 
 
 def _copy(source: Path, target: Path, dialect: str) -> None:
+    """A plain copy of the database `source` at `target` (SQLite: backup API, rollback journal; DuckDB: COPY)."""
     if dialect == "sqlite":
         src = sqlite3.connect(f"file:{quote(str(source.resolve()))}?mode=ro", uri=True)
         dst = sqlite3.connect(target)
@@ -183,9 +184,9 @@ def _copy(source: Path, target: Path, dialect: str) -> None:
 
     conn = duckdb.connect(config={"threads": 1})
     try:
-        quoted = [str(p).replace("'", "''") for p in (source.resolve(), target)]
-        conn.execute(f"ATTACH '{quoted[0]}' AS rlvr_src (READ_ONLY)")
-        conn.execute(f"ATTACH '{quoted[1]}' AS rlvr_dst")
+        paths = [str(p).replace("'", "''") for p in (source.resolve(), target)]
+        conn.execute(f"ATTACH '{paths[0]}' AS rlvr_src (READ_ONLY)")
+        conn.execute(f"ATTACH '{paths[1]}' AS rlvr_dst")
         conn.execute("COPY FROM DATABASE rlvr_src TO rlvr_dst")
     finally:
         conn.close()

@@ -371,7 +371,7 @@ def value_variant(db: str, dialect: str, columns: set[tuple[str, str]] | frozens
     if not chosen:
         return None
     salt = ",".join(f"{t}.{c}" for t, c in chosen)
-    copy = build_copy(path, dialect, "values", salt, float("inf") if deadline is None else deadline,
-                  _change_values(tuple(chosen)))
+    end = float("inf") if deadline is None else deadline
+    copy = build_copy(path, dialect, "values", salt, end, _change_values(tuple(chosen)))
     names = ", ".join(f"{t}.{c}" for t, c in chosen)
     return Variant("values", copy, f"values: {names} shifted (+1, +1 day, '~' prefix)", keeps_order=True)
