@@ -249,7 +249,7 @@ def file_identity(path: Path) -> tuple[str, int, int]:
         st = os.stat(path)
     except OSError as exc:
         raise PerturbError(f"cannot read the database file {str(path)!r}: {exc}") from exc
-    return str(path.resolve()), st.st_size, st.st_mtime_ns
+    return os.path.abspath(path), st.st_size, st.st_mtime_ns
 
 
 def read_schema(db: str, dialect: str) -> Schema:

@@ -48,14 +48,51 @@ from rlvr.verifiers.sql.execute import Execution, Limits, duckdb_path, execute, 
 from rlvr.verifiers.sql.extract import Extracted, classify, extract_sql
 from rlvr.verifiers.sql.suite import check_suite
 
-__all__ = ["GOLD_CACHE_SIZE", "as_reference", "score_sql"]
+__all__ = ["GOLD_CACHE_ROWS", "GOLD_CACHE_SIZE", "as_reference", "score_sql"]
 
-GOLD_CACHE_SIZE = 256
-"""Gold results kept per worker process (least recently used dropped first)."""
+GOLD_CACHE_SIZE = 4096
+"""Gold results kept per worker process (least recently used dropped first). A task uses one entry for its
+database and about six for the perturbed copies (its result there, the tie checks)."""
+GOLD_CACHE_ROWS = 1_000_000
+"""Rows kept in all the cached gold results of a process at most (least recently used dropped first)."""
 
-_GOLD_CACHE: collections.OrderedDict[tuple[Any, ...], Execution] = collections.OrderedDict()
-_CACHE_LOCK = threading.Lock()  # inline verifiers may score from several threads (`averify`)
+
+class _GoldCache:
+    """Gold results by key; beyond `GOLD_CACHE_SIZE` entries or `GOLD_CACHE_ROWS` rows the least recently used go.
+
+    Thread-safe: inline verifiers may score from several threads (`averify`).
+    """
+
+    def __init__(self) -> None:
+        self._items: collections.OrderedDict[tuple[Any, ...], Execution] = collections.OrderedDict()
+        self._rows = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> Execution | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[Any, ...], outcome: Execution) -> None:
+        if len(outcome.rows) > _CACHE_MAX_ROWS:
+            return
+        with self._lock:
+            previous = self._items.pop(key, None)
+            self._rows += len(outcome.rows) - (len(previous.rows) if previous is not None else 0)
+            self._items[key] = outcome
+            while len(self._items) > GOLD_CACHE_SIZE or self._rows > GOLD_CACHE_ROWS:
+                self._rows -= len(self._items.popitem(last=False)[1].rows)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._rows = 0
+
+
 _CACHE_MAX_ROWS = 10_000
+_GOLD_CACHE = _GoldCache()
 _DEADLINE_MARGIN_S = 1.0
 """The perturbed copies stop this long (at most a tenth of `timeout_s`) before the item's hard limit, seconds."""
 
@@ -97,18 +134,12 @@ def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits, run: An
     """The gold's rows on `ref.db`, cached by file, gold and `limits`; run under `run_limits` (default `limits`)."""
     file_key = _file_key(ref)
     key = None if file_key is None else (*file_key, normalized or ref.gold, limits)
-    if key is not None:
-        with _CACHE_LOCK:
-            cached = _GOLD_CACHE.get(key)
-            if cached is not None:
-                _GOLD_CACHE.move_to_end(key)
-                return cached
+    cached = None if key is None else _GOLD_CACHE.get(key)
+    if cached is not None:
+        return cached
     outcome: Execution = run(ref.db, ref.gold, ref.dialect, run_limits or limits)
-    if key is not None and outcome.ok and len(outcome.rows) <= _CACHE_MAX_ROWS:
-        with _CACHE_LOCK:
-            _GOLD_CACHE[key] = outcome
-            while len(_GOLD_CACHE) > GOLD_CACHE_SIZE:
-                _GOLD_CACHE.popitem(last=False)
+    if key is not None and outcome.ok:
+        _GOLD_CACHE.put(key, outcome)
     return outcome
 
 
