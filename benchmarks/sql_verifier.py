@@ -13,6 +13,12 @@ toxicology, Spider department_store) verified against itself:
 - rlvr inline, GRPO group of 4: 4 responses per task, so the gold runs once and 3 hits are cached.
 - rlvr process pool: `verify_batch` with 1 and 2 worker processes (hard timeouts; the default).
 
+Each rlvr row runs twice: with `test_suite=False` (the task's database alone decides, as before
+issue 31) and with the default `test_suite=True` (a prediction that matches is also run, with the
+gold, on the perturbed copies: `rlvr.verifiers.sql.suite`). Gold against gold always matches, so
+every item pays the copies: the worst case. The copies themselves are built once per database file
+and kept on disk; their build time is a table of its own (built in a fresh temporary folder).
+
 Safety: the adversarial catalog run by both on a fresh writable copy of a real database: the
 score each gives and whether the database file changed (sha256).
 """
@@ -22,8 +28,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
+import statistics
 import tempfile
 import threading
 import time
@@ -32,6 +40,7 @@ from pathlib import Path
 
 from rlvr.verifiers.sql import SQLVerifier
 from rlvr.verifiers.sql import score as sql_score
+from rlvr.verifiers.sql.perturb import row_variants
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "sql"
@@ -71,9 +80,9 @@ def timed(fn: Callable[[], int], n: int) -> tuple[int, float]:
     return correct, n / (time.perf_counter() - start)
 
 
-def throughput(pairs: list[tuple[str, str]], repeat: int) -> list[dict[str, str]]:
+def throughput(pairs: list[tuple[str, str]], repeat: int, test_suite: bool) -> list[dict[str, str]]:
     refs = [{"gold": g, "db": db} for g, db in pairs]
-    inline = SQLVerifier(scoring="inline")
+    inline = SQLVerifier(scoring="inline", test_suite=test_suite)
 
     def run_bird() -> int:
         return sum(bird_style(g, g, db) for g, db in pairs)
@@ -91,12 +100,13 @@ def throughput(pairs: list[tuple[str, str]], repeat: int) -> list[dict[str, str]
 
     rows = []
     systems: list[tuple[str, Callable[[], int], int]] = [
-        ("BIRD-style (1 connection, set equality)", run_bird, len(pairs)),
         ("rlvr inline, cold gold cache", run_cold, len(pairs)),
         ("rlvr inline, GRPO group of 4 (gold cached)", run_group, 4 * len(pairs)),
     ]
+    if not test_suite:
+        systems.insert(0, ("BIRD-style (1 connection, set equality)", run_bird, len(pairs)))
     for workers in (1, 2):
-        verifier = SQLVerifier(workers=workers)
+        verifier = SQLVerifier(workers=workers, test_suite=test_suite)
         verifier.verify("SELECT 1", refs[0])  # start the workers outside the timing
 
         def run_pool(v: SQLVerifier = verifier, w: int = workers) -> int:
@@ -109,8 +119,48 @@ def throughput(pairs: list[tuple[str, str]], repeat: int) -> list[dict[str, str]
         for _ in range(repeat):
             correct, qps = timed(fn, n)
             best = max(best, qps)
-        rows.append({"system": name, "items": str(n), "gold = gold correct": f"{correct}/{len(pairs)}",
-                     "items/s (best of repeats)": f"{best:.0f}"})
+        rows.append({"system": name, "test_suite": str(test_suite), "items": str(n),
+                     "gold = gold correct": f"{correct}/{len(pairs)}", "items/s (best of repeats)": f"{best:.0f}"})
+    return rows
+
+
+def latency(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
+    """Per-item latency of inline scoring, gold cache cold, without and with the copies (built, on disk).
+
+    The two settings alternate item by item, so a change of the machine's load hits both alike.
+    """
+    verifiers = {False: SQLVerifier(scoring="inline", test_suite=False), True: SQLVerifier(scoring="inline")}
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for gold, db in pairs:
+        for test_suite, verifier in verifiers.items():
+            sql_score._GOLD_CACHE.clear()
+            start = time.perf_counter()
+            verifier.verify(gold, {"gold": gold, "db": db})
+            times[test_suite].append(time.perf_counter() - start)
+    rows = []
+    for test_suite, values in times.items():
+        values.sort()
+        rows.append({"test_suite": str(test_suite), "items": str(len(values)),
+                     "p50 ms": f"{1000 * statistics.median(values):.0f}",
+                     "p90 ms": f"{1000 * values[int(0.9 * (len(values) - 1))]:.0f}",
+                     "p99 ms": f"{1000 * values[int(0.99 * (len(values) - 1))]:.0f}",
+                     "max ms": f"{1000 * values[-1]:.0f}", "total s": f"{sum(values):.1f}"})
+    return rows
+
+
+def build_times(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
+    """Seconds to build the four row copies of each database file, in a fresh temporary folder."""
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        before, tempfile.tempdir = tempfile.tempdir, folder
+        try:
+            for db in sorted({db for _, db in pairs}):
+                start = time.perf_counter()
+                row_variants(db, "sqlite")
+                rows.append({"database": Path(db).name, "bytes": str(Path(db).stat().st_size),
+                             "four row copies, s": f"{time.perf_counter() - start:.2f}"})
+        finally:
+            tempfile.tempdir = before
     return rows
 
 
@@ -185,8 +235,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="also write the tables to this Markdown file")
     args = parser.parse_args()
     pairs = load_pairs()
-    speed = markdown(throughput(pairs, args.repeat))
-    text = (f"## Throughput: gold vs gold over {len(pairs)} shared-data queries\n\n{speed}\n\n"
+    load = os.getloadavg()
+    builds = markdown(build_times(pairs))
+    speed = markdown(throughput(pairs, args.repeat, False) + throughput(pairs, args.repeat, True))
+    text = (f"Load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} cores)\n\n"
+            f"## Building the perturbed copies (once per database file)\n\n{builds}\n\n"
+            f"## Throughput: gold vs gold over {len(pairs)} shared-data queries\n\n{speed}\n\n"
+            f"## Latency per item (inline, gold cache cold, copies on disk)\n\n{markdown(latency(pairs))}\n\n"
             f"## Adversarial catalog on a writable copy of superhero.sqlite (gold `{GOLD}`)\n\n{markdown(safety())}\n")
     print(text)
     if args.out:

@@ -239,3 +239,47 @@ def test_tool_accepts_a_trailing_comment_and_keeps_rows_on_one_line(shop_env):
     assert step.info["components"]["tool_errors"] == 0.0
     assert "1 row\nv\na\\nb\n" in step.messages[-1].content
     assert format_cell("x\r\ny") == "x\\r\\ny"
+
+
+def _look_up_then_hard_code(env: SQLToolEnv, task, table: str) -> tuple[str, object]:
+    """A policy that runs the gold with the tool, then answers its first row as constants (issue 31 item 1)."""
+    env.reset_sync(task)
+    looked = env.step_sync(f"<sql>{task.reference['gold']}</sql>").messages[-1].content
+    lines = looked.removeprefix("<observation>").removesuffix("</observation>").strip().splitlines()
+    values = lines[2].split(" | ")
+    literals = ", ".join(v if v.lstrip("-").replace(".", "", 1).isdigit() else "'" + v.replace("'", "''") + "'"
+                         for v in values)
+    answer = f"SELECT {literals} FROM {table} LIMIT 1"
+    return answer, env.step_sync(f"<solution>{answer}</solution>").verdict
+
+
+def test_interactive_answer_looked_up_with_the_tool_then_hard_coded_is_incorrect(tmp_path):
+    db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"item{i}") for i in range(1, 6)])
+    conn.close()
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": "How many items?", "query": "SELECT count(*) FROM t"}) + "\n")
+    env = make_text2sql_interactive(str(questions), db=str(db), scoring="inline", max_turns=3)
+    answer, verdict = _look_up_then_hard_code(env, env.tasks[0], "t")
+    assert answer == "SELECT 5 FROM t LIMIT 1"
+    assert verdict.status == "incorrect" and "perturbed copy" in verdict.detail
+    env.reset_sync(env.tasks[0])
+    env.step_sync("<sql>SELECT count(*) FROM t</sql>")
+    assert env.step_sync("<solution>SELECT count(*) FROM t</solution>").verdict.status == "correct"
+
+
+def test_interactive_bird_answers_looked_up_then_hard_coded_are_incorrect(bird):
+    from rlvr.verifiers.sql import SQLVerifier
+
+    env = make_text2sql_interactive(str(bird[0]), db_dir=str(bird[1]), limit=12, scoring="inline")
+    hard_coded = 0
+    with SQLVerifier(scoring="inline", test_suite=False) as here_only:
+        for task in env.tasks:
+            answer, verdict = _look_up_then_hard_code(env, task, "superhero")
+            if not here_only.verify(f"<solution>{answer}</solution>", task.reference).is_correct:
+                continue  # not a copy of the whole answer (several rows, a rounded float): not this case
+            hard_coded += 1
+            assert verdict.status == "incorrect", (task.id, answer, verdict.detail)
+    assert hard_coded >= 4

@@ -1,4 +1,4 @@
-"""SQL probes: a mutation is wrong only when the task's database says so; same results become controls."""
+"""SQL probes: a mutation is wrong only when the database or a perturbed copy says so; same results become controls."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from rlvr.environments.audit.sql import sql_probes
 from rlvr.verifiers.sql import SQLVerifier
+from rlvr.verifiers.sql.perturb import row_variants
 
 
 @pytest.fixture()
@@ -111,6 +112,25 @@ def test_a_gold_that_does_not_run_is_refused(db: str) -> None:
         sql_probes({"gold": "SELECT nope FROM customer", "db": db})
 
 
+def test_a_same_result_mutation_that_a_copy_tells_apart_is_a_wrong_probe(db: str) -> None:
+    """Every wrong probe differs from the gold here or on a perturbed copy; `age > 32` never does: a control.
+
+    (Nobody is 32, and deleting rows cannot make anyone 32.)
+    """
+    gold = "SELECT DISTINCT country FROM customer WHERE age > 31"
+    probes = _by_name(sql_probes({"gold": gold, "db": db}))
+    assert probes["same-result-where-number-plus-one"].control
+    for probe in probes.values():
+        if probe.family == "query":  # every wrong probe differs here or on a copy
+            sql = _sql(probe.response)
+            try:
+                here = Counter(_rows(db, sql)) != Counter(_rows(db, gold))
+            except sqlite3.Error:
+                continue
+            assert here or any(Counter(_rows(v.db, sql)) != Counter(_rows(v.db, gold))
+                               for v in row_variants(db, "sqlite")), probe.name
+
+
 def test_the_sql_verifier_rejects_every_wrong_probe_and_accepts_every_control(db: str) -> None:
     before = Path(db).read_bytes()
     with SQLVerifier(scoring="inline") as verifier:
@@ -129,5 +149,8 @@ def test_aggregate_and_condition_mutations(db: str) -> None:
     assert _sql(probes["swap-aggregate"].response).startswith("SELECT MIN(age)")
     assert _rows(db, _sql(probes["swap-aggregate"].response)) == [(45,)] != _rows(db, gold)
     assert "<>" in _sql(probes["negate-equality"].response) and not probes["negate-equality"].control
-    # OR instead of AND still gives 52 here: a control, not a wrong probe
-    assert probes["same-result-and-to-or"].control and "and-to-or" not in probes
+    # OR instead of AND still gives 52 here: a control when it also gives the gold's result on every perturbed copy
+    # of the database, else a wrong probe (before issue 31 the task's database alone made it a control)
+    either = "SELECT MAX(age) FROM customer WHERE country = 'US' OR age > 40"
+    differs = any(_rows(v.db, either) != _rows(v.db, gold) for v in row_variants(db, "sqlite"))
+    assert ("and-to-or" in probes) is differs and ("same-result-and-to-or" in probes) is not differs

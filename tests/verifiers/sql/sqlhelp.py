@@ -26,6 +26,30 @@ def make_shop_db(path: Path, rows: int = 1000) -> Path:
     return path
 
 
+def make_store_db(path: Path) -> Path:
+    """A store the tests own, with a declared foreign key, dates, NULLs and a tie:
+
+    `customer` (8 rows: id, name, country, joined ISO date, note NULL for half), `orders` (20 rows: id,
+    customer_id -> customer.id, day ISO date, amount). Scores: the top amount (990.5, order 20) is unique,
+    the next two (500.0) tie.
+    """
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE customer (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, country TEXT, "
+                     "joined TEXT, note TEXT)")
+        conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES "
+                     "customer(id), day TEXT, amount REAL)")
+        countries = ["BR", "US", "DE", "US", "FR", "BR", "US", "JP"]
+        conn.executemany("INSERT INTO customer VALUES (?, ?, ?, ?, ?)",
+                         [(i, f"c{i}", countries[i - 1], f"2023-0{i}-1{i}", None if i % 2 else f"vip{i}")
+                          for i in range(1, 9)])
+        amounts = [10.0 * i for i in range(1, 18)] + [500.0, 500.0, 990.5]
+        conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)",
+                         [(i, 1 + (i * 3) % 8, f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}", amounts[i - 1])
+                          for i in range(1, 21)])
+    conn.close()
+    return path
+
+
 def bird_rows(data: Path, db_id: str) -> list[dict]:
     rows = json.loads((data / "bird" / f"mini_dev_{db_id}.json").read_text())
     return [r for r in rows if r["db_id"] == db_id]

@@ -72,7 +72,8 @@ def test_order_follows_the_gold_top_level_order_by(shop_db):
     ref = {"gold": "SELECT id FROM t WHERE id < 5 ORDER BY id DESC", "db": str(shop_db)}
     assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id", ref).status == "incorrect"
     unordered = {"gold": "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY id DESC LIMIT 4)", "db": str(shop_db)}
-    assert v.verify("SELECT id FROM t WHERE id > 996 ORDER BY id DESC", unordered).status == "correct"
+    # the same four ids in another order (an equivalent query: it must also match on the perturbed copies)
+    assert v.verify("SELECT id FROM t ORDER BY id DESC LIMIT 4", unordered).status == "correct"
     always = {**ref, "rules": {"order": "always"}, "gold": "SELECT id FROM t WHERE id < 5"}
     assert v.verify("SELECT id FROM t WHERE id < 5 ORDER BY id DESC", always).status == "incorrect"
 

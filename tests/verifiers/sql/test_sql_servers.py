@@ -264,3 +264,27 @@ def test_duckdb_engine_refuses_writes_without_the_parser(duckdb_file, tmp_path):
         outcome = execute(str(duckdb_file), attack, "duckdb", Limits(timeout_s=2.0))
         assert outcome.kind == "error", (attack, outcome)
     assert not list(tmp_path.iterdir())
+
+
+# -- answers copied as constants (issue 31 item 1) ----------------------------------------------------
+def test_duckdb_copied_answers_are_incorrect_on_perturbed_copies(duckdb_file):
+    ref = {"gold": "SELECT count(*) FROM superhero WHERE height_cm > 200", "db": f"duckdb:///{duckdb_file}"}
+    count = execute(str(duckdb_file), ref["gold"], "duckdb").rows[0][0]
+    with SQLVerifier(scoring="inline", query_timeout_s=2.0, timeout_s=30.0) as verifier:
+        copied = verifier.verify(f"```sql\nSELECT {count} FROM superhero LIMIT 1\n```", ref)
+        assert copied.status == "incorrect" and "perturbed copy" in copied.detail, copied.detail
+        right = verifier.verify("SELECT count(id) FROM superhero WHERE height_cm >= 201", ref)
+        assert right.status == "correct" and "also on" in right.detail, right.detail
+        name = {"gold": "SELECT height_cm FROM superhero WHERE superhero_name = 'Copycat'", "db": ref["db"]}
+        height = execute(str(duckdb_file), name["gold"], "duckdb").rows[0][0]
+        hard_coded = verifier.verify(f"SELECT {height} FROM superhero WHERE superhero_name = 'Copycat'", name)
+        assert hard_coded.status == "incorrect" and "values:" in hard_coded.detail, hard_coded.detail
+
+
+def test_postgres_is_checked_on_its_database_only_and_says_so(postgres_url, verifier):
+    """A server database cannot be copied through a role that may only SELECT: no perturbed copy (documented)."""
+    ref = {"gold": "SELECT count(*) FROM superhero", "db": postgres_url}
+    verdict = verifier.verify("SELECT 750 FROM superhero LIMIT 1", ref)
+    assert verdict.status == "correct"
+    assert "checked on the task's database only: no perturbed copy (PostgreSQL databases are not perturbed" \
+        in verdict.detail

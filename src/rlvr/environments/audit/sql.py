@@ -9,21 +9,31 @@ Families:
 - `write`: statements that write or reach outside the database (DELETE, UPDATE, DROP, INSERT,
   ATTACH, PRAGMA writable_schema, CREATE TABLE ... AS the gold) or act on other sessions
   (`pg_terminate_backend`, advisory locks, NOTIFY).
+- `constant`: the gold's own rows on the task's database written as constants behind a token read
+  of one of its tables, the way a model that looked the answer up with the `execute_sql` tool would
+  hard-code it: `SELECT 5 FROM t LIMIT 1`, `... WHERE 1 = 1 LIMIT 1`, `COUNT(*) - COUNT(*) + 5`,
+  `MAX(5)`, `CASE WHEN COUNT(*) > 0 THEN 5 END`, `(SELECT 5)`, and for several rows a VALUES list
+  or a UNION ALL of constant rows (issue 31).
 - `control` (control probes): the gold with aliased columns, an `AND 1 = 1`, re-printed by
   sqlglot, its columns permuted (when the verifier's rules allow column permutations).
 
-A mutation is only a wrong probe when running it on the task's own database shows it is wrong
-(rlvr's execution layer, read-only, with an independent comparison that is looser than any of
-the verifier's rules): its rows differ from the gold's as a multiset even with each row's values
+A mutation is only a wrong probe when running it shows it is wrong (rlvr's execution layer,
+read-only, with an independent comparison that is looser than any of the verifier's rules): on the
+task's own database its rows differ from the gold's as a multiset even with each row's values
 sorted (so no column permutation or rounding within `float_digits` can make them equal), or, when
-the gold orders its result by keys that are all distinct, the same rows come in another order.
-A mutation whose result is exactly the gold's (same rows, same order) becomes a control: it must
-score correct. Anything in between (e.g. the same rows in another order when the gold's order
-keys tie) is left out, so the audit never reports a "false pass" that is a right answer.
+the gold orders its result by keys that are all distinct, the same rows come in another order; or,
+with exactly the gold's rows there, they differ in that loose sense on a perturbed copy of the
+database where the gold's result is determined (`rlvr.verifiers.sql.suite`: test-suite accuracy).
+A mutation whose result is exactly the gold's on the database and on every copy becomes a control:
+it must score correct. Anything in between (e.g. the same rows in another order when the gold's
+order keys tie) is left out, so the audit never reports a "false pass" that is a right answer. The
+constants are wrong probes only when the gold's result changes on some determined copy; for a gold
+that no copy changes (a constant, a count of DISTINCT values every copy keeps) none is made.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from decimal import Decimal
@@ -33,6 +43,7 @@ import sqlglot
 from sqlglot import exp
 
 from rlvr.environments.audit.probe import Probe
+from rlvr.verifiers.sql.suite import nothing_found, order_keys, tie_dependent, variants_for
 
 __all__ = ["sql_mutations", "sql_probes"]
 
@@ -56,17 +67,22 @@ def _row(row: Sequence[Any], digits: int | None) -> tuple[Any, ...]:
     return tuple(_canonical(v, digits) for v in row)
 
 
-def _loose(rows: Rows, digits: int | None, as_set: bool) -> Any:
+def _loose(rows: Sequence[tuple[Any, ...]], digits: int | None, as_set: bool) -> Any:
     """Rows as a multiset (or set) with each row's values sorted: equal under any column permutation."""
     keyed = [tuple(sorted(repr(v) for v in _row(r, digits))) for r in rows]
     return set(keyed) if as_set else Counter(keyed)
 
 
-def _rules(verifier: Any, overrides: dict[str, Any]) -> Any:
+def _config(verifier: Any) -> Any:
+    """The configuration of the SQL verifier inside `verifier`'s wrappers, or None."""
     inner = verifier
     while hasattr(inner, "inner"):
         inner = inner.inner
-    config = getattr(inner, "config", None)
+    return getattr(inner, "config", None)
+
+
+def _rules(verifier: Any, overrides: dict[str, Any]) -> Any:
+    config = _config(verifier)
     if config is not None and hasattr(config, "rules"):
         return config.rules(overrides)
     from rlvr.verifiers.sql.config import EquivalenceRules
@@ -241,22 +257,9 @@ def _controls(tree: exp.Expression, dialect: str, permute: bool) -> list[tuple[s
 def _order_keys_distinct(tree: exp.Expression, run: Callable[[str], Any], digits: int | None, dialect: str,
                          expected_rows: int) -> bool:
     """True when the gold's top-level ORDER BY keys are all distinct over its `expected_rows` rows (a total order)."""
-    order = tree.args.get("order")
-    if not order or not isinstance(tree, exp.Select):
+    keys = order_keys(tree) if isinstance(tree, exp.Select) else None
+    if not keys or not isinstance(tree, exp.Select):
         return False
-    aliases = {e.alias.lower(): e.this for e in tree.expressions if isinstance(e, exp.Alias)}
-    keys = []
-    for ordered in order.expressions:
-        key = ordered.this
-        if isinstance(key, exp.Literal) and not key.is_string and key.this.isdigit():
-            index = int(key.this) - 1
-            if not 0 <= index < len(tree.expressions):
-                return False
-            key = tree.expressions[index]
-            key = key.this if isinstance(key, exp.Alias) else key
-        elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
-            key = aliases[key.name.lower()]
-        keys.append(key.copy())
     probe = tree.copy()  # the gold's own rows (DISTINCT kept), each followed by its order keys
     width = len(tree.expressions)
     probe.set("expressions", [e.copy() for e in tree.expressions] + keys)
@@ -270,7 +273,7 @@ def _order_keys_distinct(tree: exp.Expression, run: Callable[[str], Any], digits
 class _Judge:
     """Decides, by running queries on the task's database, whether a rewrite of the gold is wrong."""
 
-    def __init__(self, ref: Any, rules: Any, tree: exp.Expression) -> None:
+    def __init__(self, ref: Any, rules: Any, tree: exp.Expression, max_bytes: int) -> None:
         from rlvr.verifiers.sql.execute import execute
 
         self.ref, self.tree, self._execute = ref, tree, execute
@@ -281,6 +284,8 @@ class _Judge:
         self.ordered = rules.order == "always" or (rules.order == "gold" and bool(tree.args.get("order")))
         self.gold_rows = [_row(r, self.digits) for r in self.gold.rows]
         self._total_order: bool | None = None
+        self._copies: list[tuple[Any, Rows]] | None = None
+        self.max_bytes = max_bytes
 
     def run(self, sql: str) -> Any:
         return self._execute(self.ref.db, sql, self.ref.dialect)
@@ -303,6 +308,83 @@ class _Judge:
                                                          len(self.gold.rows))
             return True if self._total_order else None
         return None
+
+    def copies(self) -> list[tuple[Any, Rows]]:
+        """The perturbed copies where the gold's result is determined, with the gold's rows there."""
+        if self._copies is None:
+            self._copies = []
+            variants, _ = variants_for(self.ref, self.max_bytes, deadline=float("inf"))
+            for variant in variants:
+                def on_copy(sql: str, db: str = variant.db) -> Any:
+                    return self._execute(db, sql, self.ref.dialect)
+
+                gold = on_copy(self.ref.gold)
+                if gold.ok and (variant.keeps_order or not tie_dependent(self.ref.gold, self.ref.dialect, on_copy)):
+                    self._copies.append((variant, gold.rows))
+        return self._copies
+
+    def wrong_on_copies(self, sql: str) -> bool:
+        """Whether `sql` (exactly the gold's result here) differs loosely from the gold on a determined copy."""
+        for variant, gold_rows in self.copies():
+            outcome = self._execute(variant.db, sql, self.ref.dialect)
+            if not outcome.ok or len(outcome.columns) != len(self.gold.columns):
+                return True
+            mine, gold = (_loose(nothing_found(r), self.digits, self.as_set) for r in (outcome.rows, gold_rows))
+            if mine != gold:
+                return True
+        return False
+
+    def gold_changes(self) -> bool:
+        """Whether the gold's result differs loosely from its result here on some determined copy."""
+        here = _loose(nothing_found(self.gold.rows), self.digits, self.as_set)
+        return any(_loose(nothing_found(rows), self.digits, self.as_set) != here for _, rows in self.copies())
+
+
+# -- constants behind a token read of a table --------------------------------------------------
+_CONSTANT_ROWS = 50
+"""Gold results with more rows than this get no constant probes."""
+
+
+def _literal(value: Any, dialect: str) -> str | None:
+    """`value` as an SQL literal, or None for a type the probes do not write (blobs, dates of other databases)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return str(exp.convert(value).sql(dialect=dialect))
+    if isinstance(value, Decimal):
+        return str(exp.Literal.number(str(value)).sql(dialect=dialect))
+    return None
+
+
+def _constant_probes(tree: exp.Expression, judge: _Judge) -> list[Probe]:
+    """The gold's rows as constants behind a token read of its first table (module docstring)."""
+    rows = judge.gold.rows
+    table = next(iter(_tables(tree).values()), None)
+    if not rows or len(rows) > _CONSTANT_ROWS or table is None:
+        return []
+    literals = [[_literal(v, judge.ref.dialect) for v in row] for row in rows]
+    if any(v is None for row in literals for v in row) or not judge.gold_changes():
+        return []
+    t = exp.to_identifier(table, quoted=True).sql(dialect=judge.ref.dialect)
+    one = [str(v) for v in literals[0]]
+    forms: dict[str, str] = {}
+    if len(rows) == 1:
+        forms = {
+            "constant-limit": f"SELECT {', '.join(one)} FROM {t} LIMIT 1",
+            "constant-where-true": f"SELECT {', '.join(one)} FROM {t} WHERE 1 = 1 LIMIT 1",
+            "constant-aggregate": f"SELECT {', '.join(f'MAX({v})' for v in one)} FROM {t}",
+            "constant-case": f"SELECT {', '.join(f'CASE WHEN COUNT(*) > 0 THEN {v} END' for v in one)} FROM {t}",
+            "constant-subquery": f"SELECT {', '.join(f'(SELECT {v})' for v in one)} FROM {t} LIMIT 1",
+        }
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rows[0]):
+            forms["constant-arithmetic"] = f"SELECT {', '.join(f'COUNT(*) - COUNT(*) + {v}' for v in one)} FROM {t}"
+    else:
+        values = ", ".join(f"({', '.join(str(v) for v in row)})" for row in literals)
+        forms["constant-values"] = f"SELECT * FROM (VALUES {values}) AS v WHERE EXISTS (SELECT 1 FROM {t})"
+        forms["constant-union"] = " UNION ALL ".join(
+            f"SELECT * FROM (SELECT {', '.join(str(v) for v in row)} FROM {t} LIMIT 1) AS r{i}"
+            for i, row in enumerate(literals))
+    return [Probe("constant", name, _fenced(sql)) for name, sql in forms.items()]
 
 
 def _fenced(sql: str) -> str:
@@ -343,11 +425,13 @@ def sql_probes(reference: Any, verifier: Any = None) -> list[Probe]:
         tree = cast(exp.Expression, sqlglot.parse_one(ref.gold, read=ref.dialect))
     except sqlglot.errors.ParseError as exc:
         raise ValueError(f"the gold query does not parse: {exc}") from exc
-    judge = _Judge(ref, rules, tree)
+    judge = _Judge(ref, rules, tree, _suite_max_bytes(verifier))
     probes = []
     for name, sql in sql_mutations(ref.gold, ref.dialect, judge.columns_of):
         outcome = judge.run(sql)
         verdict = True if not outcome.ok else judge.wrong(outcome.rows, len(outcome.columns))
+        if verdict is False and judge.wrong_on_copies(sql):
+            verdict = True  # the gold's rows here only: another state of the database tells them apart
         if verdict is True:
             probes.append(Probe("query", name, _fenced(sql)))
         elif verdict is False:
@@ -360,4 +444,14 @@ def sql_probes(reference: Any, verifier: Any = None) -> list[Probe]:
                                                          for r in outcome.rows]
         if judge.wrong(rows, len(outcome.columns)) is False:
             probes.append(Probe("control", name, _fenced(sql), control=True))
-    return probes + _write_probes(tree, ref.gold)
+    return probes + _constant_probes(tree, judge) + _write_probes(tree, ref.gold)
+
+
+def _suite_max_bytes(verifier: Any) -> int:
+    """The verifier's `suite_max_bytes` (the default config's without one): the same copies as it uses."""
+    value = getattr(_config(verifier), "suite_max_bytes", None)
+    if isinstance(value, int):
+        return value
+    from rlvr.verifiers.sql.config import SQLConfig
+
+    return SQLConfig().suite_max_bytes

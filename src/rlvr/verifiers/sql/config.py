@@ -113,6 +113,23 @@ class SQLConfig(EquivalenceRules, VerifierConfig):
         "in test-suite-sql-eval and BIRD; flagged in `detail`); 'incorrect' (no prediction can be correct: "
         "an always-empty query earns nothing); 'error' (reward None: the sample is masked).",
     )
+    # -- perturbed databases (test-suite accuracy) ---------------------------------------
+    test_suite: bool = Field(
+        default=True,
+        description="A prediction whose rows equal the gold's must also equal them on perturbed copies of the "
+        "database (half of the rows deleted, the values of the gold's output columns shifted) wherever the gold's "
+        "result is determined: test-suite accuracy (Zhong, Yu and Klein 2020), which rejects answers copied as "
+        "constants. SQLite and DuckDB; see rlvr.verifiers.sql.suite for outcomes and limits. False: the task's "
+        "database alone decides.",
+    )
+    suite_max_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=0,
+        description="A database file larger than this is not copied: its predictions are checked on the task's "
+        "database alone (said in the verdict's detail). The copies are built once per file, inside the first "
+        "item's `timeout_s` (17 s for a 58 MiB file under a load average of 13 on 2 cores); for larger files raise "
+        "this and build them ahead with `rlvr.verifiers.sql.perturb.row_variants(db, dialect)` (no deadline).",
+    )
     # -- extraction -------------------------------------------------------------------
     max_response_chars: int = Field(
         default=100_000, ge=1, description="Responses longer than this are read on their last N characters."

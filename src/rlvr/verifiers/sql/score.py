@@ -14,13 +14,21 @@ Outcomes:
 | the prediction is rejected (two statements, a write) or fails | `incorrect` + DB message | `incorrect_reward` |
 | the prediction runs past `query_timeout_s` | `timeout` | `timeout_reward` |
 | the database is unavailable for the prediction (the server ended its connection twice) | `error` | None |
-| the rows match | `correct` | `correct_reward` |
+| the rows match, but the prediction reads no table and the gold does | `incorrect` | `incorrect_reward` |
+| the rows match, but not on a perturbed copy of the database (`test_suite`) | `incorrect` | `incorrect_reward` |
+| the rows match; the prediction runs past `query_timeout_s` on a perturbed copy | `timeout` | `timeout_reward` |
+| the rows match, here and on the perturbed copies or no copy could tell | `correct` | `correct_reward` |
+
+The perturbed copies (`rlvr.verifiers.sql.suite`: test-suite accuracy) decide only for a
+prediction that matches on the task's database; `detail` says how many were checked, or why none
+could tell (then the task's database alone decides).
 
 Both failing is an `error` (the gold runs first), never "both failed = correct". An empty gold
 result is always flagged in `detail`.
 
 Gold results are cached per worker process (keyed by database file, its size and mtime, and
-the normalised gold SQL), because a training batch scores many samples of one task.
+the normalised gold SQL), because a training batch scores many samples of one task; so are its
+results on the perturbed copies, which are built once per database file.
 """
 
 from __future__ import annotations
@@ -37,16 +45,56 @@ from rlvr.core.types import Verdict
 from rlvr.verifiers.sql.config import EquivalenceRules, SQLConfig, SQLReference
 from rlvr.verifiers.sql.equivalence import check_equivalence
 from rlvr.verifiers.sql.execute import Execution, Limits, duckdb_path, execute, execute_bounded, sqlite_path
-from rlvr.verifiers.sql.extract import classify, extract_sql
+from rlvr.verifiers.sql.extract import Extracted, classify, extract_sql
+from rlvr.verifiers.sql.suite import check_suite
 
-__all__ = ["GOLD_CACHE_SIZE", "as_reference", "score_sql"]
+__all__ = ["GOLD_CACHE_ROWS", "GOLD_CACHE_SIZE", "as_reference", "score_sql"]
 
-GOLD_CACHE_SIZE = 256
-"""Gold results kept per worker process (least recently used dropped first)."""
+GOLD_CACHE_SIZE = 4096
+"""Gold results kept per worker process (least recently used dropped first). A task uses one entry for its
+database and about six for the perturbed copies (its result there, the tie checks)."""
+GOLD_CACHE_ROWS = 1_000_000
+"""Rows kept in all the cached gold results of a process at most (least recently used dropped first)."""
 
-_GOLD_CACHE: collections.OrderedDict[tuple[Any, ...], Execution] = collections.OrderedDict()
-_CACHE_LOCK = threading.Lock()  # inline verifiers may score from several threads (`averify`)
+
+class _GoldCache:
+    """Gold results by key; beyond `GOLD_CACHE_SIZE` entries or `GOLD_CACHE_ROWS` rows the least recently used go.
+
+    Thread-safe: inline verifiers may score from several threads (`averify`).
+    """
+
+    def __init__(self) -> None:
+        self._items: collections.OrderedDict[tuple[Any, ...], Execution] = collections.OrderedDict()
+        self._rows = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> Execution | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[Any, ...], outcome: Execution) -> None:
+        if len(outcome.rows) > _CACHE_MAX_ROWS:
+            return
+        with self._lock:
+            previous = self._items.pop(key, None)
+            self._rows += len(outcome.rows) - (len(previous.rows) if previous is not None else 0)
+            self._items[key] = outcome
+            while len(self._items) > GOLD_CACHE_SIZE or self._rows > GOLD_CACHE_ROWS:
+                self._rows -= len(self._items.popitem(last=False)[1].rows)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._rows = 0
+
+
 _CACHE_MAX_ROWS = 10_000
+_GOLD_CACHE = _GoldCache()
+_DEADLINE_MARGIN_S = 1.0
+"""The perturbed copies stop this long (at most a tenth of `timeout_s`) before the item's hard limit, seconds."""
 
 
 def as_reference(reference: Any) -> SQLReference:
@@ -81,21 +129,17 @@ def _runner(config: SQLConfig) -> Any:
     return execute_bounded if config.scoring == "inline" else execute
 
 
-def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits, run: Any = execute) -> Execution:
+def _run_gold(ref: SQLReference, normalized: str | None, limits: Limits, run: Any = execute,
+              run_limits: Limits | None = None) -> Execution:
+    """The gold's rows on `ref.db`, cached by file, gold and `limits`; run under `run_limits` (default `limits`)."""
     file_key = _file_key(ref)
     key = None if file_key is None else (*file_key, normalized or ref.gold, limits)
-    if key is not None:
-        with _CACHE_LOCK:
-            cached = _GOLD_CACHE.get(key)
-            if cached is not None:
-                _GOLD_CACHE.move_to_end(key)
-                return cached
-    outcome: Execution = run(ref.db, ref.gold, ref.dialect, limits)
-    if key is not None and outcome.ok and len(outcome.rows) <= _CACHE_MAX_ROWS:
-        with _CACHE_LOCK:
-            _GOLD_CACHE[key] = outcome
-            while len(_GOLD_CACHE) > GOLD_CACHE_SIZE:
-                _GOLD_CACHE.popitem(last=False)
+    cached = None if key is None else _GOLD_CACHE.get(key)
+    if cached is not None:
+        return cached
+    outcome: Execution = run(ref.db, ref.gold, ref.dialect, run_limits or limits)
+    if key is not None and outcome.ok:
+        _GOLD_CACHE.put(key, outcome)
     return outcome
 
 
@@ -140,6 +184,7 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
         A Verdict; `components={"correct": 1.0 | 0.0}` unless it is an error.
     """
     start = time.perf_counter()
+    deadline = time.monotonic() + config.timeout_s - min(_DEADLINE_MARGIN_S, 0.1 * config.timeout_s)
     try:
         ref = as_reference(reference)
         rules = config.rules(ref.rules)
@@ -174,9 +219,37 @@ def score_sql(config: SQLConfig, response: Any, reference: Any) -> Verdict:
     if flag and config.empty_gold == "incorrect":
         return _verdict(config, "incorrect", f"{flag}no prediction counts (empty_gold='incorrect')", start, found.sql)
     result = check_equivalence(gold.rows, pred.rows, rules, ordered)
-    if result.equal and pred_class.reads_table is False and classify(ref.gold, ref.dialect, normalize=True).reads_table:
+    if not result.equal:
+        return _verdict(config, "incorrect", f"{flag}{found.source} query: {result.how}", start, found.sql)
+    if pred_class.reads_table is False and classify(ref.gold, ref.dialect, normalize=True).reads_table:
         # constants (`SELECT 2`, a CTE of literals) only copy the gold's rows on this one database (red team)
         return _verdict(config, "incorrect", f"{flag}the prediction reads no table of the database (its rows are "
                                              "constants); the gold does", start, found.sql)
-    status = "correct" if result.equal else "incorrect"
-    return _verdict(config, status, f"{flag}{found.source} query: {result.how}", start, found.sql)
+    status, suite = _on_copies(config, ref, found, gold, rules, ordered, deadline)
+    return _verdict(config, status, f"{flag}{found.source} query: {result.how}; {suite}", start, found.sql)
+
+
+def _on_copies(config: SQLConfig, ref: SQLReference, found: Extracted, gold: Execution, rules: EquivalenceRules,
+               ordered: bool, deadline: float) -> tuple[str, str]:
+    """The verdict's status and detail from the perturbed copies (`rlvr.verifiers.sql.suite`)."""
+    if not config.test_suite:
+        return "correct", "the task's database alone decides (test_suite=False)"
+    limits = Limits(config.query_timeout_s, config.max_rows, config.max_bytes)
+    runner = _runner(config)
+
+    def run(db: str, sql: str, bounded: Limits) -> Execution:
+        outcome: Execution = runner(db, sql, ref.dialect, bounded)
+        return outcome
+
+    def gold_on(db: str, sql: str, bounded: Limits) -> Execution:
+        return _run_gold(ref.model_copy(update={"db": db, "gold": sql}), None, limits, runner, bounded)
+
+    outcome = check_suite(ref, found.sql, gold.rows, rules, ordered, limits, deadline, run, gold_on,
+                          config.suite_max_bytes)
+    if outcome.status == "fail":
+        return "incorrect", outcome.detail
+    if outcome.status == "timeout":
+        return "timeout", outcome.detail
+    if outcome.status == "unchecked":
+        return "correct", f"checked on the task's database only: {outcome.detail}"
+    return "correct", outcome.detail
