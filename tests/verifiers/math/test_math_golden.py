@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
+from _math_probe import DATA
 
 from rlvr.core.types import Verdict
 from rlvr.verifiers.math import MathConfig, MathVerifier
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "math"
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"golden data not found at {DATA}")
 
 

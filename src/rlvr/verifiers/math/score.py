@@ -15,7 +15,8 @@ import time
 from rlvr.core.types import Verdict
 from rlvr.verifiers.math.config import MathConfig
 from rlvr.verifiers.math.equivalence import check_equivalence
-from rlvr.verifiers.math.extract import extract_answer, extract_reference, final_part
+from rlvr.verifiers.math.extract import extract_answer, extract_reference
+from rlvr.verifiers.math.reasoning import final_part
 
 __all__ = ["score_math"]
 

@@ -12,13 +12,23 @@ from __future__ import annotations
 from typing import Any
 
 import sympy
-from mpmath import libmp
-from sympy.core.evalf import PrecisionExhausted
 from sympy.core.relational import Relational
 
 from rlvr.verifiers.math.config import MathConfig
+from rlvr.verifiers.math.exact import (
+    EXACT_POINTS,
+    beyond_bound,
+    closed_and_apart,
+    exact_point,
+    exact_rational,
+    exact_zero,
+    no_value,
+    symbolic_exponent,
+    unbounded,
+    zero_at_point,
+)
 
-__all__ = ["exact_zero", "sympy_equal"]
+__all__ = ["sympy_equal"]
 
 # Evaluation points: positive and negative non-integers, integers and 0, so that `|x|`, `\sqrt{x^2}`,
 # `\max(x, 0)` differ from `x`, `\ln x` from `\ln|x|`, `\lfloor x\rfloor + 1` from `\lceil x\rceil` somewhere.
@@ -241,13 +251,13 @@ def _exact_proportional(a: Any, b: Any, symbols: list[Any], *, positive: bool) -
     """
     ratio: Any = None
     defined = 0
-    for k in range(len(_EXACT_POINTS) if symbols else 1):
-        subs = {x: _exact_point(x.name, k) for x in symbols}
+    for k in range(len(EXACT_POINTS) if symbols else 1):
+        subs = {x: exact_point(x.name, k) for x in symbols}
         va, vb = a.subs(subs), b.subs(subs)
-        if _unbounded(va) or _unbounded(vb):
+        if unbounded(va) or unbounded(vb):
             continue
         za, zb = exact_zero(va), exact_zero(vb)
-        if symbols and za is None and _no_value(va):
+        if symbols and za is None and no_value(va):
             continue  # the gold (`a`) has no value here
         if za is None or zb is None:
             return False  # undecided: not shown proportional
@@ -299,24 +309,6 @@ def _close(a: Any, b: Any, cfg: MathConfig) -> bool:
     return bool(diff <= cfg.rel_tol * scale)
 
 
-def _exact_rational(x: Any) -> Any:
-    """The exact Rational value of a closed integer/fraction expression with small exponents, else None."""
-    if isinstance(x, sympy.Rational):
-        return x
-    if x.free_symbols or x.atoms(sympy.Float) or not all(
-        isinstance(n, (sympy.Add, sympy.Mul, sympy.Pow, sympy.Rational)) for n in sympy.preorder_traversal(x)
-    ):
-        return None
-    for node in x.atoms(sympy.Pow):
-        if not isinstance(node.exp, sympy.Integer) or abs(node.exp) > 4096 or not isinstance(node.base, sympy.Rational):
-            return None
-    try:
-        value = x.doit()
-    except (ZeroDivisionError, ValueError, TypeError):
-        return None
-    return value if isinstance(value, sympy.Rational) else None
-
-
 def _rounded_close(a: Any, b: Any, k: int) -> bool:
     va, vb = _evaluate(a), _evaluate(b)
     if va is None or vb is None or not (va.is_real and vb.is_real):
@@ -331,7 +323,7 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     literal anywhere) never compare with a tolerance: `13!` is not 6227020801,
     `10^{10}\pi + 1` is not `10^{10}\pi`, `2^{n} + 10^{-12}` is not `2^{n}` (red team M2). With free
     symbols both sides are evaluated at exact rational points, variables in exponents included
-    (`e^{100x}`, `x^{x}`); a point where both sides exceed `10^{_MAX_MAGNITUDE}` (`2^{2^{n}}` at a
+    (`e^{100x}`, `x^{x}`); a point where both sides exceed `10^{20000}` (`2^{2^{n}}` at a
     large `n`) decides nothing, a point where only one does is a difference. Exact values too
     large to decide (`exact_zero` is None) are not equal. Fewer than `_MIN_DEFINED` points inside
     both domains: a bounded `simplify` of the difference decides. None only when a decimal is
@@ -339,7 +331,7 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     """
     if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
         return bool(a == b)
-    ra, rb = _exact_rational(a), _exact_rational(b)
+    ra, rb = exact_rational(a), exact_rational(b)
     if ra is not None and rb is not None:
         return bool(ra == rb)  # both exact: no tolerance (2^{100}+1 is not 2^{100})
     if a.atoms(sympy.Float) or b.atoms(sympy.Float):
@@ -348,17 +340,17 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     early = _before_points(a, b, symbols)
     if early is not None:
         return early
-    defined, towers = 0, bool(symbols) and _symbolic_exponent(a, b)
-    for k in range(len(_EXACT_POINTS) if symbols else 1):
-        subs = {x: _exact_point(x.name, k) for x in symbols}
+    defined, towers = 0, bool(symbols) and symbolic_exponent(a, b)
+    for k in range(len(EXACT_POINTS) if symbols else 1):
+        subs = {x: exact_point(x.name, k) for x in symbols}
         sa, sb = a.subs(subs), b.subs(subs)
-        if symbols and (_unbounded(sa) or _unbounded(sb)):
+        if symbols and (unbounded(sa) or unbounded(sb)):
             continue  # a point outside either side's domain (`x/|x|` at 0) decides nothing
-        huge = (_beyond_bound(sa), _beyond_bound(sb)) if towers else (False, False)
+        huge = (beyond_bound(sa), beyond_bound(sb)) if towers else (False, False)
         if all(huge):
             continue  # both sides beyond the size bound here (`2^{2^{n}}`): another point decides
-        zero = None if any(huge) else _zero_at_point(sa, sb)
-        if zero is None and symbols and _no_value(sa):
+        zero = None if any(huge) else zero_at_point(sa, sb)
+        if zero is None and symbols and no_value(sa):
             continue  # the gold (`a`) has no value here: a pole reached through unevaluated arithmetic (`1/(2-1*2)`)
         if not zero:
             return False  # nonzero, or too large to decide exactly: never a tolerance between exact forms
@@ -372,42 +364,11 @@ def _before_points(a: Any, b: Any, symbols: list[Any]) -> bool | None:
     """`_exact_decision`'s answer when it needs no evaluation point, else None."""
     if len(symbols) > 8:
         return False
-    if _closed_and_apart(a, b, symbols):
+    if closed_and_apart(a, b, symbols):
         return False  # two closed values that differ: what the points would conclude, at a fraction of the cost
     if _expands_to_zero(a, b):
         return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
     return None
-
-
-def _closed_and_apart(a: Any, b: Any, symbols: list[Any]) -> bool:
-    """True when `a` and `b` are closed (no `symbols`) and their values, each to 15 digits, differ.
-
-    Each side is evaluated on its own with `evalf(strict=True)` (sympy controls the error, or raises), so a
-    relative gap over 1e-10 proves `a != b`: then `exact_zero(a - b)` is False or None (it works the
-    difference to 400+ digits), and no expansion can make `a - b` 0. False decides nothing. Not `a - b`
-    itself: an exact zero difference runs evalf to its bound before giving up (4-13 ms).
-    """
-    if symbols:
-        return False
-    try:
-        va, vb = a.evalf(15, strict=True), b.evalf(15, strict=True)
-        if not (_finite_number(va) and _finite_number(vb)):
-            return False
-        return bool(abs(va - vb) > 1e-10 * max(abs(va), abs(vb)))
-    except Exception:  # PrecisionExhausted included: decided the long way
-        return False
-
-
-def _finite_number(x: Any) -> bool:
-    return isinstance(x, sympy.Expr) and bool(x.is_number) and not x.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo)
-
-
-def _zero_at_point(sa: Any, sb: Any) -> bool | None:
-    """`exact_zero(sa - sb)`, with rational values (the common case) compared directly."""
-    ra, rb = _exact_rational(sa), _exact_rational(sb)
-    if ra is not None and rb is not None:
-        return bool(ra == rb)
-    return exact_zero(sympy.Add(sa, -sb, evaluate=False))
 
 
 _EXPAND_OPS = 60  # `expand` is tried on differences this small, with integer powers up to `_EXPAND_POWER`
@@ -438,150 +399,6 @@ def _simplified_zero(a: Any, b: Any) -> bool:
     if sympy.count_ops(a) + sympy.count_ops(b) > 80:
         return False
     return bool(sympy.simplify(a - b) == 0)
-
-
-def _no_value(x: Any) -> bool:
-    """True when the closed expression `x` has no finite value sympy can find a digit of (a pole, `0/0`)."""
-    try:
-        value = x.evalf(15, strict=True, maxn=_EXACT_DIGITS)
-    except Exception:  # PrecisionExhausted included
-        return True
-    return not isinstance(value, sympy.Expr) or not value.is_number or _unbounded(value)
-
-
-def _symbolic_exponent(*exprs: Any) -> bool:
-    return any(node.exp.free_symbols for x in exprs for node in x.atoms(sympy.Pow))
-
-
-def _beyond_bound(x: Any) -> bool:
-    """True when the closed value `x` is larger than `10^_MAX_MAGNITUDE` (not evaluated exactly)."""
-    try:
-        size = _magnitude(x)
-    except Exception:  # evaluation of odd objects fails many ways: not known to be huge
-        return False
-    return size is not None and size > _MAX_MAGNITUDE
-
-
-_EXACT_DIGITS = 400  # working precision bound past the magnitude of the sides, decimal digits
-_MAX_MAGNITUDE = 20_000  # exact values beyond 10^20000 are not evaluated (undecided)
-
-
-def exact_zero(d: Any) -> bool | None:
-    r"""Whether the closed exact expression `d` is zero, without tolerance.
-
-    sympy's `evalf(strict=True)` raises `PrecisionExhausted` when it cannot find one significant
-    digit of `d` at up to `_EXACT_DIGITS` digits past the magnitude of `d`'s terms plus the digits of
-    the numbers written in `d` (`_written_digits`: `\pi + 10^{-500}` is worked at 900+ digits, so a
-    tiny written term is found, never rounded away; the rule of thumb of Richardson's uniformity
-    conjecture, "How to recognize zero", J. Symb. Comput. 24, 1997: a nonzero expression written
-    with small numbers is not extremely small). Then `d` is 0 (to that many digits, a bound in
-    size, never a relative tolerance) provided each term of
-    `d` evaluates on its own; a term without a value (`\sin(10^{10^5})`, `\lfloor 10^{500}\pi\rfloor`)
-    leaves `d` undecided (None), which callers read as not equal. A value is a proof of a nonzero
-    difference. None: `d` is not a finite closed number, or evaluation failed or ran out.
-    """
-    if d == 0:
-        return True
-    if not isinstance(d, sympy.Expr) or d.free_symbols:
-        return None
-    try:
-        sizes = [_magnitude(t) for t in sympy.Add.make_args(d)]
-        if any(size is None for size in sizes):
-            return None
-        magnitude = max((size for size in sizes if size is not None), default=0)
-        digits = _EXACT_DIGITS + magnitude + _written_digits(d)
-        if magnitude > _MAX_MAGNITUDE or digits > _MAX_MAGNITUDE:
-            return None
-        value = d.evalf(15, strict=True, maxn=digits)
-    except PrecisionExhausted:
-        # No digit found, but that is a zero only when every term has a value of its own and those
-        # values cancel: `\sin(10^{10^5})` has none, and "unevaluable" must never read as "0".
-        total = _terms_sum(d, digits)
-        return None if total is None else bool(abs(total) <= sympy.Float(10, 30) ** (magnitude - digits + 10))
-    except Exception:  # evaluation of odd objects fails many ways: undecided
-        return None
-    if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
-        return None
-    return bool(value == 0)
-
-
-def _terms_sum(d: Any, digits: int) -> Any:
-    """The sum of the terms of `d`, each evaluated strictly to `digits` digits; None when one has no value."""
-    total = sympy.Float(0, digits)
-    try:
-        for term in sympy.Add.make_args(d):
-            value = term.evalf(digits, strict=True, maxn=digits)
-            if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
-                return None
-            total += value
-    except Exception:  # PrecisionExhausted included: a term without a value decides nothing
-        return None
-    return total
-
-
-def _unbounded(x: Any) -> bool:
-    """True when the closed value `x` is undefined or infinite (`1/0`, `log(0)`)."""
-    return bool(x.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo))
-
-
-def _written_digits(d: Any) -> int:
-    """Decimal digits of the numbers written in `d`, capped just past `_MAX_MAGNITUDE`.
-
-    Each rational's numerator and denominator, and `|n| * log10|b|` for a power `b^n` of a number
-    with a numeric exponent (`10^{-500}`: 500).
-    """
-    total = 0.0
-    for node in sympy.preorder_traversal(d):
-        if isinstance(node, sympy.Rational):
-            total += len(str(abs(node.p))) + (len(str(node.q)) if node.q != 1 else 0)
-        elif isinstance(node, sympy.Pow) and node.base.is_number and node.exp.is_number:
-            try:
-                base, exp = abs(node.base.evalf(5)), abs(node.exp.evalf(5))
-                total += float(exp) * abs(_log10(base)) if base != 0 else 0.0
-            except (TypeError, ValueError, OverflowError):  # no numeric value: its own digits count
-                continue
-        if not total < _MAX_MAGNITUDE:  # also NaN
-            return _MAX_MAGNITUDE + 1
-    return int(total) + 1
-
-
-def _magnitude(term: Any) -> int | None:
-    """Decimal digits of |term| (0 for small terms), None when it is not a finite number."""
-    value = sympy.N(term, 5)
-    if not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
-        return None
-    size = abs(value)
-    return 0 if size < 10 else int(_log10(size)) + 1
-
-
-_LN10 = libmp.mpf_log(libmp.from_int(10), 80)
-
-
-def _log10(x: Any) -> float:
-    """`log10(x)` of a positive sympy number as a float, with mpmath at 80 bits.
-
-    Not `sympy.log(x, 10)`: building that symbolic quotient costs about 80 microseconds a call, and these
-    logs only size a working precision (at an exact power of ten the two may differ by one digit).
-    """
-    return float(libmp.to_float(libmp.mpf_div(libmp.mpf_log(sympy.Float(x)._mpf_, 80), _LN10, 80)))
-
-
-# Exact points: small rationals (positive, negative, integers, 0) and one irrational, sqrt(2) + 1/3. With
-# rationals alone a term that vanishes at every one of them without being 0 was not seen: 471240 is a multiple of
-# every denominator, so `\sin(471240\pi x)` and `\lfloor 471240x\rfloor - 471240x` are 0 at all of them (red team,
-# third pass); at an irrational point they are not.
-_EXACT_POINTS: tuple[Any, ...] = (
-    *(sympy.Rational(n, d) for n, d in ((7, 5), (13, 8), (-7, 3), (29, 11), (0, 1), (37, 5), (-5, 9), (2, 1), (52, 3),
-                                        (-11, 4), (4, 7), (-3, 1), (22, 7), (5, 1), (43, 6))),
-    sympy.sqrt(2) + sympy.Rational(1, 3),
-)
-
-
-def _exact_point(name: str, k: int) -> Any:
-    """A small exact point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
-    h = sum((i + 1) * ord(c) for i, c in enumerate(name))
-    base = _EXACT_POINTS[(k + h) % len(_EXACT_POINTS)]
-    return base if base.is_integer else base + sympy.Rational(h % 13, 17)
 
 
 def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:

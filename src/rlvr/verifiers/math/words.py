@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "AFFIRM_AFTER_NEGATION_RE", "APPROXIMATE_LEAD_RE", "BELOW_ZERO_RE", "NEGATED_BEFORE_RE", "NEGATED_LEAD_RE",
-    "OPERATED_AFTER_RE", "OPERATED_BEFORE_RE", "REJECTED_AFTER_RE", "number_from_words",
+    "AFFIRM_AFTER_NEGATION_RE", "APPROXIMATE_LEAD_RE", "BELOW_ZERO_RE", "NEGATED_LEAD_RE", "REJECTED_AFTER_RE",
+    "negated_at", "number_from_words", "operand_at", "rejected_at",
 ]
 
 _UNITS = {
@@ -74,7 +74,7 @@ NEGATED_LEAD_RE = re.compile(rf"\s*(?:(?:definitely|certainly|surely|clearly|unk
                              re.IGNORECASE)
 # Searched in the 40 characters before a candidate answer: the lookahead (the first character of every branch of
 # `_NEGATION`) gives the same matches about 3x faster than trying each branch at every position.
-NEGATED_BEFORE_RE = re.compile(rf"(?=[nchlfmgbsauoeri\\≠≤≥]){_NEGATION}{_FILLER}[\s$(\[{{]*$", re.IGNORECASE)
+_NEGATED_BEFORE_RE = re.compile(rf"(?=[nchlfmgbsauoeri\\≠≤≥]){_NEGATION}{_FILLER}[\s$(\[{{]*$", re.IGNORECASE)
 AFFIRM_AFTER_NEGATION_RE = re.compile(r"\b(?:but|rather|instead|it\s+is|it's|it\s+equals)\b\s*(?:it\s+is\s+)?",
                                       re.IGNORECASE)
 # After an answer: a retraction ("\boxed{5} is wrong", "5? No.", "5 is not the answer").
@@ -88,13 +88,13 @@ REJECTED_AFTER_RE = re.compile(
 )
 # Words that make a number in a sentence an operand, not the value stated ("half of 5", "the square of 5",
 # "5 less than x", "5 times the radius"): the answer the sentence names is another number (red team).
-OPERATED_BEFORE_RE = re.compile(
+_OPERATED_BEFORE_RE = re.compile(
     r"(?:\b(?:half|twice|double|triple|thrice)(?:\s+of)?|\b(?:square|cube|root|reciprocal|inverse|negative|opposite"
     r"|logarithm|log|factorial|exponential|sine|cosine|tangent|power|multiple|fraction|percentage|sum|product"
     r"|difference|quotient|remainder)\s+of(?:\s+the\s+number)?)[\s$(\[{]*$",
     re.IGNORECASE,
 )
-OPERATED_AFTER_RE = re.compile(
+_OPERATED_AFTER_RE = re.compile(
     r"[\s$)}\]]*(?:(?:less|more|fewer|greater|smaller|larger|bigger|higher|lower)\s+than\b|times\s+(?!as\b)(?=[a-z\d(\\$])"
     r"|(?:plus|minus|divided\s+by|multiplied\s+by|to\s+the\s+power|raised\s+to|squared|cubed|factorial|percent\s+of)\b)",
     re.IGNORECASE,
@@ -106,3 +106,21 @@ BELOW_ZERO_RE = re.compile(
     r"\s*([+]?\d+(?:\.\d+)?)\s*(?:°|\^\s*\{?\\circ\}?|degrees?)?\s*(?:[CFK]\b|celsius|fahrenheit|kelvin)?\s*below\s+zero\b",
     re.IGNORECASE,
 )
+
+
+def negated_at(text: str, pos: int) -> bool:
+    """True when the words just before `pos` (same line) deny or bound what follows ("not", "at least")."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return _NEGATED_BEFORE_RE.search(text[max(line_start, pos - 40) : pos]) is not None
+
+
+def rejected_at(text: str, end: int) -> bool:
+    """True when the words just after `end` retract the answer before it ("is wrong", "? No")."""
+    return REJECTED_AFTER_RE.match(text, end) is not None
+
+
+def operand_at(text: str, start: int, end: int) -> bool:
+    """True when words around `text[start:end]` make it an operand ("half of 5", "5 less than x"; red team)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[max(line_start, start - 40) : start]
+    return bool(_OPERATED_BEFORE_RE.search(before) or _OPERATED_AFTER_RE.match(text, end))

@@ -1,0 +1,161 @@
+r"""Comparison of single answers: choice letters, numbers in a base, clock times, numbers, sympy values, text.
+
+Numbers compare as exact rationals (``18.00 == 18``, ``1/2 == 0.5``; ``50 != 0.5``); a decimal
+against an exact value follows the one decimal rule (`_decimals_agree`); anything else is parsed
+and compared by `symbolic.sympy_equal`; prose compares case- and space-insensitively.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sympy
+
+from rlvr.verifiers.math.config import MathConfig
+from rlvr.verifiers.math.exact import exact_zero
+from rlvr.verifiers.math.forms import canon, kinds_differ
+from rlvr.verifiers.math.parse import parse_number, to_sympy
+from rlvr.verifiers.math.symbolic import sympy_equal
+
+__all__ = ["HEDGED", "base_equal", "choice_letter", "clock_equal", "scalar_equal"]
+
+_CHOICE_RE = re.compile(r"^\(?\s*([A-J])\s*\)?(?:[.:]|\s|$)")
+_OTHER_CHOICE_RE = re.compile(r"(?<![A-Za-z\\])([A-J])(?![A-Za-z])")
+HEDGED = "hedged"  # several option letters: never equal to a gold letter
+
+
+def choice_letter(s: str, *, any_case: bool = False) -> str | None:
+    """The option letter of a multiple-choice answer: "(B)", "B", "B.", "(B) 12"; None otherwise.
+
+    With `any_case` (the gold is a choice A-E) a lowercase "b" / "(b)" reads as "B".
+    """
+    s = s.replace("\\text{", "").replace("}", "").strip()
+    if any_case:
+        s = re.sub(r"^(\(?\s*)([a-e])(?=\s*\)?(?:[.:]|\s|$))", lambda m: m.group(1) + m.group(2).upper(), s)
+    m = _CHOICE_RE.match(s)
+    if m is None or (len(s) > 3 and not s.startswith("(")):
+        return None
+    if any(other != m.group(1) for other in _OTHER_CHOICE_RE.findall(s[m.end():])):
+        return HEDGED  # "(B) (C)", "(A B C D)", "(B) or (D)": several choices are no choice
+    return m.group(1)
+
+
+_BASED_RE = re.compile(r"^([0-9A-Za-z]{1,60})_\{?(\d{1,2})\}?$")
+
+
+def _based_value(s: str) -> int | None:
+    m = _BASED_RE.match(canon(s))
+    if m is None or not 2 <= int(m.group(2)) <= 36:
+        return None
+    try:
+        return int(m.group(1), int(m.group(2)))
+    except ValueError:  # a digit the base does not have (`41121_3`)
+        return -1
+
+
+def base_equal(g: str, p: str) -> bool | None:
+    """Two numbers both written with a base subscript compare by value (`101_2` is 5, not `101_3`); None otherwise.
+
+    One side without a subscript keeps the digit reading (`1202_7` vs `1202`, as the grammar reads them);
+    a digit the base does not have (`41121_3`) equals nothing.
+    """
+    gv, pv = _based_value(g), _based_value(p)
+    if gv is None or pv is None:
+        return None
+    return gv == pv and gv >= 0
+
+
+_TIME_RE = re.compile(r"^(\d{1,2}):([0-5]\d)$")
+_COLON_RE = re.compile(r"^(\d+):(\d+)$")
+
+
+def clock_equal(g: str, p: str) -> str | bool | None:
+    """A gold time `h:mm` (`1:30`) against a predicted `a:b`: equal only as the same time, never as a ratio.
+
+    Other `a:b` golds (`1:2`, `3:4`) are ratios and compare as the quotient a/b (the parser's reading),
+    so `2:4` equals `1:2`; a time `1:30` does not equal `2:60`. None: not a time question.
+    """
+    gm, pm = _TIME_RE.match(canon(g)), _COLON_RE.match(canon(p))
+    if gm is None or pm is None:
+        return None
+    same = (int(gm.group(1)), int(gm.group(2))) == (int(pm.group(1)), int(pm.group(2)))
+    return "time" if same else False
+
+
+# -- scalar comparison ----------------------------------------------------------------------
+def scalar_equal(g: str, p: str, cfg: MathConfig) -> str | None:
+    """How two single answers (numbers, expressions, relations, text) are equal, or None when they are not."""
+    gn, pn = parse_number(g), parse_number(p)
+    if gn is not None and pn is not None:
+        if gn.value == pn.value:
+            return "numeric"
+        if _rounded_match(gn.value, pn.value, pn.decimals, cfg):
+            return f"numeric, rounded to {cfg.float_rounding} decimals"
+        return None
+    ga = None if kinds_differ(g, p) else to_sympy(g)
+    pa = None if ga is None else to_sympy(p)  # an unparsed gold (prose) compares as text: no parse of the prediction
+    if ga is not None and pa is not None:
+        try:
+            if sympy_equal(ga, pa, cfg) and _decimals_agree(g, p, cfg):
+                return "symbolic"
+        except Exception:  # sympy raises many types on odd objects: treat as "not shown equal"
+            pass
+    if _is_text(g) and _text_key(g) == _text_key(p):
+        return "text"
+    return None
+
+
+_DECIMAL_LIT_RE = re.compile(r"(?<![\d.])(\d+)\.(\d+)(?![\d.])")
+
+
+def _rationalize(s: str) -> str:
+    r"""Decimal literals as the exact fractions they write: `6227020801.0` -> `\frac{62270208010}{10}`."""
+    return _DECIMAL_LIT_RE.sub(lambda m: f"\\frac{{{int(m.group(1) + m.group(2))}}}{{{10 ** len(m.group(2))}}}", s)
+
+
+def _decimals_agree(g: str, p: str, cfg: MathConfig) -> bool:
+    r"""A decimal equals an exact value only within half a unit of its last written digit.
+
+    The relative tolerance alone would let `6227020801.0` equal `13!` or `2^{4097}+0.0` equal
+    `2^{4097}+1` (sympy rounds the sum to 15 digits). So a closed answer holding decimal literals
+    is re-read with each literal as its exact fraction, and the exact difference must be at most
+    `0.5 * 10^-k` for the most precise literal's k decimals (`3.14159265358979` equals `\pi`,
+    `3.14159` does not: the relative tolerance still applies). With variables (expressions,
+    equations) the literals are the exact fractions they write and the comparison is exact:
+    `0.5x` equals `\frac{x}{2}`, `1.0 \cdot 2^{n} + 10^{-12}` is not `2^{n}` and `0.3333333333333x`
+    is not `\frac{x}{3}` (red team M2: a written `1.0` must not buy a tolerance for an exact term).
+    `float_rounding` replaces this rule.
+    """
+    lits = _DECIMAL_LIT_RE.findall(g) + _DECIMAL_LIT_RE.findall(p)
+    if not lits or cfg.float_rounding is not None:
+        return True
+    ra, rb = to_sympy(_rationalize(g)), to_sympy(_rationalize(p))
+    if not (isinstance(ra, sympy.Basic) and isinstance(rb, sympy.Basic)):
+        return True  # no exact reading (the grammar rejects the rewritten literal): the float comparison stands
+    if ra.free_symbols or rb.free_symbols:
+        return bool(sympy_equal(ra, rb, cfg))
+    if not (isinstance(ra, sympy.Expr) and isinstance(rb, sympy.Expr)):
+        return True
+    diff = sympy.Add(ra, -rb, evaluate=False)
+    if exact_zero(diff):
+        return True
+    places = max(len(frac) for _, frac in lits)
+    return bool(abs(diff.evalf(30)) <= sympy.Rational(1, 2) / 10**places)
+
+
+def _rounded_match(gold: Any, pred: Any, decimals: int | None, cfg: MathConfig) -> bool:
+    """`config.float_rounding` (k): a response given to at least k decimals matches when both round alike."""
+    k = cfg.float_rounding
+    if k is None or decimals is None or decimals < k:
+        return False
+    return bool(round(gold, k) == round(pred, k))
+
+
+def _is_text(s: str) -> bool:
+    return re.search(r"[A-Za-z]{2,}", s.replace("\\text", "")) is not None
+
+
+def _text_key(s: str) -> str:
+    s = s.replace("\\text{", "").replace("{", "").replace("}", "")
+    return re.sub(r"[\s.]+", "", s).lower()
