@@ -23,6 +23,9 @@ class MathConfig(VerifierConfig):
       "Answer:" (also ``答案是``/``答案：``). After a marker the first complete answer expression is
       taken, cut at a clause boundary (" because", " since", ", which", a worded parenthetical,
       ". "), never a later number of the same sentence.
+    - Boxes: an operator glued outside the box changes the value the response shows (``-\boxed{5}``,
+      ``\boxed{5}^2``, ``\frac{1}{\boxed{5}}``, ``x < \boxed{5}``), so such a response is incorrect even when
+      the shown value is the gold (`outside`); a percent sign after the box belongs to the answer.
     - Reference solutions: boxes joined by "or" / "equivalently" / "i.e." are alternative forms of
       one answer (a prediction equal to any is correct); boxes joined by "and" or commas are one
       multi-part answer.

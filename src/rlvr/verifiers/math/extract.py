@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import replace
 
 from rlvr.verifiers.math.boxes import box_group, is_alternative, trailing_group
 from rlvr.verifiers.math.hedges import corrections, hidden_answers, rivals, statements, superseded
 from rlvr.verifiers.math.markers import BOLD_RE, GSM8K_RE, TAG_RE, Extraction, answer_phrases, strong_candidates
 from rlvr.verifiers.math.normalize import normalize_unicode
+from rlvr.verifiers.math.outside import glued_operator, group_operator, percent_after
 from rlvr.verifiers.math.reasoning import final_part
 from rlvr.verifiers.math.spans import (
     is_formula,
@@ -74,7 +76,7 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extractio
     hidden = hidden_answers(pieces) if pieces else ()
     if found is None or not hidden:
         return found
-    return Extraction(found.text, found.source, found.rivals, hidden)
+    return replace(found, hidden=hidden)
 
 
 def _visible_answer(text: str, *, last_number_fallback: bool) -> Extraction | None:
@@ -101,7 +103,7 @@ def _visible_answer(text: str, *, last_number_fallback: bool) -> Extraction | No
     for value in corrections(text, end):  # "\boxed{5}. Correction: it is 3." after the chosen answer
         if value != found.text and value not in others:
             others.append(value)
-    return Extraction(found.text, found.source, tuple(others)) if others else found
+    return replace(found, rivals=tuple(others)) if others else found
 
 
 def _tagged(text: str) -> list[tuple[int, int, str]]:
@@ -119,13 +121,13 @@ def _choose(text: str, *, last_number_fallback: bool) -> tuple[Extraction, int, 
     for m in reversed(list(TAG_RE.finditer(text))):
         inner = _visible_answer(m.group(1).strip(), last_number_fallback=True)
         if inner is not None and inner.text.strip():
-            return Extraction(inner.text, "answer_tag", inner.rivals), m.start(), m.end()
+            return replace(inner, source="answer_tag", hidden=()), m.start(), m.end()
     strong = strong_candidates(text)
     if strong:
         _, start, chosen = max(strong, key=lambda c: c[0])
-        before = rivals(text, start, chosen)
         end = _statement_end(text, start, chosen)
-        return (Extraction(chosen.text, chosen.source, before) if before else chosen), start, end
+        chosen = replace(chosen, rivals=rivals(text, start, chosen))
+        return (_boxed_as_shown(text, chosen) if chosen.source == "boxed" else chosen), start, end
     for m in reversed(answer_phrases(text)):
         span = refine_span(line_after(text, m.end()))
         if span:
@@ -144,6 +146,21 @@ def _choose(text: str, *, last_number_fallback: bool) -> tuple[Extraction, int, 
         if last:
             return Extraction(last, "last_number"), len(text), len(text)
     return None
+
+
+def _boxed_as_shown(text: str, chosen: Extraction) -> Extraction:
+    r"""The boxed answer with what is written outside its boxes: a percent sign joins it, an operator is recorded.
+
+    `\boxed{5}\%` reads `5\%`; `-\boxed{5}`, `\boxed{5}^2`, `\boxed{2}+\boxed{3}` record the operator in
+    `Extraction.outside` (`outside.glued_operator`): the value shown is not the box's.
+    """
+    group, betweens = trailing_group(text)
+    operator = glued_operator(text, group[0][0], group[-1][1]) or group_operator(list(betweens))
+    if operator:
+        return replace(chosen, outside=operator)
+    if percent_after(text, group[-1][1]) and not chosen.text.rstrip().endswith("%"):
+        return replace(chosen, text=chosen.text + "\\%")
+    return chosen
 
 
 def _statement_end(text: str, start: int, chosen: Extraction) -> int:

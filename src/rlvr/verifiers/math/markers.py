@@ -27,6 +27,7 @@ class Extraction:
     source: str
     rivals: tuple[str, ...] = ()  # other final-answer markers just before this one (a hedge if they differ)
     hidden: tuple[str, ...] = ()  # answers in text the reader does not see (`\phantom`, white, comments)
+    outside: str = ""  # an operator glued outside the answer's box (`-\boxed{5}`): it is not the value shown
 
 
 GSM8K_RE = re.compile(r"####\s*([^\n]*)")

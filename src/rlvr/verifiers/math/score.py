@@ -87,6 +87,11 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
             f"gold {gold.text!r}",
             elapsed_s=time.perf_counter() - start,
         )
+    if pred.outside:  # `-\boxed{5}`: the response shows another value than its box holds
+        return Verdict(status="incorrect", reward=config.incorrect_reward, components={"correct": 0.0},
+                       extracted=pred.text, elapsed_s=time.perf_counter() - start,
+                       detail=f"the box holds {pred.text!r} but {pred.outside!r} written outside it changes the value "
+                       f"the response shows ({pred.source}); gold {gold.text!r}")
     hedge = next((r for r in pred.rivals if not _same_answer(pred.text, r, config)), None)
     hidden = next((h for h in pred.hidden if not _same_answer(pred.text, h, config)), None)
     if hedge is not None or hidden is not None:  # `\boxed{204}` then "Final Answer: 203": two final answers
