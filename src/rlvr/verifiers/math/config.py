@@ -45,6 +45,9 @@ class MathConfig(VerifierConfig):
     - Exactness: exact forms (integers, fractions, factorials, powers, roots, constants) compare
       without tolerance however large; `rel_tol`/`abs_tol` apply to decimals, which must also agree
       within half a unit of their last written digit.
+    - Chinese (and Japanese/Korean counters): a sentence without Latin letters is prose (its last number is
+      read, unless words deny, bound or retract it: ``不是300``, ``超过300``, ``300不对``); a measure word after
+      a number is a unit (``300分钟``, ``3页``, `cjk`); 万 and 亿 multiply (``300万`` is 3,000,000).
     - Magnitudes: thousand/million/billion/trillion and a ``k`` suffix multiply; ``\mathrm{i}`` is
       the imaginary unit; Unicode minus signs, superscripts and vulgar fractions are read as math.
     """

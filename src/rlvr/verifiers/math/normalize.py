@@ -14,7 +14,10 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from rlvr.verifiers.math.words import number_from_words
+from rlvr.verifiers.math.cjk import CJK_UNIT_KEYS
+from rlvr.verifiers.math.cjk import magnitude as cjk_magnitude
+from rlvr.verifiers.math.cjk import quantity as cjk_quantity
+from rlvr.verifiers.math.words import APPROXIMATE_LEAD_RE, number_from_words
 
 __all__ = ["Normalized", "join_digit_groups", "normalize_answer", "normalize_unicode", "split_top_level", "unit_key"]
 
@@ -123,6 +126,7 @@ _MINUS_RE = re.compile(
 )
 _SUPERSCRIPTS = {"⁰": "0", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5", "⁶": "6", "⁷": "7", "⁸": "8", "⁹": "9",
                  "⁻": "-", "⁺": "+", "ⁿ": "n"}
+_FULL_WIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
 _SUPERSCRIPT_RE = re.compile("[" + "".join(_SUPERSCRIPTS) + "]+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅖": (2, 5), "⅗": (3, 5),
            "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅐": (1, 7), "⅛": (1, 8), "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8),
@@ -134,11 +138,12 @@ def normalize_unicode(s: str) -> str:
     r"""Unicode math as LaTeX.
 
     Minus signs (U+2212; U+2010-2013, U+02D7, U+2043, U+2796, U+208B, U+207B before a number) -> `-`;
-    superscripts `x²`, `10⁻³` -> `x^{2}`, `10^{-3}`; vulgar fractions `½`, `2¾` -> `\frac{1}{2}`, `(2+\frac{3}{4})`.
+    superscripts `x²`, `10⁻³` -> `x^{2}`, `10^{-3}`; vulgar fractions `½`, `2¾` -> `\frac{1}{2}`, `(2+\frac{3}{4})`;
+    full-width digits `３００` -> `300`.
     """
     if s.isascii():
         return s
-    s = _MINUS_RE.sub("-", s)
+    s = _MINUS_RE.sub("-", s).translate(_FULL_WIDTH_DIGITS)
     s = _SUPERSCRIPT_RE.sub(lambda m: "^{" + "".join(_SUPERSCRIPTS[c] for c in m.group(0)) + "}", s)
 
     def vulgar(m: re.Match[str]) -> str:
@@ -278,6 +283,9 @@ _UNIT_POWER_RE = re.compile(r"\^\s*(\d)\s*$")
 
 def unit_key(unit: str) -> str | None:
     r"""What a stripped unit measures, as `name^power` (`\text{ sq cm}` -> `cm^2`); None: not a measurement unit."""
+    if unit in CJK_UNIT_KEYS:
+        key = CJK_UNIT_KEYS[unit]
+        return key if "^" in key else f"{key}^1"
     s = re.sub(r"\\text\s*\{|[{}]", " ", unit).replace("²", "^2").replace("³", "^3")
     m = _UNIT_POWER_RE.search(s)
     power = int(m.group(1)) if m else 1
@@ -311,6 +319,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
         percent sign and unit removed and recorded.
     """
     s = normalize_unicode(raw.strip())
+    s = APPROXIMATE_LEAD_RE.sub("", s, count=1) if APPROXIMATE_LEAD_RE.match(s) else s  # `\approx 5`, `约300`
     worded = number_from_words(s)
     if worded is not None:  # "five", "twenty-one", "two hundred": the number
         s = worded
@@ -335,7 +344,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     m = _PERCENT_RE.search(s)
     if m and m.start() > 0:
         percent, s = True, s[: m.start()].strip()
-    s = _apply_magnitude(s)
+    s = cjk_magnitude(_apply_magnitude(s))
     unit = ""
     if strip_units:
         if _DEGREE_RE.search(s):
@@ -347,6 +356,9 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
         m = _NUMBER_WORDS_RE.match(s)
         if m:  # "12 tomatoes", "20 workers": a number followed only by words
             s, unit = m.group(1), (unit or m.group(2))
+        counted = cjk_quantity(s)
+        if counted:  # `300分钟`, `3页`, `3个苹果`
+            s, unit = counted[0], (unit or counted[1])
     s = _strip_outer_text(s)
     s = _fix_numbers(s)
     s = re.sub(r"\s+", " ", s).strip()

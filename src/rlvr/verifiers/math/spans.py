@@ -35,11 +35,12 @@ __all__ = [
 _CLAUSE = (
     r"\s+(?:because|since|which|where|but)\b|,\s*(?:which|since|because|so|where|as|but|not)\b|[.!?;]\s"
     r"|\s+(?:--?|[—–])\s+(?![-+]?[\d(.\\]|[a-z]\b|(?:sqrt|exp|log|ln|sin|cos|tan|pi|e)\b)|\s*\((?=[^()]*(?:(?<![\\a-zA-Z])[a-zA-Z]{2,}|=))"
+    r"|[。！？；，]"  # full-width punctuation ends a Chinese clause without a space
 )
 _CLAUSE_RE = re.compile(_CLAUSE, re.IGNORECASE)
 # Also "18 and the eggs cost $2": only where the part before it is a whole formula.
 _FORMULA_END_RE = re.compile(_CLAUSE + r"|\s+and\s+(?=[A-Za-z]{2,}\b)", re.IGNORECASE)
-_SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z\[(])")
+_SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-Z\[(])|[。！？]")
 _INLINE_DELIM_RE = re.compile(r"\\[()]|(?<!\\)\$")
 # Led by a lookahead on the first character of both branches: the same matches, scanned about 2x faster.
 _NUMBER_RE = re.compile(
@@ -47,7 +48,8 @@ _NUMBER_RE = re.compile(
     rf"(?:\s*/\s*\d+|\s+(?i:{MAGNITUDE_WORDS})s?\b)?|-?\.\d+)"
 )
 _ENV_RE = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)|\$\$(.+?)\$\$|\$([^$]+?)\$", re.DOTALL)
-_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z']{2,}")
+# A word: 2+ Latin letters, or a run of CJK characters (Chinese, Japanese kana, Hangul: no spaces between words).
+_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z']{2,}|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _LATEX_WORDS = frozenset({"frac", "sqrt", "text", "dfrac", "tfrac", "left", "right", "cdot", "infty", "circ", "times",
                           "quad", "mathrm", "mathbf", "textbf", "begin", "pmatrix", "bmatrix", "matrix", "array", "end",
                           "boxed", "pm", "sin", "cos", "tan", "log", "ln", "pi", "cup", "cap", "leq", "geq", "neq",
