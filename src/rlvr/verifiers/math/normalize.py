@@ -284,8 +284,8 @@ _UNIT_POWER_RE = re.compile(r"\^\s*(\d)\s*$")
 def unit_key(unit: str) -> str | None:
     r"""What a stripped unit measures, as `name^power` (`\text{ sq cm}` -> `cm^2`); None: not a measurement unit."""
     if unit in CJK_UNIT_KEYS:
-        key = CJK_UNIT_KEYS[unit]
-        return key if "^" in key else f"{key}^1"
+        named = CJK_UNIT_KEYS[unit]
+        return named if "^" in named else f"{named}^1"
     s = re.sub(r"\\text\s*\{|[{}]", " ", unit).replace("²", "^2").replace("³", "^3")
     m = _UNIT_POWER_RE.search(s)
     power = int(m.group(1)) if m else 1

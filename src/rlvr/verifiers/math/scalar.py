@@ -8,6 +8,7 @@ and compared by `symbolic.sympy_equal`; prose compares case- and space-insensiti
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Any
 
 import sympy
@@ -15,7 +16,7 @@ import sympy
 from rlvr.verifiers.math.config import MathConfig
 from rlvr.verifiers.math.exact import exact_zero
 from rlvr.verifiers.math.forms import canon, kinds_differ
-from rlvr.verifiers.math.parse import parse_number, to_sympy
+from rlvr.verifiers.math.parse import ParsedNumber, parse_number, to_sympy
 from rlvr.verifiers.math.symbolic import sympy_equal
 
 __all__ = ["HEDGED", "base_equal", "choice_letter", "clock_equal", "scalar_equal"]
@@ -90,6 +91,8 @@ def scalar_equal(g: str, p: str, cfg: MathConfig) -> str | None:
     if gn is not None and pn is not None:
         if gn.value == pn.value:
             return "numeric"
+        if _rounds_to_exact(gn, pn, cfg):
+            return "numeric, a correctly rounded decimal of the exact value"
         if _rounded_match(gn.value, pn.value, pn.decimals, cfg):
             return f"numeric, rounded to {cfg.float_rounding} decimals"
         return None
@@ -115,9 +118,17 @@ def _rationalize(s: str) -> str:
 
 
 def _decimals_agree(g: str, p: str, cfg: MathConfig) -> bool:
-    r"""A decimal equals an exact value only within half a unit of its last written digit.
+    r"""The one decimal rule: a decimal equals an exact value when it is that value correctly rounded.
 
-    The relative tolerance alone would let `6227020801.0` equal `13!` or `2^{4097}+0.0` equal
+    Correctly rounded: within half a unit of its last written digit (IEEE 754 round-to-nearest to the
+    written places; `repr(1/3)` is `0.3333333333333333`), or a double rendering of the value (within
+    2^-52 relative: `repr(math.pi / 3)`); and within `rel_tol` of the value (default
+    1e-9, the default of Python's `math.isclose`, PEP 485). So at the default a correctly rounded
+    decimal of N = 10 or more significant digits always passes (its relative rounding error is at most
+    5 * 10^-N), a shorter rounding (`0.33`, `3.14` for `1/3`, `\pi`) fails unless `float_rounding` (or a
+    larger `rel_tol`) says otherwise, and a truncation (`0.6666666666` for `2/3`) fails at any length.
+    The same rule holds for every exact gold: a fraction (`_rounds_to_exact`, without sympy), `\pi`,
+    a root. The relative tolerance alone would let `6227020801.0` equal `13!` or `2^{4097}+0.0` equal
     `2^{4097}+1` (sympy rounds the sum to 15 digits). So a closed answer holding decimal literals
     is re-read with each literal as its exact fraction, and the exact difference must be at most
     `0.5 * 10^-k` for the most precise literal's k decimals (`3.14159265358979` equals `\pi`,
@@ -141,7 +152,44 @@ def _decimals_agree(g: str, p: str, cfg: MathConfig) -> bool:
     if exact_zero(diff):
         return True
     places = max(len(frac) for _, frac in lits)
-    return bool(abs(diff.evalf(30)) <= sympy.Rational(1, 2) / 10**places)
+    digits = max(len((whole + frac).lstrip("0")) for whole, frac in lits)
+    return _rounding_of(abs(diff.evalf(30)), places, digits, abs(ra.evalf(30)))
+
+
+def _rounds_to_exact(gn: ParsedNumber, pn: ParsedNumber, cfg: MathConfig) -> bool:
+    """The decimal rule (`_decimals_agree`) for two numeric literals, one exact (`1/3`) and one a decimal.
+
+    The decimal, written with k places, must be the exact value correctly rounded (within half a unit
+    of its last digit) and within `rel_tol` of it: `0.3333333333333333` and `0.3333333333` equal `1/3`,
+    `0.33` and the truncated `0.6666666666` do not equal `1/3` and `2/3`.
+    """
+    if (gn.decimals is None) == (pn.decimals is None):
+        return False
+    exact, decimal = (gn, pn) if gn.decimals is None else (pn, gn)
+    places = decimal.decimals or 0
+    digits = len(str(abs(int(decimal.value * 10**places))))
+    diff = abs(decimal.value - exact.value)
+    return _rounding_of(diff, places, digits, abs(exact.value)) and diff <= Fraction(cfg.rel_tol) * max(
+        abs(decimal.value), abs(exact.value))
+
+
+# A double's relative spacing (2^-52): `repr` of the double nearest a value may miss the value's correct
+# rounding in its last digit (`repr(math.pi / 3)` ends in ...976, the value in ...977) but not by more. Only a
+# decimal of 15+ significant digits (DBL_DIG, C's <float.h>) can be such a rendering (`2^{4097}+0.0` is not).
+_DOUBLE_EPSILON = Fraction(1, 2**52)
+_DOUBLE_DIGITS = 15
+
+
+def _rounding_of(diff: Any, places: int, digits: int, magnitude: Any) -> bool:
+    """True when a decimal (`places` decimals, `digits` significant digits) `diff` away from an exact value rounds it.
+
+    Correctly rounded (half a unit of the last place), or a double-precision rendering of the value of size
+    `magnitude` (Python's `repr`: 15+ significant digits, within 2^-52 relative).
+    """
+    half, epsilon = Fraction(1, 2 * 10**places), _DOUBLE_EPSILON
+    if isinstance(diff, sympy.Basic):  # a sympy Float (it may hold no digit: `0.e+1068`): compare in sympy
+        half, epsilon = sympy.Rational(half.numerator, half.denominator), sympy.Rational(1, 2**52)
+    return bool(diff <= half or (digits >= _DOUBLE_DIGITS and diff <= epsilon * magnitude))
 
 
 def _rounded_match(gold: Any, pred: Any, decimals: int | None, cfg: MathConfig) -> bool:
