@@ -16,6 +16,12 @@ Cheap checks first, sympy last:
    nonzero constant factor** (``2x+4y-3=0`` equals ``y=-x/2+3/4``; ``3x+4y+14=0`` does not equal
    ``3x-y+13=0``), inequalities up to a positive factor;
 7. text answers: case- and space-insensitive.
+
+Percentages (`MathConfig.percent`, decided in issue 31): by default ("strip", the GSM8K/MATH
+convention, whose golds drop the sign) a percent sign is dropped and the number compared as written,
+so `40\%` equals `40` and neither `0.4` nor `\frac{2}{5}`, in both directions; accepting both `40`
+and `0.4` would pass answers off by a factor of 100. "fraction" reads N% as N/100 (`40\%` equals
+`0.4`, not `40`); "strict" wants the sign on both sides. A percent sign after a box is the answer's.
 """
 
 from __future__ import annotations
@@ -37,9 +43,12 @@ from rlvr.verifiers.math.forms import (
     dedupe,
     distinct_labels,
     expand_pm,
+    indexed_values,
     is_closed,
     is_set,
     label_key,
+    labelled_tuples,
+    rename_bound,
     split_relation,
     split_union,
     strip_labels,
@@ -178,34 +187,43 @@ def _equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | None:
 
 
 def _labelled_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool | None:
-    """Labels bind values: `x=1, y=2` equals `y=2, x=1` but neither `x=2, y=1` nor `y=1`; None: not labelled.
+    r"""Labels bind values: `x=1, y=2` equals `y=2, x=1` but neither `x=2, y=1` nor `y=1`; None: not labelled.
 
-    Both sides labelled: the same labels, each with an equal value (pairs in any order). Two
-    single equations with different left sides (`y=2x+3` vs `x=(y-3)/2`) compare as equations.
+    Both sides labelled: the same labels, each with an equal value (pairs in any order, `x = \pm 2` as its
+    two values). Two single equations with different left sides (`y=2x+3` vs `x=(y-3)/2`) compare as
+    equations; two definitions of one function in other variables (`g(t) = t^2` vs `g(x) = x^2`) compare
+    with the variables renamed (`forms.rename_bound`).
 
     Labelled values against an unlabelled tuple or list (red team M5) never match, in either
     direction, when two or more names are involved: the tuple's order is the question's, and
     `verify(response, reference)` never sees the question, so neither the prediction's nor the
     gold's listing order can stand for it (`y=1, x=2` against gold `(1, 2)` binds x=2 under the
     usual `(x, y)`, but reads (1, 2) by position; gold `x=1, y=2` against `(2, 1)` is right if the
-    question asked for `(y, x)`). The one exception is a gold written as a tuple assignment
-    `(x, y) = (1, 2)`: the gold itself names the tuple's order, so a bare `(1, 2)` is compared with
-    its tuple by position. A dataset whose golds are ordered tuples and whose models answer with
-    labels should write the golds that way.
+    question asked for `(y, x)`). Exceptions, where no order has to be guessed: a gold written as a
+    tuple assignment `(x, y) = (1, 2)` names its own order, so a bare `(1, 2)` is compared with its
+    tuple by position; indices of one name (`x_1 = 2, x_2 = 3`) are positions, so they match a bare
+    list in index order (`forms.indexed_values`); and a predicted tuple assignment of several
+    solutions (`(x, y) = (5, 8), (8, 5)`) matches bare gold tuples when it does under every order
+    of the names (`_order_free_tuples`). A dataset whose golds are ordered tuples and whose models
+    answer with labels should write the golds as tuple assignments.
     """
     gp = assignments(g) if "=" in g else None
     pp = assignments(p) if "=" in p else None
     if gp is None:
-        if pp is not None and distinct_labels(pp) >= 2 and split_relation(g) == [g]:
-            return False  # labelled prediction, unlabelled gold: the question's order is unknown
-        return None
+        return _labelled_prediction(g, p, pp, cfg, depth)
     if pp is None:
         if len(gp) < 2 or distinct_labels(gp) < len(gp):
             return None  # one labelled value, or several values of one name (roots): compared without labels
         if tuple_assignment(g):
             return None  # `(x, y) = (1, 2)`: the gold's own tuple, compared by position
+        values = indexed_values(gp)
+        if values is not None:  # `x_1 = 2, x_2 = 3`: a bare list states the values in index order
+            return "indexed values" if _equal(f"({', '.join(values)})", p, cfg, depth + 1) else False
         return False  # labelled gold, bare prediction: which value is which name is not stated
     if len(gp) == 1 and len(pp) == 1 and label_key(gp[0][0]) != label_key(pp[0][0]):
+        renamed = rename_bound(gp[0][0], pp[0][0], pp[0][1])
+        if renamed is not None:  # `g(t) = t^2` against `g(x) = x^2`: the variable is bound
+            return "function, variables renamed" if _equal(gp[0][1], renamed, cfg, depth + 1) else False
         equation = scalar_equal(g, p, cfg)  # another name: equal only as equations (`y=2x+3`, `x=(y-3)/2`)
         return f"{equation} equation" if equation else False
     groups: dict[str, tuple[list[str], list[str]]] = {}
@@ -215,8 +233,41 @@ def _labelled_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool |
         if label_key(k) not in groups:
             return False  # a label the gold does not have
         groups[label_key(k)][1].append(v)
-    ok = all(_unordered(gv, pv, cfg, depth) for gv, pv in groups.values())
+    ok = all(_unordered(expand_pm(gv), expand_pm(pv), cfg, depth) for gv, pv in groups.values())
     return "labelled values" if ok else False
+
+
+def _labelled_prediction(g: str, p: str, pp: list[tuple[str, str]] | None, cfg: MathConfig,
+                         depth: int) -> str | bool | None:
+    """`_labelled_equal` for an unlabelled gold: a labelled prediction matches only where no order is guessed."""
+    if split_relation(g) != [g]:
+        return None
+    if pp is not None and distinct_labels(pp) >= 2:
+        values = indexed_values(pp)
+        if values is not None:  # `x_1 = 2, x_2 = 3` against a bare `2, 3`: the values, in index order
+            return "indexed values" if _equal(g, ", ".join(values), cfg, depth + 1) else False
+        return False  # labelled prediction, unlabelled gold: the question's order is unknown
+    solutions = labelled_tuples(p) if pp is None and "=" in p else None
+    return None if solutions is None else _order_free_tuples(g, solutions, cfg, depth)
+
+
+def _order_free_tuples(g: str, solutions: list[list[str]], cfg: MathConfig, depth: int) -> str | bool:
+    """Predicted solution tuples of a tuple assignment against bare gold tuples, under every order of the names.
+
+    `(x, y) = (5, 8), (8, 5)` names its order (x, y); the gold `(5, 8), (8, 5)` lists the question's,
+    unknown here. The prediction is right whatever that order when its tuples equal the gold's with
+    the positions permuted in every way (`(5, 8), (8, 5)` is symmetric; `(5, 8), (3, 5)` is not).
+    """
+    gb = brackets(g)
+    gold = [g] if gb is not None and gb[0] == "(" and not split_top_level(g)[1:] else split_top_level(g)
+    width = len(solutions[0])
+    if width > 4 or any((b := brackets(t)) is None or b[0] != "(" or len(b[2]) != width for t in gold):
+        return False
+    for order in itertools.permutations(range(width)):
+        permuted = [f"({', '.join(tup[i] for i in order)})" for tup in solutions]
+        if not _unordered(gold, permuted, cfg, depth):
+            return False
+    return "solution tuples, in any order of the names"
 
 
 def _structural_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool | None:

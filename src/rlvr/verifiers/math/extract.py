@@ -33,7 +33,7 @@ from rlvr.verifiers.math.boxes import box_group, is_alternative, trailing_group
 from rlvr.verifiers.math.hedges import corrections, hidden_answers, rivals, statements, superseded
 from rlvr.verifiers.math.markers import BOLD_RE, GSM8K_RE, TAG_RE, Extraction, answer_phrases, strong_candidates
 from rlvr.verifiers.math.normalize import normalize_unicode
-from rlvr.verifiers.math.outside import glued_operator, group_operator, percent_after
+from rlvr.verifiers.math.outside import box_labels, glued_operator, group_operator, percent_after
 from rlvr.verifiers.math.reasoning import final_part
 from rlvr.verifiers.math.spans import (
     is_formula,
@@ -151,7 +151,8 @@ def _choose(text: str, *, last_number_fallback: bool) -> tuple[Extraction, int, 
 def _boxed_as_shown(text: str, chosen: Extraction) -> Extraction:
     r"""The boxed answer with what is written outside its boxes: a percent sign joins it, an operator is recorded.
 
-    `\boxed{5}\%` reads `5\%`; `-\boxed{5}`, `\boxed{5}^2`, `\boxed{2}+\boxed{3}` record the operator in
+    `\boxed{5}\%` reads `5\%`; `x_1 = \boxed{2}, x_2 = \boxed{3}` reads `x_1 = 2, x_2 = 3` (`outside.box_labels`);
+    `-\boxed{5}`, `\boxed{5}^2`, `\boxed{2}+\boxed{3}` record the operator in
     `Extraction.outside` (`outside.glued_operator`): the value shown is not the box's.
     """
     group, betweens = trailing_group(text)
@@ -160,6 +161,9 @@ def _boxed_as_shown(text: str, chosen: Extraction) -> Extraction:
         return replace(chosen, outside=operator)
     if percent_after(text, group[-1][1]) and not chosen.text.rstrip().endswith("%"):
         return replace(chosen, text=chosen.text + "\\%")
+    labels = box_labels(text, group)
+    if labels is not None and not any("=" in box[2] for box in group):  # `y_1 = \boxed{5}`: the name is stated
+        return replace(chosen, text=", ".join(f"{name} = {box[2]}" for name, box in zip(labels, group, strict=True)))
     return chosen
 
 

@@ -14,8 +14,8 @@ from rlvr.verifiers.math.parse import parse_number
 
 __all__ = [
     "LABEL_RE", "MAX_ITEMS", "Brackets", "assignments", "brackets", "canon", "dedupe", "distinct_labels", "expand_pm",
-    "is_closed", "is_set", "kinds_differ", "label_key", "split_relation", "split_union", "strip_labels",
-    "tuple_assignment", "unwrap_set",
+    "indexed_values", "is_closed", "is_set", "kinds_differ", "label_key", "labelled_tuples", "rename_bound",
+    "split_relation", "split_union", "strip_labels", "tuple_assignment", "unwrap_set",
 ]
 
 MAX_ITEMS = 40
@@ -216,3 +216,65 @@ def strip_labels(g: str, p: str) -> tuple[str, str]:
         if len(parts) == 2 and "\\in" not in p and parse_number(parts[1]) is not None:
             p_rhs = parts[1]  # `|r-s| = 16`, `2+2+2 = 6` against a gold number: the stated value
     return g, (p_rhs if p_rhs is not None else p)
+
+
+_INDEXED_RE = re.compile(r"^([A-Za-z]|\\[a-zA-Z]+)_\{?(\d{1,3})\}?$")
+
+
+def indexed_values(pairs: _Pairs) -> list[str] | None:
+    """The values of labels that index one name (`x_1`, `x_{2}`), in index order; None for other labels."""
+    keys = [_INDEXED_RE.match(label_key(k)) for k, _ in pairs]
+    if len(pairs) < 2 or any(m is None for m in keys) or len({m.group(1) for m in keys if m}) != 1:
+        return None
+    indices = [int(m.group(2)) for m in keys if m]
+    if len(set(indices)) != len(indices):
+        return None
+    return [value for _, value in sorted(zip(indices, (v for _, v in pairs), strict=True))]
+
+
+def labelled_tuples(s: str) -> list[list[str]] | None:
+    """`(x, y) = (5, 8), (8, 5)` -> [['5', '8'], ['8', '5']]: several solution tuples under one tuple of names."""
+    items = split_top_level(s)
+    parts = split_relation(items[0]) if len(items) >= 2 else []
+    if len(parts) != 2:
+        return None
+    names = brackets(parts[0].strip())
+    if names is None or names[0] != "(" or len(names[2]) < 2 or not all(LABEL_RE.match(n) for n in names[2]):
+        return None
+    out = []
+    for item in [parts[1].strip(), *items[1:]]:
+        b = brackets(item)
+        if b is None or b[0] != "(" or len(b[2]) != len(names[2]) or "=" in item:
+            return None
+        out.append(b[2])
+    return out
+
+
+_FUNCTION_LABEL_RE = re.compile(r"^([A-Za-z](?:_\{?\w+\}?)?)\(([^()]*)\)$")
+_VARIABLE_RE = re.compile(r"[A-Za-df-hj-z]")  # one letter; `e` and `i` are constants
+_LETTER_TOKEN_RE = re.compile(r"(?<![A-Za-z\\])([A-Za-z])(?![A-Za-z])")
+
+
+def rename_bound(gold_label: str, pred_label: str, pred_value: str) -> str | None:
+    r"""`pred_value` with the prediction's function variables renamed to the gold's, or None when not applicable.
+
+    `g(t) = t^2` against gold `g(x) = ...` gives `x^2`; `f(y, x) = y + 2x` against `f(x, y)` gives `x + 2y`.
+    Only one-letter variables of the same function, renamed all at once, and only when the prediction
+    uses none of the gold's variables freely (`g(t) = x^2` is a constant function of t: not renamed) nor
+    a variable inside a longer name (`dt`, `t_1`).
+    """
+    gm, pm = _FUNCTION_LABEL_RE.match(label_key(gold_label)), _FUNCTION_LABEL_RE.match(label_key(pred_label))
+    if gm is None or pm is None or gm.group(1) != pm.group(1):
+        return None
+    gold_vars, pred_vars = gm.group(2).split(","), pm.group(2).split(",")
+    if len(gold_vars) != len(pred_vars) or len(set(gold_vars)) != len(gold_vars) or len(set(pred_vars)) != len(
+            pred_vars) or not all(_VARIABLE_RE.fullmatch(v) for v in gold_vars + pred_vars):
+        return None
+    plain = re.sub(r"\\[a-zA-Z]+", " ", pred_value)
+    free = set(_LETTER_TOKEN_RE.findall(plain))
+    if (free & set(gold_vars)) - set(pred_vars):
+        return None
+    if any(re.search(rf"[A-Za-z]{v}|{v}[A-Za-z_]", plain) for v in pred_vars):
+        return None
+    mapping = dict(zip(pred_vars, gold_vars, strict=True))
+    return _LETTER_TOKEN_RE.sub(lambda m: str(mapping.get(m.group(1), m.group(1))), pred_value)

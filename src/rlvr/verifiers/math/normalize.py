@@ -54,7 +54,7 @@ _REL_REPLACEMENTS = (
     (re.compile(r"\\(?:neq|ne)(?![a-zA-Z])|≠|!="), r"\\neq "),
     (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
     (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
-    (re.compile(r"\\infinity|(?<![\\a-zA-Z])infinity|∞"), r"\\infty "),
+    (re.compile(r"\\infinity|(?<![\\a-zA-Z])(?:infinity|oo)(?![a-zA-Z])|∞"), r"\\infty "),  # `oo`: sympy's name
     (re.compile(r"\\mathrm\{e\}|\\text\{e\}"), "e"),
     (re.compile(r"\\(?:dots|ldots|cdots)(?![a-zA-Z])"), r"\\ldots "),
     (re.compile(r"√"), r"\\sqrt"),
@@ -66,8 +66,11 @@ _REL_REPLACEMENTS = (
 )
 # A zero term added to a matrix (`\begin{pmatrix}..\end{pmatrix} + 0`): sympy cannot add a scalar to a matrix.
 _MATRIX_ZERO_RE = re.compile(r"(?<=matrix\})\s*[+-]\s*0(?![\d.])\s*$|^\s*0\s*\+\s*(?=\\begin\{[a-zA-Z]*matrix\})")
+# "and"/"or" between answers; also glued to a value and the next label (`x=2orx=-2`, `a=1andb=2`).
 _CONNECTIVE_RE = re.compile(
-    r"\s*(?:\\text\{\s*(?:and|or|,)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z]))\s*", re.IGNORECASE
+    r"\s*(?:\\text\{\s*(?:and|or|,)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z])"
+    r"|(?<=[\d)}\]])(?:and|or)(?=[a-zA-Z](?:_\{?\w+\}?)?\s*=))\s*",
+    re.IGNORECASE,
 )
 # Unit words after a number (Minerva's `normalize_final_answer` list, abridged, and common model outputs).
 # Single letters (m, g, s, ...) are units only inside `\text{}`: a bare `5 x`, `2 n`, `5 i` keeps its variable.
@@ -242,6 +245,23 @@ def _unwrap_text_commands(s: str) -> str:
     return _TEXTCMD_RE.sub(r"\\text{", s)
 
 
+def _strip_grouping(s: str) -> str:
+    r"""`{2,5}` -> `2,5`: braces around the whole answer are LaTeX grouping (shown as nothing), not a set `\{2,5\}`."""
+    while len(s) > 2 and s[0] == "{" and s[-1] == "}" and _closes_at_end(s):
+        s = s[1:-1].strip()
+    return s
+
+
+def _closes_at_end(s: str) -> bool:
+    """True when the brace opening `s` closes at its last character."""
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += 1 if ch == "{" else -1 if ch == "}" else 0
+        if depth == 0:
+            return i == len(s) - 1
+    return False
+
+
 def _strip_outer_text(s: str) -> str:
     r"""`\text{(B)}` -> `(B)`: drop a `\text{}` wrapping the whole answer."""
     m = re.fullmatch(r"\\text\{(.*)\}", s, re.DOTALL)
@@ -359,7 +379,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
         counted = cjk_quantity(s)
         if counted:  # `300分钟`, `3页`, `3个苹果`
             s, unit = counted[0], (unit or counted[1])
-    s = _strip_outer_text(s)
+    s = _strip_grouping(_strip_outer_text(s))
     s = _fix_numbers(s)
     s = re.sub(r"\s+", " ", s).strip()
     return Normalized(s, percent, unit)

@@ -30,7 +30,7 @@ import re
 
 from rlvr.verifiers.math.boxes import match_brace
 
-__all__ = ["glued_operator", "group_operator", "percent_after"]
+__all__ = ["box_labels", "glued_operator", "group_operator", "percent_after"]
 
 # Commands whose brace argument is changed by them (a function, a root, a fraction, a mark on the digits); any other
 # command around a box (`\mathbf`, `\textcolor{red}`, `\smash`, `\underline`) only formats it.
@@ -175,3 +175,27 @@ def group_operator(betweens: list[str]) -> str:
 def percent_after(text: str, end: int) -> bool:
     r"""True when a percent sign follows the box ending at `end` (`\boxed{5}\%`, `$\boxed{5}$%`, `5 percent`)."""
     return _PERCENT_AFTER_RE.match(text, end) is not None
+
+
+# A name right before `= \boxed{..}`: a letter (or Greek letter) with an optional index, primes, arguments.
+_GREEK = r"\\(?:alpha|beta|gamma|delta|epsilon|theta|lambda|mu|sigma|tau|phi|omega|rho|psi|xi|eta|zeta|kappa|nu|chi)"
+_BOX_LABEL_RE = re.compile(
+    rf"(?<![A-Za-z\\{{])((?:[A-Za-z]|{_GREEK})(?:_(?:\{{\w{{1,3}}\}}|\w))?'*(?:\(\w{{1,3}}(?:,\s*\w{{1,3}}){{0,3}}\))?)\s*=\s*[$\s]*$"
+)
+_NOT_A_LABEL_BEFORE = tuple("+-*/^_=<>|)}]0123456789")
+
+
+def box_labels(text: str, group: tuple[tuple[int, int, str], ...]) -> list[str] | None:
+    r"""The name each box of a group is assigned to (`x_1 = \boxed{2}, x_2 = \boxed{3}` -> x_1, x_2), or None.
+
+    A name is a letter with an optional index, primes or arguments (`y_1`, `f(2)`, `\theta`), standing
+    alone before `=` on the box's line (`x + y = \boxed{5}` names no one); None unless every box has one.
+    """
+    labels = []
+    for i, (start, _, _) in enumerate(group):
+        lo = max(text.rfind("\n", 0, start) + 1, group[i - 1][1] if i else 0)
+        m = _BOX_LABEL_RE.search(text, lo, start)
+        if m is None or text[lo : m.start()].rstrip().endswith(_NOT_A_LABEL_BEFORE):
+            return None
+        labels.append(m.group(1))
+    return labels
