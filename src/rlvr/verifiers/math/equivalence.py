@@ -280,8 +280,11 @@ def _structural_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool
     if "\\cup" in g or "\\cup" in p:
         return _union_equal(g, p, cfg, depth)
     gb, pb = brackets(g), brackets(p)
-    g_items = gb[2] if gb else expand_pm(split_top_level(g))
-    p_items = pb[2] if pb else expand_pm(split_top_level(p))
+    g_raw, p_raw = split_top_level(g), split_top_level(p)
+    # `1 \pm \sqrt{19}` against a list or set of answers states its two values (a tuple's order it does not state)
+    g_listed, p_listed = _several(g_raw, gb), _several(p_raw, pb)
+    g_items = gb[2] if gb else expand_pm(g_raw, listed=p_listed)
+    p_items = pb[2] if pb else expand_pm(p_raw, listed=g_listed)
     if len(g_items) <= 1 and len(p_items) <= 1:
         if is_set(gb) or is_set(pb):
             return "set" if _equal(unwrap_set(g, gb), unwrap_set(p, pb), cfg, depth + 1) else False
@@ -301,6 +304,11 @@ def _structural_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool
     if len(g_items) != len(p_items) or len(g_items) > MAX_ITEMS:
         return False
     return _items_equal(g_items, p_items, gb, pb, cfg, depth)
+
+
+def _several(items: list[str], b: Brackets) -> bool:
+    """True for a bare list or a set of two or more answers."""
+    return len(items) > 1 or (b is not None and is_set(b) and len(b[2]) > 1)
 
 
 def _items_equal(g_items: list[str], p_items: list[str], gb: Brackets, pb: Brackets, cfg: MathConfig,

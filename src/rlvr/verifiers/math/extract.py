@@ -30,7 +30,7 @@ import re
 from dataclasses import replace
 
 from rlvr.verifiers.math.boxes import box_group, is_alternative, trailing_group
-from rlvr.verifiers.math.hedges import corrections, hidden_answers, rivals, statements, superseded
+from rlvr.verifiers.math.hedges import corrections, hidden_answers, prose_rivals, rivals, statements, superseded
 from rlvr.verifiers.math.markers import BOLD_RE, GSM8K_RE, TAG_RE, Extraction, answer_phrases, strong_candidates
 from rlvr.verifiers.math.normalize import normalize_unicode
 from rlvr.verifiers.math.outside import box_labels, glued_operator, group_operator, percent_after
@@ -100,8 +100,8 @@ def _visible_answer(text: str, *, last_number_fallback: bool) -> Extraction | No
             continue  # withdrawn ("However, ...") or followed by more work before the chosen answer
         if answer != found.text and answer not in others:
             others.append(answer)
-    for value in corrections(text, end):  # "\boxed{5}. Correction: it is 3." after the chosen answer
-        if value != found.text and value not in others:
+    for value in corrections(text, end) + prose_rivals(text, start, found.text):  # "Correction: it is 3" after it;
+        if value != found.text and value not in others:  # "I think it is 3, and so \boxed{5}" before it
             others.append(value)
     return replace(found, rivals=tuple(others)) if others else found
 

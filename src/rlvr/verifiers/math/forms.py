@@ -67,9 +67,13 @@ def split_union(s: str) -> list[str]:
     return [x for x in split_top_level(protected, seps="\x01") if x]
 
 
-def expand_pm(items: list[str]) -> list[str]:
-    r"""`a \pm b` -> `a + b`, `a - b` (one `\pm` per item; only in lists of several answers)."""
-    if len(items) < 2 and not any(item.startswith("\\pm") for item in items):
+def expand_pm(items: list[str], *, listed: bool = False) -> list[str]:
+    r"""`a \pm b` -> `a + b`, `a - b` (one `\pm` per item) in a list of answers.
+
+    A single item is expanded when it starts with `\pm` or when `listed` (the other side is a list of
+    several answers, so `1 \pm \sqrt{19}` states the two values of `1+\sqrt{19}, 1-\sqrt{19}`).
+    """
+    if len(items) < 2 and not listed and not any(item.startswith("\\pm") for item in items):
         return items
     out: list[str] = []
     for item in items:

@@ -16,7 +16,7 @@ from rlvr.verifiers.math.markers import ANSWER_RE, FINAL_RE, Extraction, answer_
 from rlvr.verifiers.math.spans import has_words, line_after, line_end, refine_span, strip_delimiters
 from rlvr.verifiers.math.words import negated_at, rejected_at
 
-__all__ = ["corrections", "hidden_answers", "rivals", "statements", "superseded"]
+__all__ = ["corrections", "hidden_answers", "prose_rivals", "rivals", "statements", "superseded"]
 
 
 # What may stand between two final answers that are one statement (a hedge when they differ): spaces,
@@ -213,4 +213,41 @@ def _bold_statements(text: str) -> list[tuple[int, int, str]]:
             continue
         if span:
             out.append((m.start(), m.end(), span))
+    return out
+
+
+# A value stated in prose right before the final answer and leading to it: "I think it is 3, and so \boxed{5}",
+# "it's 3, therefore the answer is 5". Only connectives and an answer phrase may stand between (issue 31).
+_PROSE_VALUE_RE = re.compile(
+    r"\b(?:it|this|that)\s*(?:is|'s|equals|=|must\s+be|should\s+be|would\s+be|will\s+be)\s+(?:equal\s+to\s+)?"
+    r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?|\$[^$\n]{1,40}\$|\\\([^\n]{1,40}?\\\))"
+    r"[\s,;.]*(?:and\s+)?(?:so|thus|hence|therefore|then)\b[\s,]*(?:the\s+(?:final\s+)?answer\s+is\s*:?)?[\s$(\[]*$",
+    re.IGNORECASE,
+)
+# Several choices called right on the answer's line: "Options B and C are both correct: \boxed{B}".
+_CHOICES = r"\(?([A-E])\)?((?:\s*(?:,|and|or|&|/)\s*\(?[A-E]\)?)+)"
+_SEVERAL_CHOICES_RE = re.compile(
+    rf"\b(?:options?|choices?|answers?)\s+{_CHOICES}\s+(?:are|both|all|could|can|may|might|would|seem)\b"
+    rf"|\bboth\s+{_CHOICES}\s+(?:are|could|can|may|might|would|seem)\b",
+    re.IGNORECASE,
+)
+_RIGHT_RE = re.compile(r"(?<!not )(?<!n't )\b(?:correct|right|true|valid|possible|work)\b", re.IGNORECASE)
+
+
+def prose_rivals(text: str, start: int, answer: str) -> list[str]:
+    r"""Values a sentence states as the answer right before the chosen one at `start`, without an answer marker.
+
+    "I think it is 3, and so \boxed{5}" states 3 (a value, "it is", a consequence word, the answer);
+    "Options B and C are both correct: \boxed{B}" names C too (several choices called right on the line).
+    """
+    line = text[text.rfind("\n", 0, start) + 1 : start]
+    out = []
+    m = _PROSE_VALUE_RE.search(line)
+    if m:
+        out.append(_value_text(m.group(1)))
+    if re.fullmatch(r"\(?[A-E]\)?", answer.strip()):
+        for m in _SEVERAL_CHOICES_RE.finditer(line):
+            if _RIGHT_RE.search(line, m.end()):
+                letters = re.findall(r"[A-E]", (m.group(1) or m.group(3)) + (m.group(2) or m.group(4)))
+                out += [letter for letter in letters if letter != answer.strip("() ")]
     return out
