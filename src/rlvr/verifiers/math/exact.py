@@ -17,7 +17,7 @@ from sympy.core.evalf import PrecisionExhausted
 
 __all__ = [
     "EXACT_POINTS", "beyond_bound", "closed_and_apart", "exact_point", "exact_rational", "exact_zero", "no_value",
-    "symbolic_exponent", "unbounded", "zero_at_point",
+    "substitute", "symbolic_exponent", "unbounded", "zero_at_point",
 ]
 
 _EXACT_DIGITS = 400  # working precision bound past the magnitude of the sides, decimal digits
@@ -43,13 +43,10 @@ def exact_zero(d: Any) -> bool | None:
     if not isinstance(d, sympy.Expr) or d.free_symbols:
         return None
     try:
-        sizes = [_magnitude(t) for t in sympy.Add.make_args(d)]
-        if any(size is None for size in sizes):
+        precision = _working_precision(d)
+        if precision is None:
             return None
-        magnitude = max((size for size in sizes if size is not None), default=0)
-        digits = _EXACT_DIGITS + magnitude + _written_digits(d)
-        if magnitude > _MAX_MAGNITUDE or digits > _MAX_MAGNITUDE:
-            return None
+        magnitude, digits = precision
         value = d.evalf(15, strict=True, maxn=digits)
     except PrecisionExhausted:
         # No digit found, but that is a zero only when every term has a value of its own and those
@@ -61,6 +58,44 @@ def exact_zero(d: Any) -> bool | None:
     if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
         return None
     return bool(value == 0)
+
+
+def _working_precision(d: Any) -> tuple[int, int] | None:
+    """(magnitude, digits) of `exact_zero`: the decimal size of `d`'s largest term and the digits to work at.
+
+    None when a term is no finite number or the size is past `_MAX_MAGNITUDE`.
+    """
+    sizes = [_magnitude(t) for t in sympy.Add.make_args(d)]
+    if any(size is None for size in sizes):
+        return None
+    magnitude = max((size for size in sizes if size is not None), default=0)
+    digits = _EXACT_DIGITS + magnitude + _written_digits(d)
+    if magnitude > _MAX_MAGNITUDE or digits > _MAX_MAGNITUDE:
+        return None
+    return magnitude, digits
+
+
+_GUARD_DIGITS = 20
+
+
+def _cancels(d: Any) -> bool | None:
+    r"""`exact_zero(d)` for a `d` whose terms agree to 15 digits: each term evaluated once, no precision search.
+
+    The terms are evaluated strictly at `_GUARD_DIGITS` past `exact_zero`'s working precision, so their
+    sum is accurate far below the bound it is held to (10^(magnitude - digits), tighter than
+    `exact_zero`'s own): the same verdict as `exact_zero`, without its search up to the working
+    precision (sympy raising `PrecisionExhausted` after it prints the expression), which is most of the
+    time of an identity (`\tan x + \cot x` against `\frac{2}{\sin 2x}`). None: undecided (a term has no value).
+    """
+    try:
+        precision = _working_precision(d)
+    except Exception:  # evaluation of odd objects fails many ways: undecided
+        return None
+    if precision is None:
+        return None
+    magnitude, digits = precision
+    total = _terms_sum(d, digits + _GUARD_DIGITS)
+    return None if total is None else bool(abs(total) <= sympy.Float(10, 30) ** (magnitude - digits))
 
 
 def _terms_sum(d: Any, digits: int) -> Any:
@@ -166,11 +201,21 @@ def beyond_bound(x: Any) -> bool:
 
 
 def zero_at_point(sa: Any, sb: Any) -> bool | None:
-    """`exact_zero(sa - sb)`, with rational values (the common case) compared directly."""
+    """`exact_zero(sa - sb)`, decided the cheapest way that gives its verdict.
+
+    Rational values (the common case) compare directly; closed values are first told apart at 15
+    digits (a proof of a difference), and when they agree, `_cancels` decides.
+    """
     ra, rb = exact_rational(sa), exact_rational(sb)
     if ra is not None and rb is not None:
         return bool(ra == rb)
-    return exact_zero(sympy.Add(sa, -sb, evaluate=False))
+    if closed_and_apart(sa, sb, []):
+        return False
+    d = sympy.Add(sa, -sb, evaluate=False)
+    if sa.free_symbols or sb.free_symbols:
+        return exact_zero(d)
+    decided = _cancels(d)
+    return decided if decided is not None else exact_zero(d)
 
 
 def closed_and_apart(a: Any, b: Any, symbols: list[Any]) -> bool:
@@ -212,3 +257,16 @@ def exact_point(name: str, k: int) -> Any:
     h = sum((i + 1) * ord(c) for i, c in enumerate(name))
     base = EXACT_POINTS[(k + h) % len(EXACT_POINTS)]
     return base if base.is_integer else base + sympy.Rational(h % 13, 17)
+
+
+_BINDING = (sympy.Sum, sympy.Product, sympy.Integral, sympy.Lambda, sympy.Derivative, sympy.Limit)
+
+
+def substitute(x: Any, values: dict[Any, Any]) -> Any:
+    """`x` with its free variables replaced by `values`: `xreplace` (a tree rebuild, 30x faster than `subs`).
+
+    `subs` only where a variable may also be bound (sums, integrals, limits): it leaves bound ones alone.
+    """
+    if any(x.atoms(*_BINDING)) if isinstance(x, sympy.Basic) else False:
+        return x.subs(values)
+    return x.xreplace(values)

@@ -159,11 +159,16 @@ class _Parser:
         raise _Bail
 
     def postfix(self) -> Any:
+        """An atom and its factorial sign: `20!`, `n!`, `(n-2)!` (the grammar's `factorial`; not `n!!`, `n!^2`)."""
         x = self.atom()
         tok = self.peek()
         if tok is not None and tok[1] == "!":
             self.i += 1
-            if not isinstance(x, sympy.Integer) or int(x) > 1000:
+            nxt = self.peek()
+            if nxt is not None and nxt[1] in ("!", "^"):
+                raise _Bail  # a double factorial, a power of a factorial: the grammar's own readings
+            symbolic = isinstance(x, sympy.Expr) and bool(x.free_symbols) and not x.atoms(sympy.Float)
+            if not symbolic and (not isinstance(x, sympy.Integer) or int(x) > 1000):
                 raise _Bail
             return sympy.factorial(x, evaluate=False)
         return x

@@ -33,6 +33,7 @@ class Normalized:
 
 _SPACING_RE = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle)(?![a-zA-Z])|\\[!,;:]")
 _QUAD_RE = re.compile(r"\\q?quad|~|(?<!\\)\\ ")
+_ONE_CHARACTER_GROUP_RE = re.compile(r"(?<!\\)([_^])\{\s*([A-Za-z0-9])\s*\}")
 _FRAC_RE = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
 _TEXTCMD_RE = re.compile(
     r"\\(?:textbf|textit|textrm|textnormal|textsf|texttt|mathrm|mathbf|mathit|mathsf|mbox|operatorname|text)\s*\{"
@@ -349,6 +350,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     s = _SPACING_RE.sub("", s)
     s = _QUAD_RE.sub(" ", s)
     s = _FRAC_RE.sub(r"\\frac", s)
+    s = _ONE_CHARACTER_GROUP_RE.sub(r"\1\2", s)  # `a_{2}` is `a_2`, `x^{2}` is `x^2`: one name, one power
     s = _unwrap_text_commands(s)
     s = _text_letters(s)
     s = _repeating_decimals(s)

@@ -75,6 +75,7 @@ _OPERATOR_AFTER_RE = re.compile(
 _GLUED_AFTER_RE = re.compile(r"(?:\d|\(|\||[A-Za-z](?![A-Za-z]))")  # `\boxed{5}0`, `\boxed{5}(x)`, `\boxed{5}x`
 _PERCENT_AFTER_RE = re.compile(r"(?:[$)\]]|\\\)|\s)*(?:\\%|%|\\text\{\s*\\?%\s*\}|percent\b)", re.IGNORECASE)
 _GROUP_OPERATOR_RE = re.compile(r"^[\s$]*(?:[-+*/^]|\\(?:cdot|times|div|pm|mp)(?![a-zA-Z]))[\s$]*$")
+_CONTEXT = 80  # characters read on each side of a box
 _OPENERS = (("\\left(", "\\right)"), ("\\left[", "\\right]"), ("(", ")"), ("[", "]"))
 
 
@@ -160,7 +161,10 @@ def glued_operator(text: str, start: int, end: int) -> str:
     line_end = text.find("\n", end)
     line = (line_start, len(text) if line_end < 0 else line_end)
     lo, hi, command = _peel(text, start, end, line)
-    return command or _before(text[line[0] : lo]) or _after(text[hi : line[1]])
+    prefix = text[line[0] : lo]
+    if len(prefix) > _CONTEXT:  # what touches the box is near it (a list mark only counts at the line's start)
+        prefix = "  " + prefix[-_CONTEXT:]
+    return command or _before(prefix) or _after(text[hi : min(line[1], hi + _CONTEXT)])
 
 
 def group_operator(betweens: list[str]) -> str:

@@ -42,29 +42,50 @@ def choice_letter(s: str, *, any_case: bool = False) -> str | None:
     return m.group(1)
 
 
-_BASED_RE = re.compile(r"^([0-9A-Za-z]{1,60})_\{?(\d{1,2})\}?$")
+_BASED_RE = re.compile(r"^([0-9A-Za-z]{1,60})(?:\.([0-9A-Za-z]{1,60}))?_\{?(\d{1,2})\}?$")
 
 
-def _based_value(s: str) -> int | None:
+def _based(s: str) -> tuple[Fraction | None, str] | None:
+    """(value, digits) of a number written with a base subscript (`101_2`, `0.101_{2}`, `1A_{16}`); None otherwise.
+
+    The value is None when a digit is not one of the base's (`41121_3`). A letter with an index and
+    no decimal digit (`a_2`, `x_{10}`) is a variable, not a number.
+    """
     m = _BASED_RE.match(canon(s))
-    if m is None or not 2 <= int(m.group(2)) <= 36:
+    if m is None or not 2 <= int(m.group(3)) <= 36:
+        return None
+    whole, frac, base = m.group(1), m.group(2) or "", int(m.group(3))
+    digits = whole + ("." + frac if frac else "")
+    if not re.search(r"\d", digits):
         return None
     try:
-        return int(m.group(1), int(m.group(2)))
-    except ValueError:  # a digit the base does not have (`41121_3`)
-        return -1
+        value = Fraction(int(whole, base)) + (Fraction(int(frac, base), base ** len(frac)) if frac else 0)
+    except ValueError:  # a digit the base does not have
+        return None, digits
+    return value, digits
 
 
 def base_equal(g: str, p: str) -> bool | None:
-    """Two numbers both written with a base subscript compare by value (`101_2` is 5, not `101_3`); None otherwise.
+    r"""Numbers written with a base subscript: by value (`101_2` is 5, `0.101_2` is 5/8, not `101_3`); None otherwise.
 
-    One side without a subscript keeps the digit reading (`1202_7` vs `1202`, as the grammar reads them);
-    a digit the base does not have (`41121_3`) equals nothing.
+    Against a number without a subscript the subscripted side keeps its digit reading (`1202_7` is
+    `1202`, as the grammar reads it; `0.101_2` is not `\frac{5}{8}`): a question asking for base 2
+    wants base-2 digits. A digit the base does not have (`41121_3`) equals nothing.
     """
-    gv, pv = _based_value(g), _based_value(p)
-    if gv is None or pv is None:
+    gb, pb = _based(g), _based(p)
+    if gb is None and pb is None:
         return None
-    return gv == pv and gv >= 0
+    if gb is not None and pb is not None:
+        return gb[0] is not None and gb[0] == pb[0]
+    based = gb if gb is not None else pb
+    if based is None:
+        return None
+    value, digits = based
+    plain = parse_number(p if gb is not None else g)
+    if plain is None:
+        return None  # an expression: the grammar's digit reading is compared
+    reading = parse_number(digits)
+    return value is not None and reading is not None and reading.value == plain.value
 
 
 _TIME_RE = re.compile(r"^(\d{1,2}):([0-5]\d)$")

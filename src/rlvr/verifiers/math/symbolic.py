@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import sympy
+from sympy.core.function import AppliedUndef
 from sympy.core.relational import Relational
 
 from rlvr.verifiers.math.config import MathConfig
@@ -23,6 +24,7 @@ from rlvr.verifiers.math.exact import (
     exact_rational,
     exact_zero,
     no_value,
+    substitute,
     symbolic_exponent,
     unbounded,
     zero_at_point,
@@ -47,7 +49,7 @@ def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
         return True  # (`srepr` costs milliseconds on a sum: only objects of one shape are printed)
     if _heavy(a) or _heavy(b):
         return False  # structural only: no evaluation of `(10^{10})!` or 10^6-term sums
-    a, b = _explicit(a), _explicit(b)
+    a, b = _opaque_calls(_explicit(a), _explicit(b))
     if a == b:
         return True
     if isinstance(a, sympy.MatrixBase) or isinstance(b, sympy.MatrixBase):
@@ -63,6 +65,23 @@ def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
     if isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr):
         return _expr_equal(a, b, cfg)
     return False
+
+
+def _opaque_calls(a: Any, b: Any) -> tuple[Any, Any]:
+    """Each call of an undefined function (`g(t)`, `f(x+1)`) as one variable of its own, on both sides alike.
+
+    An identity in those variables holds for every function (`5 - 4g(t)` is `-4g(t) + 5`); `5 - 3g(t)`
+    differs from `5 - 4g(t)` at the first point, where evaluating `g` itself would find no value at any
+    point and fall back to `simplify` (a quarter of a second). Calls with the same argument are one
+    variable (`g(2t)` and `g(t+t)` are sympy's one `g(2t)`); calls that are equal only after rewriting
+    their arguments are told apart (a false fail, never a false pass).
+    """
+    calls = {c for x in (a, b) if isinstance(x, sympy.Basic) for c in x.atoms(AppliedUndef)}
+    if not calls:
+        return a, b
+    names = {c: sympy.Symbol(f"{c}") for c in sorted(calls, key=str)}
+    return (a.xreplace(names) if isinstance(a, sympy.Basic) else a,
+            b.xreplace(names) if isinstance(b, sympy.Basic) else b)
 
 
 _HEAVY_LIMIT = 10**5
@@ -83,7 +102,15 @@ def _heavy(x: Any) -> bool:
 
 
 def _big(arg: Any) -> bool:
+    r"""True for an argument or bound past `_HEAVY_LIMIT`, or one with no value.
+
+    An argument with variables (`n!`, `(n-2)!`, `\binom{2n}{n}`) is big only when a number in it is:
+    the variables take small exact points (`EXACT_POINTS`), so `\frac{n!}{(n-2)!}` is evaluated and
+    equals `n(n-1)`, while `(10^{10} n)!` stays structural.
+    """
     try:
+        if isinstance(arg, sympy.Basic) and arg.free_symbols:
+            return any(abs(number) > _HEAVY_LIMIT for number in arg.atoms(sympy.Number))
         value = sympy.N(arg, 15)
         return not value.is_number or abs(value) > _HEAVY_LIMIT
     except Exception:  # an unevaluable bound counts as big
@@ -223,7 +250,7 @@ def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
     defined = 0
     for k in range(len(_POINTS) if symbols else 1):
         subs = {s: _point(s.name, k) for s in symbols}
-        va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
+        va, vb = _evaluate(substitute(a, subs)), _evaluate(substitute(b, subs))
         if va is None or vb is None:
             continue  # outside either side's domain at this point
         defined += 1
@@ -253,7 +280,7 @@ def _exact_proportional(a: Any, b: Any, symbols: list[Any], *, positive: bool) -
     defined = 0
     for k in range(len(EXACT_POINTS) if symbols else 1):
         subs = {x: exact_point(x.name, k) for x in symbols}
-        va, vb = a.subs(subs), b.subs(subs)
+        va, vb = substitute(a, subs), substitute(b, subs)
         if unbounded(va) or unbounded(vb):
             continue
         za, zb = exact_zero(va), exact_zero(vb)
@@ -343,7 +370,7 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     defined, towers = 0, bool(symbols) and symbolic_exponent(a, b)
     for k in range(len(EXACT_POINTS) if symbols else 1):
         subs = {x: exact_point(x.name, k) for x in symbols}
-        sa, sb = a.subs(subs), b.subs(subs)
+        sa, sb = substitute(a, subs), substitute(b, subs)
         if symbols and (unbounded(sa) or unbounded(sb)):
             continue  # a point outside either side's domain (`x/|x|` at 0) decides nothing
         huge = (beyond_bound(sa), beyond_bound(sb)) if towers else (False, False)
@@ -368,6 +395,8 @@ def _before_points(a: Any, b: Any, symbols: list[Any]) -> bool | None:
         return False  # two closed values that differ: what the points would conclude, at a fraction of the cost
     if _expands_to_zero(a, b):
         return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
+    if _combines_to_zero(a, b):
+        return True  # a factorial or binomial identity (`\frac{n!}{(n-2)!}`, `n(n-1)`): no gamma at 400 digits
     return None
 
 
@@ -394,6 +423,24 @@ def _expands_to_zero(a: Any, b: Any) -> bool:
         return False
 
 
+_COMBINATORIAL = (sympy.factorial, sympy.binomial, sympy.gamma, sympy.RisingFactorial, sympy.FallingFactorial)
+
+
+def _combines_to_zero(a: Any, b: Any) -> bool:
+    """True when `combsimp(a - b)` is 0 for factorials, binomials or gammas of variables (a proof of an identity).
+
+    Only for small expressions holding such a term; never a reason for "not equal" (the points decide).
+    """
+    if not any(node.free_symbols for x in (a, b) for node in x.atoms(*_COMBINATORIAL)):
+        return False
+    try:
+        if sympy.count_ops(a) + sympy.count_ops(b) > _EXPAND_OPS:
+            return False
+        return bool(sympy.combsimp(a - b) == 0)
+    except Exception:  # simplification of odd objects fails many ways: no proof
+        return False
+
+
 def _simplified_zero(a: Any, b: Any) -> bool:
     """True when `simplify(a - b)` is 0 (only for small expressions: `simplify` is unbounded in time)."""
     if sympy.count_ops(a) + sympy.count_ops(b) > 80:
@@ -417,7 +464,7 @@ def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
     decided = 0
     for k in range(len(_POINTS) if symbols else 1):
         subs = {s: _point(s.name, k) for s in symbols}
-        va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
+        va, vb = _evaluate(substitute(a, subs)), _evaluate(substitute(b, subs))
         if va is None or vb is None:
             continue  # outside either side's domain at this point
         if not _close(va, vb, cfg):
