@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 from rlvr.verifiers.math.config import MathConfig
+from rlvr.verifiers.math.exact import work_done
 from rlvr.verifiers.math.extract import ALTERNATIVE_SEP
 from rlvr.verifiers.math.forms import (
     LABEL_RE,
@@ -57,6 +58,7 @@ from rlvr.verifiers.math.forms import (
 )
 from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_top_level, unit_key
 from rlvr.verifiers.math.scalar import HEDGED, base_equal, choice_letter, clock_equal, scalar_equal
+from rlvr.verifiers.math.symbolic import fingerprint
 
 __all__ = ["Equivalence", "check_equivalence"]
 _MAX_DEPTH = 4
@@ -331,16 +333,47 @@ def _union_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool | No
     return None  # different numbers of pieces: let sympy simplify the unions
 
 
+# Values compared at points (`exact.work_done`) one unordered comparison may spend: a list of 40 items written
+# another way each (40 x 16 points in the usual orders) fits; 40 x 40 heavy comparisons (seconds) do not.
+_LIST_WORK = 3_000
+
+
 def _unordered(g_items: list[str], p_items: list[str], cfg: MathConfig, depth: int) -> bool:
-    """Multiset equality: each gold item matches a distinct predicted item."""
+    """Multiset equality: each gold item matches a distinct predicted item.
+
+    Candidates are tried in the likely order first (the same string, the same place, the mirrored place:
+    a list given in reverse), so a list in any of those orders costs one comparison per item. A
+    comparison that spends more than `_LIST_WORK` point values in all is undecided, so not equal (a
+    false fail at worst, never a pass by exhaustion); the count is deterministic, not a clock.
+    """
     if len(g_items) != len(p_items) or len(g_items) > MAX_ITEMS:
         return False
-    unused = list(p_items)
-    for item in g_items:
-        for j, cand in enumerate(unused):
-            if _equal(item, cand, cfg, depth + 1):
+    start, unused = work_done(), list(enumerate(p_items))
+    for i, item in enumerate(g_items):
+        for j in _likely_first(item, i, len(g_items), unused):
+            if work_done() - start > _LIST_WORK:
+                return False
+            if _equal(item, unused[j][1], cfg, depth + 1):
                 del unused[j]
                 break
         else:
             return False
     return True
+
+
+def _likely_first(item: str, i: int, n: int, unused: list[tuple[int, str]]) -> list[int]:
+    """Indices into `unused` (place, item) in the order to try for gold item `item` at place `i` of `n`.
+
+    The same string first, then the nearest value at a fixed point (`symbolic.fingerprint`), then the same
+    place, the mirrored place: only the order of the tries, never which items may match.
+    """
+    key, value = canon(item), fingerprint(item)
+
+    def rank(j: int) -> tuple[int, float, int, int]:
+        place, cand = unused[j]
+        other = fingerprint(cand) if value is not None else None
+        distance = abs(value - other) / max(1.0, abs(value), abs(other)) if value is not None and other is not None \
+            else float("inf")
+        return (0 if canon(cand) == key else 1, distance, 0 if place == i else 1 if place == n - 1 - i else 2, j)
+
+    return sorted(range(len(unused)), key=rank)

@@ -9,6 +9,7 @@ small exact values substituted for variables (rationals and one irrational).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import sympy
@@ -16,8 +17,8 @@ from mpmath import libmp
 from sympy.core.evalf import PrecisionExhausted
 
 __all__ = [
-    "EXACT_POINTS", "beyond_bound", "closed_and_apart", "exact_point", "exact_rational", "exact_zero", "no_value",
-    "substitute", "symbolic_exponent", "unbounded", "zero_at_point",
+    "EXACT_POINTS", "beyond_bound", "closed_and_apart", "count_work", "exact_point", "exact_rational", "exact_zero",
+    "no_value", "substitute", "symbolic_exponent", "unbounded", "work_done", "zero_at_point",
 ]
 
 _EXACT_DIGITS = 400  # working precision bound past the magnitude of the sides, decimal digits
@@ -98,12 +99,18 @@ def _cancels(d: Any) -> bool | None:
     return None if total is None else bool(abs(total) <= sympy.Float(10, 30) ** (magnitude - digits))
 
 
+# Working digits past the requested ones that sympy may use for a term: argument reduction of `\sin(1400)` needs a
+# few (asked for exactly the digits it returns, it gave up: `\sin(80x)` was not `2\sin(40x)\cos(40x)`); a term
+# such as `\sin(10^{10^5})` needs 10^5 and still has no value.
+_TERM_GUARD = 60
+
+
 def _terms_sum(d: Any, digits: int) -> Any:
     """The sum of the terms of `d`, each evaluated strictly to `digits` digits; None when one has no value."""
     total = sympy.Float(0, digits)
     try:
         for term in sympy.Add.make_args(d):
-            value = term.evalf(digits, strict=True, maxn=digits)
+            value = term.evalf(digits, strict=True, maxn=digits + _TERM_GUARD)
             if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
                 return None
             total += value
@@ -200,12 +207,30 @@ def beyond_bound(x: Any) -> bool:
     return size is not None and size > _MAX_MAGNITUDE
 
 
+_WORK = threading.local()
+
+
+def count_work() -> None:
+    """Count one value compared at a point (`work_done`)."""
+    _WORK.count = work_done() + 1
+
+
+def work_done() -> int:
+    """Values compared at a point so far in this thread (`count_work` calls): a deterministic measure of work.
+
+    A caller bounds its own work by the difference of two readings (`equivalence._unordered`): the same
+    inputs always take the same number, whatever the machine's speed or load.
+    """
+    return int(getattr(_WORK, "count", 0))
+
+
 def zero_at_point(sa: Any, sb: Any) -> bool | None:
     """`exact_zero(sa - sb)`, decided the cheapest way that gives its verdict.
 
     Rational values (the common case) compare directly; closed values are first told apart at 15
     digits (a proof of a difference), and when they agree, `_cancels` decides.
     """
+    count_work()
     ra, rb = exact_rational(sa), exact_rational(sb)
     if ra is not None and rb is not None:
         return bool(ra == rb)

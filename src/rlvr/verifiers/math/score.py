@@ -36,6 +36,11 @@ def _input_problem(response: object, reference: object) -> str | None:
     return None
 
 
+# Final answers, written differently from the chosen one, that a response may state before it counts as a hedge
+# without comparing them (each comparison may parse and evaluate): a response restating its answer 16 ways is rare.
+_MAX_STATEMENTS = 16
+
+
 def _same_answer(a: str, b: str, config: MathConfig) -> bool:
     r"""Two final answers of one response are the same answer when either reads as the other.
 
@@ -92,6 +97,11 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
                        extracted=pred.text, elapsed_s=time.perf_counter() - start,
                        detail=f"the box holds {pred.text!r} but {pred.outside!r} written outside it changes the value "
                        f"the response shows ({pred.source}); gold {gold.text!r}")
+    if len(pred.rivals) + len(pred.hidden) > _MAX_STATEMENTS:  # each would be compared: a bound on the work
+        return Verdict(status="incorrect", reward=config.incorrect_reward, components={"correct": 0.0},
+                       extracted=pred.text, elapsed_s=time.perf_counter() - start,
+                       detail=f"{len(pred.rivals) + len(pred.hidden)} other final answers written differently from "
+                       f"{pred.text!r} (more than {_MAX_STATEMENTS}: a hedge); gold {gold.text!r}")
     hedge = next((r for r in pred.rivals if not _same_answer(pred.text, r, config)), None)
     hidden = next((h for h in pred.hidden if not _same_answer(pred.text, h, config)), None)
     if hedge is not None or hidden is not None:  # `\boxed{204}` then "Final Answer: 203": two final answers

@@ -9,6 +9,7 @@ products are compared structurally and never evaluated.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sympy
@@ -20,6 +21,7 @@ from rlvr.verifiers.math.exact import (
     EXACT_POINTS,
     beyond_bound,
     closed_and_apart,
+    count_work,
     exact_point,
     exact_rational,
     exact_zero,
@@ -29,8 +31,9 @@ from rlvr.verifiers.math.exact import (
     unbounded,
     zero_at_point,
 )
+from rlvr.verifiers.math.parse import to_sympy
 
-__all__ = ["sympy_equal"]
+__all__ = ["fingerprint", "sympy_equal"]
 
 # Evaluation points: positive and negative non-integers, integers and 0, so that `|x|`, `\sqrt{x^2}`,
 # `\max(x, 0)` differ from `x`, `\ln x` from `\ln|x|`, `\lfloor x\rfloor + 1` from `\lceil x\rceil` somewhere.
@@ -65,6 +68,23 @@ def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
     if isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr):
         return _expr_equal(a, b, cfg)
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def fingerprint(s: str) -> complex | None:
+    """The value of the answer `s` with its variables at fixed points (15 digits); None when it has none.
+
+    Only an order of tries for list items (`equivalence._unordered`): equal items have about the same value.
+    """
+    parsed = to_sympy(s) if len(s) <= 200 else None
+    if not isinstance(parsed, sympy.Expr) or _heavy(parsed):
+        return None
+    try:
+        parsed = _opaque_calls(parsed, parsed)[0]
+        value = sympy.N(substitute(parsed, {x: _point(x.name, 0) for x in parsed.free_symbols}), 15)
+        return complex(value) if value.is_number else None
+    except Exception:  # no value at the point (a pole, an odd object): no fingerprint
+        return None
 
 
 def _opaque_calls(a: Any, b: Any) -> tuple[Any, Any]:
@@ -314,6 +334,7 @@ def _point(name: str, k: int) -> sympy.Float:
 
 def _evaluate(expr: Any) -> Any:
     """Evaluate a closed expression at 30 digits; None when it is not a finite number."""
+    count_work()
     try:
         value = sympy.N(expr, 30)
     except Exception:  # evaluation of odd objects (undefined functions, sets) fails many ways
@@ -442,10 +463,30 @@ def _combines_to_zero(a: Any, b: Any) -> bool:
 
 
 def _simplified_zero(a: Any, b: Any) -> bool:
-    """True when `simplify(a - b)` is 0 (only for small expressions: `simplify` is unbounded in time)."""
-    if sympy.count_ops(a) + sympy.count_ops(b) > 80:
+    """True when `simplify(a - b)` is 0 (only for small expressions: `simplify` is unbounded in time).
+
+    A cheap look first (`_apart_somewhere`): two sides that differ at some point are not simplified.
+    """
+    if sympy.count_ops(a) + sympy.count_ops(b) > 80 or _apart_somewhere(a, b):
         return False
     return bool(sympy.simplify(a - b) == 0)
+
+
+# Points where answers with a restricted domain (`\sqrt{x-100}`, `\ln(x-1000)`) may have a value.
+_FAR_POINTS = (1000.37, -1000.37, 10**6 + 0.71, 0.013)
+
+
+def _apart_somewhere(a: Any, b: Any) -> bool:
+    """True when `a` and `b` have clearly different finite values (15 digits each) at one of the float points."""
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name)
+    for k in range(len(_POINTS) + len(_FAR_POINTS)):
+        values = {x: _point(x.name, k) if k < len(_POINTS) else sympy.Float(_FAR_POINTS[k - len(_POINTS)] + i, 30)
+                  for i, x in enumerate(symbols)}
+        if closed_and_apart(substitute(a, values), substitute(b, values), []):
+            return True
+        if not symbols:
+            return False
+    return False
 
 
 def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
