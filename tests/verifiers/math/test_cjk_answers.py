@@ -32,6 +32,8 @@ CASES = [
     Case("yen", "500", "500円", "correct"),
     Case("korean-counter-sentence", "5", "답은 5개입니다", "correct"),
     Case("correction-names-last", "400", "答案是300，不对，应该是400。", "correct"),
+    Case("words-then-ratio", "13/28", "计划的比例为13/28", "correct"),  # lighteval's extractive-match case
+    Case("lighteval-sentence", "4000", " 地块面积 = 72000 / 18 = 4000千克", "correct"),
     Case("same-unit", "300\\text{ minutes}", "300分钟", "correct"),
     # wrong: a negation, a bound, a hedge, a retraction, an operand, a magnitude, another unit
     Case("not", "300", "不是300", "incorrect"),
@@ -51,6 +53,7 @@ CASES = [
     Case("kilometres-not-metres", "5000", "5千米", "incorrect"),
     Case("seconds-not-minutes", "300\\text{ minutes}", "300秒", "incorrect"),
     Case("numeral-words-not-read", "3", "三个", "incorrect"),
+    Case("words-then-denied-ratio", "13/28", "计划的比例不是13/28", "incorrect"),
 ]
 
 

@@ -222,10 +222,11 @@ def _labelled_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool |
         if values is not None:  # `x_1 = 2, x_2 = 3`: a bare list states the values in index order
             return "indexed values" if _equal(f"({', '.join(values)})", p, cfg, depth + 1) else False
         return False  # labelled gold, bare prediction: which value is which name is not stated
+    renamed = _renamed_values(gp, pp)
+    if renamed is not None:  # `g(t) = t^2` against `g(x) = x^2`: the variable is bound
+        ok = _unordered(expand_pm([v for _, v in gp]), expand_pm(renamed), cfg, depth)
+        return "function, variables renamed" if ok else False
     if len(gp) == 1 and len(pp) == 1 and label_key(gp[0][0]) != label_key(pp[0][0]):
-        renamed = rename_bound(gp[0][0], pp[0][0], pp[0][1])
-        if renamed is not None:  # `g(t) = t^2` against `g(x) = x^2`: the variable is bound
-            return "function, variables renamed" if _equal(gp[0][1], renamed, cfg, depth + 1) else False
         equation = scalar_equal(g, p, cfg)  # another name: equal only as equations (`y=2x+3`, `x=(y-3)/2`)
         return f"{equation} equation" if equation else False
     groups: dict[str, tuple[list[str], list[str]]] = {}
@@ -237,6 +238,19 @@ def _labelled_equal(g: str, p: str, cfg: MathConfig, depth: int) -> str | bool |
         groups[label_key(k)][1].append(v)
     ok = all(_unordered(expand_pm(gv), expand_pm(pv), cfg, depth) for gv, pv in groups.values())
     return "labelled values" if ok else False
+
+
+def _renamed_values(gp: list[tuple[str, str]], pp: list[tuple[str, str]]) -> list[str] | None:
+    """The predicted values with their function's variables renamed to the gold's (`forms.rename_bound`).
+
+    Only when every label on each side is the one function (`W(x) = 1, W(x) = -1` against
+    `W(n) = 1, W(n) = -1`, or `g(t) = t^2` against `g(x) = x^2`); None otherwise.
+    """
+    g_labels, p_labels = {label_key(k) for k, _ in gp}, {label_key(k) for k, _ in pp}
+    if len(g_labels) != 1 or len(p_labels) != 1 or g_labels == p_labels:
+        return None
+    renamed = [rename_bound(gp[0][0], pp[0][0], v) for _, v in pp]
+    return None if any(r is None for r in renamed) else [r for r in renamed if r is not None]
 
 
 def _labelled_prediction(g: str, p: str, pp: list[tuple[str, str]] | None, cfg: MathConfig,

@@ -70,7 +70,7 @@ _MATRIX_ZERO_RE = re.compile(r"(?<=matrix\})\s*[+-]\s*0(?![\d.])\s*$|^\s*0\s*\+\
 # "and"/"or" between answers; also glued to a value and the next label (`x=2orx=-2`, `a=1andb=2`).
 _CONNECTIVE_RE = re.compile(
     r"\s*(?:\\text\{\s*(?:and|or|,)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z])"
-    r"|(?<=[\d)}\]])(?:and|or)(?=[a-zA-Z](?:_\{?\w+\}?)?\s*=))\s*",
+    r"|(?<=[\d)}\]])(?:and|or)(?=[a-zA-Z](?:_\{?\w+\}?)?(?:\([^()=]{1,20}\))?\s*=))\s*",
     re.IGNORECASE,
 )
 # Unit words after a number (Minerva's `normalize_final_answer` list, abridged, and common model outputs).

@@ -94,8 +94,17 @@ def line_end(text: str, pos: int) -> int:
     return len(text)
 
 
+_CJK_LEAD_RE = re.compile(r"^\s*[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+\s*(?=[-\d.$\\(])")
+
+
 def is_formula(span: str) -> bool:
-    """True when `span` reads as one math answer, not a sentence (few plain words)."""
+    """True when `span` reads as one math answer, not a sentence (few plain words).
+
+    Chinese words before the math (`计划的比例为13/28`, "the planned ratio is 13/28") make a sentence; after
+    it they may be a measure word (`300分钟`).
+    """
+    if _CJK_LEAD_RE.match(span):
+        return False
     plain = re.sub(r"\\text\{[^{}]*\}", "", span)
     words = [w.lower() for w in _WORD_RE.findall(plain) if w.lower() not in _LATEX_WORDS]
     words = [w for w in words if w not in ("and", "or")]
@@ -200,8 +209,15 @@ def cut_clause(span: str, boundary: re.Pattern[str] = _CLAUSE_RE) -> str:
     return span
 
 
+# A fraction, root or power written without math delimiters: one value (`\frac{2}{5}` is not 5, `\sqrt{2}` not 2).
+_BARE_LATEX_RE = re.compile(
+    r"(?:-\s*)?(?:\d+(?:\.\d+)?\s*)?(?:\\[dtc]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*\})"
+    r"|(?:-\s*)?\d+(?:\.\d+)?\s*\^\s*(?:\{[^{}]*\}|\d)"
+)
+
+
 def last_math_or_number(text: str) -> str | None:
-    """The last math environment or number, whichever ends later in `text`."""
+    """The last math environment, number or bare fraction, root or power, whichever ends later in `text`."""
     text = join_digit_groups(text)  # `\$32,\!348`, `1{,}234`: one number, not `348`, `234`
     text = re.sub(r"(=\s*)-\s+(?=\d)", r"\1-", text)  # `x = - 3`: the number -3
     env_end, env_text = -1, ""
@@ -212,6 +228,9 @@ def last_math_or_number(text: str) -> str | None:
     num_end, num_text = -1, ""
     for m in _NUMBER_RE.finditer(text):
         num_end, num_text = m.end(), m.group(0)
+    for m in _BARE_LATEX_RE.finditer(text):  # `\frac{2}{5}` outside `$`: the fraction, never its denominator 5
+        if m.end() >= num_end:
+            num_end, num_text = m.end(), m.group(0)
     num_start = num_end - len(num_text)
     if num_end >= 0 and (negated_at(text, num_start) or rejected_at(text, num_end)
                          or operand_at(text, num_start, num_end)):
