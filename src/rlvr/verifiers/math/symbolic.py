@@ -21,7 +21,6 @@ from rlvr.verifiers.math.exact import (
     EXACT_POINTS,
     beyond_bound,
     closed_and_apart,
-    count_work,
     exact_point,
     exact_rational,
     exact_zero,
@@ -32,15 +31,18 @@ from rlvr.verifiers.math.exact import (
     zero_at_point,
 )
 from rlvr.verifiers.math.parse import to_sympy
+from rlvr.verifiers.math.proofs import (
+    POINTS,
+    combines_to_zero,
+    evaluate,
+    expands_to_zero,
+    point,
+    simplified_zero,
+)
 
 __all__ = ["fingerprint", "sympy_equal"]
 
-# Evaluation points: positive and negative non-integers, integers and 0, so that `|x|`, `\sqrt{x^2}`,
-# `\max(x, 0)` differ from `x`, `\ln x` from `\ln|x|`, `\lfloor x\rfloor + 1` from `\lceil x\rceil` somewhere.
-# Points where either side is undefined (`x/|x|` at 0) are skipped; at least `_MIN_DEFINED` must remain.
-_POINTS = (0.7390851, 1.6180339, -2.3581321, 2.7182818, 0.0, 7.3890561, -0.8414709, 2.0, 17.320508, -5.4365636,
-           0.5772156, -3.0, 3.1415926, 5.0, 43.713714)
-_MIN_DEFINED = 6
+_MIN_DEFINED = 6  # evaluation points inside both domains that an expression comparison needs
 
 
 def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
@@ -81,7 +83,7 @@ def fingerprint(s: str) -> complex | None:
         return None
     try:
         parsed = _opaque_calls(parsed, parsed)[0]
-        value = sympy.N(substitute(parsed, {x: _point(x.name, 0) for x in parsed.free_symbols}), 15)
+        value = sympy.N(substitute(parsed, {x: point(x.name, 0) for x in parsed.free_symbols}), 15)
         return complex(value) if value.is_number else None
     except Exception:  # no value at the point (a pole, an odd object): no fingerprint
         return None
@@ -268,9 +270,9 @@ def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
         return _exact_proportional(a, b, symbols, positive=positive)
     ratio: Any = None
     defined = 0
-    for k in range(len(_POINTS) if symbols else 1):
-        subs = {s: _point(s.name, k) for s in symbols}
-        va, vb = _evaluate(substitute(a, subs)), _evaluate(substitute(b, subs))
+    for k in range(len(POINTS) if symbols else 1):
+        subs = {s: point(s.name, k) for s in symbols}
+        va, vb = evaluate(substitute(a, subs)), evaluate(substitute(b, subs))
         if va is None or vb is None:
             continue  # outside either side's domain at this point
         defined += 1
@@ -319,31 +321,10 @@ def _exact_proportional(a: Any, b: Any, symbols: list[Any], *, positive: bool) -
         if not exact_zero(sympy.Add(va, -ratio * vb, evaluate=False)):
             return False
     if defined < (_MIN_DEFINED if symbols else 1):
-        return _simplified_zero(a, b)
+        return simplified_zero(a, b)
     if ratio is None:
         return bool(a == b)
     return not positive or bool(sympy.re(sympy.N(ratio, 30)) > 0)
-
-
-def _point(name: str, k: int) -> sympy.Float:
-    """A fixed evaluation point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
-    h = sum((i + 1) * ord(c) for i, c in enumerate(name))
-    base = _POINTS[(k + h) % len(_POINTS)]
-    return sympy.Float(base if base == int(base) else base + (h % 97) / 101.0, 30)
-
-
-def _evaluate(expr: Any) -> Any:
-    """Evaluate a closed expression at 30 digits; None when it is not a finite number."""
-    count_work()
-    try:
-        value = sympy.N(expr, 30)
-    except Exception:  # evaluation of odd objects (undefined functions, sets) fails many ways
-        return None
-    if not isinstance(value, sympy.Expr) or value.free_symbols or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        return None
-    if not value.is_number:
-        return None
-    return value
 
 
 def _close(a: Any, b: Any, cfg: MathConfig) -> bool:
@@ -358,7 +339,7 @@ def _close(a: Any, b: Any, cfg: MathConfig) -> bool:
 
 
 def _rounded_close(a: Any, b: Any, k: int) -> bool:
-    va, vb = _evaluate(a), _evaluate(b)
+    va, vb = evaluate(a), evaluate(b)
     if va is None or vb is None or not (va.is_real and vb.is_real):
         return False
     return bool(round(float(va), k) == round(float(vb), k))
@@ -404,7 +385,7 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
             return False  # nonzero, or too large to decide exactly: never a tolerance between exact forms
         defined += 1
     if symbols and defined < _MIN_DEFINED:
-        return _simplified_zero(a, b)  # too few points in both domains: an exact proof or not equal
+        return simplified_zero(a, b)  # too few points in both domains: an exact proof or not equal
     return True
 
 
@@ -414,79 +395,11 @@ def _before_points(a: Any, b: Any, symbols: list[Any]) -> bool | None:
         return False
     if closed_and_apart(a, b, symbols):
         return False  # two closed values that differ: what the points would conclude, at a fraction of the cost
-    if _expands_to_zero(a, b):
+    if expands_to_zero(a, b):
         return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
-    if _combines_to_zero(a, b):
+    if combines_to_zero(a, b):
         return True  # a factorial or binomial identity (`\frac{n!}{(n-2)!}`, `n(n-1)`): no gamma at 400 digits
     return None
-
-
-_EXPAND_OPS = 60  # `expand` is tried on differences this small, with integer powers up to `_EXPAND_POWER`
-_EXPAND_POWER = 12
-
-
-def _expands_to_zero(a: Any, b: Any) -> bool:
-    """True when `expand(a - b)` is 0: an identity, so equal without evaluation (never a reason for "not equal").
-
-    Only for small expressions whose integer powers are small (`(x+1)^{1000}` is not expanded).
-    """
-    try:
-        if sympy.count_ops(a) + sympy.count_ops(b) > _EXPAND_OPS:
-            return False
-        for x in (a, b):
-            for node in x.atoms(sympy.Pow):
-                if node.exp.is_Integer and abs(int(node.exp)) > _EXPAND_POWER:
-                    return False
-                if node.exp.is_number and not node.exp.is_Rational:
-                    return False  # `2^{\sqrt 2}`: nothing to expand, and evaluation decides quickly
-        return bool(sympy.expand(a - b) == 0)
-    except Exception:  # expansion of odd objects fails many ways: no proof
-        return False
-
-
-_COMBINATORIAL = (sympy.factorial, sympy.binomial, sympy.gamma, sympy.RisingFactorial, sympy.FallingFactorial)
-
-
-def _combines_to_zero(a: Any, b: Any) -> bool:
-    """True when `combsimp(a - b)` is 0 for factorials, binomials or gammas of variables (a proof of an identity).
-
-    Only for small expressions holding such a term; never a reason for "not equal" (the points decide).
-    """
-    if not any(node.free_symbols for x in (a, b) for node in x.atoms(*_COMBINATORIAL)):
-        return False
-    try:
-        if sympy.count_ops(a) + sympy.count_ops(b) > _EXPAND_OPS:
-            return False
-        return bool(sympy.combsimp(a - b) == 0)
-    except Exception:  # simplification of odd objects fails many ways: no proof
-        return False
-
-
-def _simplified_zero(a: Any, b: Any) -> bool:
-    """True when `simplify(a - b)` is 0 (only for small expressions: `simplify` is unbounded in time).
-
-    A cheap look first (`_apart_somewhere`): two sides that differ at some point are not simplified.
-    """
-    if sympy.count_ops(a) + sympy.count_ops(b) > 80 or _apart_somewhere(a, b):
-        return False
-    return bool(sympy.simplify(a - b) == 0)
-
-
-# Points where answers with a restricted domain (`\sqrt{x-100}`, `\ln(x-1000)`) may have a value.
-_FAR_POINTS = (1000.37, -1000.37, 10**6 + 0.71, 0.013)
-
-
-def _apart_somewhere(a: Any, b: Any) -> bool:
-    """True when `a` and `b` have clearly different finite values (15 digits each) at one of the float points."""
-    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda x: x.name)
-    for k in range(len(_POINTS) + len(_FAR_POINTS)):
-        values = {x: _point(x.name, k) if k < len(_POINTS) else sympy.Float(_FAR_POINTS[k - len(_POINTS)] + i, 30)
-                  for i, x in enumerate(symbols)}
-        if closed_and_apart(substitute(a, values), substitute(b, values), []):
-            return True
-        if not symbols:
-            return False
-    return False
 
 
 def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
@@ -503,9 +416,9 @@ def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
     if not symbols and cfg.float_rounding is not None and _rounded_close(a, b, cfg.float_rounding):
         return True
     decided = 0
-    for k in range(len(_POINTS) if symbols else 1):
-        subs = {s: _point(s.name, k) for s in symbols}
-        va, vb = _evaluate(substitute(a, subs)), _evaluate(substitute(b, subs))
+    for k in range(len(POINTS) if symbols else 1):
+        subs = {s: point(s.name, k) for s in symbols}
+        va, vb = evaluate(substitute(a, subs)), evaluate(substitute(b, subs))
         if va is None or vb is None:
             continue  # outside either side's domain at this point
         if not _close(va, vb, cfg):
@@ -515,4 +428,4 @@ def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
             return True
     if symbols and decided >= _MIN_DEFINED:
         return True
-    return _simplified_zero(a, b)
+    return simplified_zero(a, b)
