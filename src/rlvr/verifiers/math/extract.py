@@ -126,7 +126,8 @@ def _choose(text: str, *, last_number_fallback: bool) -> tuple[Extraction, int, 
     if strong:
         _, start, chosen = max(strong, key=lambda c: c[0])
         end = _statement_end(text, start, chosen)
-        chosen = replace(chosen, rivals=rivals(text, start, chosen))
+        before = rivals(text, start, chosen)
+        chosen = replace(chosen, rivals=before) if before else chosen
         return (_boxed_as_shown(text, chosen) if chosen.source == "boxed" else chosen), start, end
     for m in reversed(answer_phrases(text)):
         span = refine_span(line_after(text, m.end()))

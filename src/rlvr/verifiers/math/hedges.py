@@ -224,6 +224,7 @@ _PROSE_VALUE_RE = re.compile(
     r"[\s,;.]*(?:and\s+)?(?:so|thus|hence|therefore|then)\b[\s,]*(?:the\s+(?:final\s+)?answer\s+is\s*:?)?[\s$(\[]*$",
     re.IGNORECASE,
 )
+_CONSEQUENCE_RE = re.compile(r"\b(?:so|thus|hence|therefore|then)\b", re.IGNORECASE)
 # Several choices called right on the answer's line: "Options B and C are both correct: \boxed{B}".
 _CHOICES = r"\(?([A-E])\)?((?:\s*(?:,|and|or|&|/)\s*\(?[A-E]\)?)+)"
 _SEVERAL_CHOICES_RE = re.compile(
@@ -240,9 +241,9 @@ def prose_rivals(text: str, start: int, answer: str) -> list[str]:
     "I think it is 3, and so \boxed{5}" states 3 (a value, "it is", a consequence word, the answer);
     "Options B and C are both correct: \boxed{B}" names C too (several choices called right on the line).
     """
-    line = text[text.rfind("\n", 0, start) + 1 : start]
+    line = text[max(text.rfind("\n", 0, start) + 1, start - 240) : start]  # the sentence before the answer
     out = []
-    m = _PROSE_VALUE_RE.search(line)
+    m = _PROSE_VALUE_RE.search(line) if _CONSEQUENCE_RE.search(line[-60:]) else None
     if m:
         out.append(_value_text(m.group(1)))
     if re.fullmatch(r"\(?[A-E]\)?", answer.strip()):

@@ -51,14 +51,16 @@ def _mentions_answer(text: str) -> bool:
     return "答案" in text or "answer" in text.lower() or "\u017f" in text
 
 
-def answer_phrases(text: str) -> list[re.Match[str]]:
-    """`ANSWER_RE.finditer(text)` as a list."""
-    return list(ANSWER_RE.finditer(text)) if _mentions_answer(text) else []
+@scan_cache
+def answer_phrases(text: str) -> tuple[re.Match[str], ...]:
+    """`ANSWER_RE.finditer(text)` as a tuple (cached: several stages read it)."""
+    return tuple(ANSWER_RE.finditer(text)) if _mentions_answer(text) else ()
 
 
-def final_phrases(text: str) -> list[re.Match[str]]:
-    """`FINAL_RE.finditer(text)` as a list."""
-    return list(FINAL_RE.finditer(text)) if _mentions_answer(text) else []
+@scan_cache
+def final_phrases(text: str) -> tuple[re.Match[str], ...]:
+    """`FINAL_RE.finditer(text)` as a tuple (cached: several stages read it)."""
+    return tuple(FINAL_RE.finditer(text)) if _mentions_answer(text) else ()
 
 
 TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)

@@ -396,6 +396,8 @@ def split_top_level(s: str, seps: str = ",;") -> list[str]:
 
     Escaped braces (`\{`) count as brackets; `\\` row separators are left alone.
     """
+    if not any(sep in s for sep in seps):
+        return [s.strip()]
     parts: list[str] = []
     depth = 0
     env = 0

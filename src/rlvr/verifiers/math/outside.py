@@ -104,8 +104,12 @@ def _owner(text: str, open_pos: int) -> tuple[str, int]:
 def _peel(text: str, lo: int, hi: int, line: tuple[int, int]) -> tuple[int, int, str]:
     """Widen `text[lo:hi]` over wrappers that show the box unchanged; the third item names a command that changes it."""
     while True:
-        b = len(text[line[0] : lo].rstrip()) + line[0]  # just after the last non-space before the box
-        a = hi + len(text[hi : line[1]]) - len(text[hi : line[1]].lstrip())  # the first non-space after it
+        b = lo  # just after the last non-space before the box
+        while b > line[0] and text[b - 1] in " \t":
+            b -= 1
+        a = hi  # the first non-space after it
+        while a < line[1] and text[a] in " \t":
+            a += 1
         if b > line[0] and a < line[1] and text[b - 1] == "{" and match_brace(text, b - 1) == a:
             owner, owner_start = _owner(text, b - 1)
             if owner in _CHANGING or owner in ("^", "_"):
@@ -197,8 +201,8 @@ def box_labels(text: str, group: tuple[tuple[int, int, str], ...]) -> list[str] 
     """
     labels = []
     for i, (start, _, _) in enumerate(group):
-        lo = max(text.rfind("\n", 0, start) + 1, group[i - 1][1] if i else 0)
-        m = _BOX_LABEL_RE.search(text, lo, start)
+        lo = max(text.rfind("\n", 0, start) + 1, group[i - 1][1] if i else 0, start - 60)
+        m = _BOX_LABEL_RE.search(text, lo, start) if "=" in text[lo:start] else None
         if m is None or text[lo : m.start()].rstrip().endswith(_NOT_A_LABEL_BEFORE):
             return None
         labels.append(m.group(1))

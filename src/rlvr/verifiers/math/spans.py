@@ -211,7 +211,7 @@ def cut_clause(span: str, boundary: re.Pattern[str] = _CLAUSE_RE) -> str:
 
 # A fraction, root or power written without math delimiters: one value (`\frac{2}{5}` is not 5, `\sqrt{2}` not 2).
 _BARE_LATEX_RE = re.compile(
-    r"(?:-\s*)?(?:\d+(?:\.\d+)?\s*)?(?:\\[dtc]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*\})"
+    r"(?=[-\d\\])(?:-\s*)?(?:\d+(?:\.\d+)?\s*)?(?:\\[dtc]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}|\\sqrt\s*(?:\[[^\]]*\])?\s*\{[^{}]*\})"
     r"|(?:-\s*)?\d+(?:\.\d+)?\s*\^\s*(?:\{[^{}]*\}|\d)"
 )
 
@@ -228,8 +228,9 @@ def last_math_or_number(text: str) -> str | None:
     num_end, num_text = -1, ""
     for m in _NUMBER_RE.finditer(text):
         num_end, num_text = m.end(), m.group(0)
-    for m in _BARE_LATEX_RE.finditer(text):  # `\frac{2}{5}` outside `$`: the fraction, never its denominator 5
-        if m.end() >= num_end:
+    window = max(0, num_end - len(num_text) - 80)  # a fraction, root or power holding the last number starts near it
+    for m in _BARE_LATEX_RE.finditer(text, window) if "\\" in text[window:] or "^" in text[window:] else ():
+        if m.end() >= num_end:  # `\frac{2}{5}` outside `$`: the fraction, never its denominator 5
             num_end, num_text = m.end(), m.group(0)
     num_start = num_end - len(num_text)
     if num_end >= 0 and (negated_at(text, num_start) or rejected_at(text, num_end)
