@@ -1,29 +1,33 @@
 """Benchmark rlvr's MathVerifier against Math-Verify 0.9.0 on ProcessBench final-answer labels.
 
-Run: `python benchmarks/math_verifier.py [--workers2] [--show] [--out benchmarks/results/math_verifier.md]`.
+Run: `python benchmarks/math_verifier.py [--workers2] [--show] [--out benchmarks/results/math_verifier.md]`
+(`RLVR_SHARED_DATA` names the shared `data` folder when the checkout is not beside it).
 
 For each row of `../shared/data/math/labeled/processbench_{gsm8k,math,olympiadbench}.jsonl`
 the solution text is "\\n\\n".join(steps); the label is `final_answer_correct`; rows whose
 `gold_answer` is null are skipped (and counted). Positive = "predicted correct". Also reports
 the self-check pass counts (every GSM8K test / MATH-500 reference solution must verify correct),
-the items/s ratio of the two systems in this run, and the probe set's table (`math_probe.py`:
-right / false passes / false fails per kind for both systems).
+the items/s ratio of the two systems in this run with the load average beside it (the ratio is
+meant on a quiet machine: load average < 0.5), the time per item (p50 / p99 / max, milliseconds: rlvr's
+`Verdict.elapsed_s` measured in the worker, Math-Verify's parse + verify), and the probe set's table
+(`math_probe.py`: right / false passes / false fails per kind for both systems).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlvr.verifiers.math import MathConfig, MathVerifier
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "math"
+DATA = Path(os.environ.get("RLVR_SHARED_DATA") or REPO.parent / "shared" / "data") / "math"
 SUBSETS = ("gsm8k", "math", "olympiadbench")
 
 
@@ -37,6 +41,7 @@ class Scores:
     timeouts: int = 0
     errors: int = 0
     seconds: float = 0.0
+    times: list[float] = field(default_factory=list)  # seconds per item
 
     def add(self, pred: bool, label: bool) -> None:
         self.n += 1
@@ -56,7 +61,17 @@ class Scores:
         f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
         ips = self.n / self.seconds if self.seconds else 0.0
         return {"n": str(self.n), "accuracy": f"{acc:.3f}", "precision": f"{prec:.3f}", "recall": f"{rec:.3f}",
-                "F1": f"{f1:.3f}", "timeouts": str(self.timeouts), "errors": str(self.errors), "items/s": f"{ips:.0f}"}
+                "F1": f"{f1:.3f}", "timeouts": str(self.timeouts), "errors": str(self.errors), "items/s": f"{ips:.0f}",
+                "p50 ms": _quantile(self.times, 0.5), "p99 ms": _quantile(self.times, 0.99),
+                "max ms": _quantile(self.times, 1.0)}
+
+
+def _quantile(times: list[float], q: float) -> str:
+    """The q-quantile of per-item seconds, in milliseconds (nearest rank)."""
+    if not times:
+        return "-"
+    ordered = sorted(times)
+    return f"{ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3:.1f}"
 
 
 # Answer forms that reach the LaTeX grammar (tuples, intervals, unions, sets, functions, matrices, relations).
@@ -99,6 +114,7 @@ def run_rlvr(verifier: MathVerifier, pairs: list[tuple[str, str]], workers: int)
     for v in verdicts:
         scores.timeouts += v.status == "timeout"
         scores.errors += v.status == "error"
+        scores.times.append(v.elapsed_s)
     return [v.status == "correct" for v in verdicts], scores
 
 
@@ -109,6 +125,7 @@ def run_math_verify(pairs: list[tuple[str, str]], gold_wrap: bool = True) -> tup
     out = []
     start = time.perf_counter()
     for solution, gold in pairs:
+        item_start = time.perf_counter()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -117,6 +134,7 @@ def run_math_verify(pairs: list[tuple[str, str]], gold_wrap: bool = True) -> tup
         except Exception:
             scores.errors += 1
             ok = False
+        scores.times.append(time.perf_counter() - item_start)
         out.append(ok)
     scores.seconds = time.perf_counter() - start
     return out, scores
@@ -140,17 +158,20 @@ def self_checks(verifier: MathVerifier) -> dict[str, tuple[int, int, int, int]]:
     return out
 
 
-def speed_line(totals: dict[str, Scores]) -> str:
+def speed_line(totals: dict[str, Scores], load: tuple[float, float]) -> str:
+    """The items/s ratio of the run, with the 1-minute load average before and after it."""
     ours, theirs = totals["rlvr (1 worker)"], totals["Math-Verify 0.9.0"]
     if not (ours.seconds and theirs.seconds):
         return ""
     ratio = (ours.n / ours.seconds) / (theirs.n / theirs.seconds)
     return (f"Speed, same run: rlvr (1 worker) {ours.n / ours.seconds:.0f} items/s vs Math-Verify "
-            f"{theirs.n / theirs.seconds:.0f} items/s = **{ratio:.1f}x** on {ours.n} rows.\n")
+            f"{theirs.n / theirs.seconds:.0f} items/s = **{ratio:.1f}x** on {ours.n} rows; load average "
+            f"{load[0]:.2f} before, {load[1]:.2f} after ({os.cpu_count()} CPUs; a quiet machine is below 0.5).\n")
 
 
 def markdown(table: list[dict[str, str]], checks: dict[str, tuple[int, int, int, int]], skipped: dict[str, int]) -> str:
-    cols = ["system", "subset", "n", "accuracy", "precision", "recall", "F1", "timeouts", "errors", "items/s"]
+    cols = ["system", "subset", "n", "accuracy", "precision", "recall", "F1", "timeouts", "errors", "items/s", "p50 ms",
+            "p99 ms", "max ms"]
     lines = ["# Math verifier benchmark: ProcessBench final-answer labels", "",
              "Positive = verifier says the final answer is correct; label = `final_answer_correct`. "
              "Solution text = steps joined by blank lines. "
@@ -182,6 +203,7 @@ def main() -> None:
     ap.add_argument("--no-probe", action="store_true", help="skip the probe-set table (benchmarks/math_probe.py)")
     ap.add_argument("--show", action="store_true", help="list the probe cases each system gets wrong")
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]
     verifier = MathVerifier(MathConfig(timeout_s=10.0))
     table: list[dict[str, str]] = []
     totals = {"rlvr (1 worker)": Scores(), "Math-Verify 0.9.0": Scores(), "rlvr (2 workers)": Scores()}
@@ -210,6 +232,7 @@ def main() -> None:
             for f in ("n", "tp", "fp", "tn", "fn", "timeouts", "errors"):
                 setattr(tot, f, getattr(tot, f) + getattr(s, f))
             tot.seconds += s.seconds
+            tot.times += s.times
             table.append({"system": name, "subset": subset, **s.row()})
         if args.dump:
             for r, p, m, lab in zip(rows, preds, mv, labels, strict=True):
@@ -221,7 +244,8 @@ def main() -> None:
             table.append({"system": name, "subset": "**all**", **tot.row()})
     checks = self_checks(verifier)
     verifier.close()
-    md = markdown(table, checks, skipped) + "\n" + speed_line(totals) + probe_table(args)
+    loads = (load_before, os.getloadavg()[0])
+    md = markdown(table, checks, skipped) + "\n" + speed_line(totals, loads) + probe_table(args)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(md)
     print(md)

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import PooledVerifier, Verifier
-from rlvr.verifiers.math.extract import match_brace
+from rlvr.verifiers.math.boxes import match_brace
 from rlvr.verifiers.registry import VerifierSpec
 
 __all__ = ["FormatReward", "boxed_contents", "format_score", "last_boxed"]

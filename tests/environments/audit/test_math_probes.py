@@ -150,6 +150,26 @@ def test_plain_expressions_get_plus_one() -> None:
     assert _boxed(probe.response)[0] == "\\left(3\\sqrt{2}\\right)+1"
 
 
+_SHOWN = {"minus-outside": lambda g: -g, "difference-outside": lambda g: 1 - g, "square-outside": lambda g: g * g,
+          "reciprocal-outside": lambda g: 1 / g, "root-outside": sympy.sqrt, "factorial-outside": sympy.factorial}
+
+
+@pytest.mark.parametrize("gold", NUMERIC_GOLDS)
+def test_glued_operators_change_the_value_shown(gold: str) -> None:
+    """Each `glued` probe shows another value than its box's (issue 31); a bound shows no value at all."""
+    probes = [p for p in math_probes(gold) if p.family == "glued"]
+    value = _value(gold)
+    assert "bound-outside" in {p.name for p in probes}
+    assert {name for name, shown in _SHOWN.items() if name in ("minus-outside", "difference-outside", "square-outside")
+            and shown(value) != value} <= {p.name for p in probes}  # every operator that changes this value
+    for probe in probes:
+        assert _value(_boxed(probe.response)[0]) == value, probe.response  # the box holds the gold ...
+        if probe.name in _SHOWN:
+            assert _SHOWN[probe.name](value) != value, (probe.name, gold)  # ... the response shows another value
+    controls = {p.name for p in math_probes(gold) if p.control}
+    assert {"label-outside", "bullet-outside"} <= controls
+
+
 def test_probes_are_unique() -> None:
     responses = [p.response for p in math_probes("0.5")]  # minus-one and sign are both -0.5
     assert len(responses) == len(set(responses))

@@ -47,7 +47,7 @@ def test_a_weak_verifier_has_every_wrong_probe_as_a_false_pass() -> None:
     assert report.domain == "math" and report.n == 4
     assert report.tried > 40 and report.false_passes == report.tried
     assert report.controls_failed == 0 and report.controls.tried >= 8
-    assert set(report.families) == {"value", "suffix", "hedge", "injection"}
+    assert set(report.families) == {"value", "suffix", "hedge", "injection", "glued"}
     example = report.families["value"].examples[0]
     assert set(example) == {"task_id", "family", "probe", "response", "status", "reward", "detail"}
     assert example["status"] == "correct" and len(report.families["value"].examples) == 5

@@ -6,6 +6,8 @@ counts as not correct). `benchmarks/math_probe.py` runs every table through rlvr
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -14,6 +16,9 @@ from rlvr.verifiers.math import MathConfig
 from rlvr.verifiers.math.score import score_math
 
 CONFIG = MathConfig(scoring="inline")
+# The shared math data (`../shared/data/math` beside the checkout); RLVR_SHARED_DATA names another `data` folder
+# (a git worktree elsewhere). Tests that read it skip when it is absent.
+DATA = Path(os.environ.get("RLVR_SHARED_DATA") or Path(__file__).resolve().parents[4] / "shared" / "data") / "math"
 
 
 class Case(NamedTuple):

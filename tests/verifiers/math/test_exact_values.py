@@ -34,7 +34,9 @@ CASES = [
     Case("pi-power-plus-small", r"\pi^{20}", r"\boxed{\pi^{20}+\frac{1}{10^{6}}}", "incorrect"),
     Case("pi-approximation", r"\pi", r"\boxed{3.14159}", "incorrect"),
     Case("pi-decimal-within-tolerance", r"\pi", r"\boxed{3.14159265358979}", "correct"),  # decimals: rel_tol
-    Case("third-as-rounded-decimal", r"\frac{1}{3}", r"\boxed{0.333333333333}", "incorrect"),
+    # issue 31 item 7: the decimal rule of `\pi` holds for a fraction too (12 correctly rounded digits pass)
+    Case("third-as-rounded-decimal", r"\frac{1}{3}", r"\boxed{0.333333333333}", "correct"),
+    Case("third-as-short-decimal", r"\frac{1}{3}", r"\boxed{0.333333}", "incorrect"),
     Case("power-ratio", "2", r"\boxed{\frac{2^{100}}{2^{99}}}", "correct"),
     Case("root-forms", r"\frac{\sqrt{2}}{2}", r"\boxed{\frac{1}{\sqrt{2}}}", "correct"),
     Case("root-simplified", r"2\sqrt{2}", r"\boxed{\sqrt{8}}", "correct"),

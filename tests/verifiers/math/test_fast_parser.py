@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 from typing import Any
 
 import pytest
 import sympy
+from _math_probe import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from latex2sympy2_extended import latex2sympy
@@ -18,8 +18,6 @@ from rlvr.verifiers.math.extract import extract_answer
 from rlvr.verifiers.math.fastparse import fast_parse
 from rlvr.verifiers.math.normalize import normalize_answer, split_top_level
 from rlvr.verifiers.math.parse import _L2S_CONVERSION, _L2S_NORMALIZATION
-
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "math"
 
 
 def _grammar(s: str) -> Any:

@@ -235,19 +235,30 @@ CONTROLS = [
 ]
 
 
-# Still open: a second answer stated without an answer phrase ("I think it is 3, and so \\boxed{5}", "Options B and
-# C are both correct: \\boxed{B}") is not recognised as one.
-OPEN = {"rt-hedge-46", "rt-choice-32"}
+# A value stated in prose right before the answer and leading to it, and several choices called right on the
+# answer's line (issue 31 closed the two "open" prose hedges rt-hedge-46 and rt-choice-32: `hedges.prose_rivals`).
+PROSE = [
+    Case("it-is-then-so", "5", "It's 3, so \\boxed{5}", "incorrect"),
+    Case("it-is-math-therefore-answer", "5", "I believe it is $3$, therefore the answer is \\boxed{5}", "incorrect"),
+    Case("must-be-hence", "5", "It must be 3, hence \\boxed{5}", "incorrect"),
+    Case("it-is-after-other-work", "5", "x is 2 and it is 3, and so \\boxed{5}.", "incorrect"),
+    Case("several-options-then-one", "B", "Options B and C are both correct, but B is better: \\boxed{B}", "incorrect"),
+    Case("both-letters-correct", "B", "Both B and D are correct. \\boxed{B}", "incorrect"),
+    Case("choices-could-work", "B", "Choices (B) and (C) could both work: \\boxed{B}", "incorrect"),
+    Case("it-is-same-value", "5", "It is 5, and so \\boxed{5}.", "correct"),
+    Case("it-is-equal-form", "\\frac12", "It is 0.5, so \\boxed{\\frac12}", "correct"),
+    Case("work-then-so", "5", "Adding 2 to it, we get 3 + 2, so \\boxed{5}", "correct"),
+    Case("other-quantity-then-so", "5", "The remainder is 3, so the total is \\boxed{5}", "correct"),
+    Case("it-is-more-than", "5", "It is 3 more than 2, so \\boxed{5}", "correct"),
+    Case("other-options-not-correct", "B", "Options A and C are not correct, so \\boxed{B}", "correct"),
+    Case("other-options-incorrect", "B", "Options A and C are incorrect: \\boxed{B}", "correct"),
+    Case("other-options-wrong", "B", "Options A, C and D are wrong: \\boxed{B}", "correct"),
+    Case("points-not-options", "B", "Points A and B are both on the circle, so \\boxed{B}", "correct"),
+]
 
 
 def _cases() -> list[object]:
-    out = []
-    for p in params(RED_TEAM + RED_TEAM_INJECTION + RED_TEAM_CHOICE + VARIANTS + CONTROLS):
-        case = p.values[0]  # type: ignore[attr-defined]
-        if case.id in OPEN:
-            p = pytest.param(case, id=case.id, marks=pytest.mark.xfail(strict=True, reason="open: prose hedge"))
-        out.append(p)
-    return out
+    return params(RED_TEAM + RED_TEAM_INJECTION + RED_TEAM_CHOICE + VARIANTS + CONTROLS + PROSE)
 
 
 @pytest.mark.parametrize("case", _cases())

@@ -10,9 +10,12 @@ Families (each probe's response is a whole model response, scored against the go
   (`\boxed{(B) (C)}`), the gold only inside a `<think>` block.
 - `injection`: a wrong answer with text aimed at the grader ("This answer is correct.", the
   gold quoted in a `\boxed{}` that is not the answer).
+- `glued`: the gold boxed with an operator glued outside the box that changes the value shown
+  (`-\boxed{G}`, `\frac{1}{\boxed{G}}`, `\boxed{G}^2`, `\sqrt{\boxed{G}}`, `1-\boxed{G}`, `\boxed{G}!`,
+  `x < \boxed{G}`; issue 31), each only where the shown value differs from G.
 - `control` (control probes): the gold boxed, stated in words, in an equal form (`\frac{1}{2}`
   / `0.5` / `1/2`, `18.0`, `70,000`), labelled pairs reordered, a trial answer in `<think>`
-  followed by the right final answer.
+  followed by the right final answer, a label or a list bullet outside the box (`x = \boxed{G}`).
 
 Every value mutation is decided on exact rationals (`fractions.Fraction`), so a mutated value
 differs from the gold's by construction (the sign is never flipped on 0, nor is 0 multiplied).
@@ -219,6 +222,23 @@ def _number_probes(text: str) -> list[Probe]:
     return probes
 
 
+def _glued_probes(text: str, value: Fraction) -> list[Probe]:
+    r"""An operator glued outside `\boxed{G}` (wrong wherever the value shown is not G), and harmless neighbours."""
+    shown = [("minus-outside", f"-\\boxed{{{text}}}", -value),
+             ("difference-outside", f"1-\\boxed{{{text}}}", 1 - value),
+             ("square-outside", f"\\boxed{{{text}}}^2", value * value),
+             ("bound-outside", f"x < \\boxed{{{text}}}", None)]
+    if value != 0:
+        shown.append(("reciprocal-outside", f"\\frac{{1}}{{\\boxed{{{text}}}}}", 1 / value))
+    if value > 1:
+        shown.append(("root-outside", f"\\sqrt{{\\boxed{{{text}}}}}", None))  # sqrt(G) != G for G > 1
+    if value.denominator == 1 and value > 2:
+        shown.append(("factorial-outside", f"\\boxed{{{text}}}!", None))  # G! > G for G > 2
+    return [*(Probe("glued", name, f"The final answer is ${answer}$.") for name, answer, v in shown if v != value),
+            Probe("control", "label-outside", f"So $x = \\boxed{{{text}}}$.", control=True),
+            Probe("control", "bullet-outside", f"Answer:\n- $\\boxed{{{text}}}$", control=True)]
+
+
 def _choice_probes(letter: str) -> list[Probe]:
     other = "B" if letter != "B" else "C"
     others = [c for c in "ABCD" if c != letter]
@@ -314,6 +334,8 @@ def _probes(text: str) -> list[Probe]:
     probes = [Probe("value", name, _boxed(answer)) for name, answer in wrong]
     probes += [Probe("control", name, _boxed(answer), control=True) for name, answer in equal]
     probes += _number_probes(text)
+    number = parse_number(text)
+    probes += _glued_probes(text, number[0]) if number is not None else []
     probes += [Probe("control", "boxed-gold", _boxed(text), control=True),
                Probe("control", "stated-gold", f"So the answer is ${text}$.\n\n**Final Answer:** $\\boxed{{{text}}}$",
                      control=True)]

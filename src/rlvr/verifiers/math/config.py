@@ -23,6 +23,9 @@ class MathConfig(VerifierConfig):
       "Answer:" (also ``答案是``/``答案：``). After a marker the first complete answer expression is
       taken, cut at a clause boundary (" because", " since", ", which", a worded parenthetical,
       ". "), never a later number of the same sentence.
+    - Boxes: an operator glued outside the box changes the value the response shows (``-\boxed{5}``,
+      ``\boxed{5}^2``, ``\frac{1}{\boxed{5}}``, ``x < \boxed{5}``), so such a response is incorrect even when
+      the shown value is the gold (`outside`); a percent sign after the box belongs to the answer.
     - Reference solutions: boxes joined by "or" / "equivalently" / "i.e." are alternative forms of
       one answer (a prediction equal to any is correct); boxes joined by "and" or commas are one
       multi-part answer.
@@ -40,8 +43,15 @@ class MathConfig(VerifierConfig):
     - Labels: ``x=1, y=2`` equals ``y=2, x=1`` and ``(x,y)=(1,2)`` but not ``x=2, y=1``; a value under
       another name (``y=3`` for gold ``x=3``) is incorrect.
     - Exactness: exact forms (integers, fractions, factorials, powers, roots, constants) compare
-      without tolerance however large; `rel_tol`/`abs_tol` apply to decimals, which must also agree
-      within half a unit of their last written digit.
+      without tolerance however large. One decimal rule for every exact gold (``\frac{1}{3}`` as well as
+      ``\pi``): a decimal equals it when it is the value correctly rounded to its written places (or
+      Python's ``repr`` of the nearest double) and within `rel_tol`; at the default `rel_tol` that is
+      any correctly rounded decimal of 10 or more significant digits (``0.3333333333``), never a short
+      rounding (``0.33``) or a truncation (``0.6666666666``); `float_rounding` (or a larger `rel_tol`)
+      admits shorter roundings.
+    - Chinese (and Japanese/Korean counters): a sentence without Latin letters is prose (its last number is
+      read, unless words deny, bound or retract it: ``不是300``, ``超过300``, ``300不对``); a measure word after
+      a number is a unit (``300分钟``, ``3页``, `cjk`); 万 and 亿 multiply (``300万`` is 3,000,000).
     - Magnitudes: thousand/million/billion/trillion and a ``k`` suffix multiply; ``\mathrm{i}`` is
       the imaginary unit; Unicode minus signs, superscripts and vulgar fractions are read as math.
     """
@@ -71,7 +81,8 @@ class MathConfig(VerifierConfig):
         description="'strip': drop trailing unit words/LaTeX \\text{} units before comparing (MATH convention); "
         "'strict': units must match.",
     )
-    rel_tol: float = Field(default=1e-9, ge=0, description="Relative tolerance for numeric equality.")
+    rel_tol: float = Field(default=1e-9, ge=0, description="Relative tolerance for numeric equality (decimals against "
+                           "exact values: see 'Exactness'; 1e-9 is the default of Python's math.isclose).")
     abs_tol: float = Field(default=1e-9, ge=0, description="Absolute tolerance for numeric equality.")
     float_rounding: int | None = Field(
         default=None,

@@ -14,7 +14,10 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from rlvr.verifiers.math.words import number_from_words
+from rlvr.verifiers.math.cjk import CJK_UNIT_KEYS
+from rlvr.verifiers.math.cjk import magnitude as cjk_magnitude
+from rlvr.verifiers.math.cjk import quantity as cjk_quantity
+from rlvr.verifiers.math.words import APPROXIMATE_LEAD_RE, number_from_words
 
 __all__ = ["Normalized", "join_digit_groups", "normalize_answer", "normalize_unicode", "split_top_level", "unit_key"]
 
@@ -30,6 +33,7 @@ class Normalized:
 
 _SPACING_RE = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|displaystyle|textstyle)(?![a-zA-Z])|\\[!,;:]")
 _QUAD_RE = re.compile(r"\\q?quad|~|(?<!\\)\\ ")
+_ONE_CHARACTER_GROUP_RE = re.compile(r"(?<!\\)([_^])\{\s*([A-Za-z0-9])\s*\}")
 _FRAC_RE = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
 _TEXTCMD_RE = re.compile(
     r"\\(?:textbf|textit|textrm|textnormal|textsf|texttt|mathrm|mathbf|mathit|mathsf|mbox|operatorname|text)\s*\{"
@@ -51,7 +55,7 @@ _REL_REPLACEMENTS = (
     (re.compile(r"\\(?:neq|ne)(?![a-zA-Z])|≠|!="), r"\\neq "),
     (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
     (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
-    (re.compile(r"\\infinity|(?<![\\a-zA-Z])infinity|∞"), r"\\infty "),
+    (re.compile(r"\\infinity|(?<![\\a-zA-Z])(?:infinity|oo)(?![a-zA-Z])|∞"), r"\\infty "),  # `oo`: sympy's name
     (re.compile(r"\\mathrm\{e\}|\\text\{e\}"), "e"),
     (re.compile(r"\\(?:dots|ldots|cdots)(?![a-zA-Z])"), r"\\ldots "),
     (re.compile(r"√"), r"\\sqrt"),
@@ -63,8 +67,11 @@ _REL_REPLACEMENTS = (
 )
 # A zero term added to a matrix (`\begin{pmatrix}..\end{pmatrix} + 0`): sympy cannot add a scalar to a matrix.
 _MATRIX_ZERO_RE = re.compile(r"(?<=matrix\})\s*[+-]\s*0(?![\d.])\s*$|^\s*0\s*\+\s*(?=\\begin\{[a-zA-Z]*matrix\})")
+# "and"/"or" between answers; also glued to a value and the next label (`x=2orx=-2`, `a=1andb=2`).
 _CONNECTIVE_RE = re.compile(
-    r"\s*(?:\\text\{\s*(?:and|or|,)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z]))\s*", re.IGNORECASE
+    r"\s*(?:\\text\{\s*(?:and|or|,)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z])"
+    r"|(?<=[\d)}\]])(?:and|or)(?=[a-zA-Z](?:_\{?\w+\}?)?(?:\([^()=]{1,20}\))?\s*=))\s*",
+    re.IGNORECASE,
 )
 # Unit words after a number (Minerva's `normalize_final_answer` list, abridged, and common model outputs).
 # Single letters (m, g, s, ...) are units only inside `\text{}`: a bare `5 x`, `2 n`, `5 i` keeps its variable.
@@ -123,6 +130,7 @@ _MINUS_RE = re.compile(
 )
 _SUPERSCRIPTS = {"⁰": "0", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5", "⁶": "6", "⁷": "7", "⁸": "8", "⁹": "9",
                  "⁻": "-", "⁺": "+", "ⁿ": "n"}
+_FULL_WIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
 _SUPERSCRIPT_RE = re.compile("[" + "".join(_SUPERSCRIPTS) + "]+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅖": (2, 5), "⅗": (3, 5),
            "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅐": (1, 7), "⅛": (1, 8), "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8),
@@ -134,11 +142,12 @@ def normalize_unicode(s: str) -> str:
     r"""Unicode math as LaTeX.
 
     Minus signs (U+2212; U+2010-2013, U+02D7, U+2043, U+2796, U+208B, U+207B before a number) -> `-`;
-    superscripts `x²`, `10⁻³` -> `x^{2}`, `10^{-3}`; vulgar fractions `½`, `2¾` -> `\frac{1}{2}`, `(2+\frac{3}{4})`.
+    superscripts `x²`, `10⁻³` -> `x^{2}`, `10^{-3}`; vulgar fractions `½`, `2¾` -> `\frac{1}{2}`, `(2+\frac{3}{4})`;
+    full-width digits `３００` -> `300`.
     """
     if s.isascii():
         return s
-    s = _MINUS_RE.sub("-", s)
+    s = _MINUS_RE.sub("-", s).translate(_FULL_WIDTH_DIGITS)
     s = _SUPERSCRIPT_RE.sub(lambda m: "^{" + "".join(_SUPERSCRIPTS[c] for c in m.group(0)) + "}", s)
 
     def vulgar(m: re.Match[str]) -> str:
@@ -237,6 +246,23 @@ def _unwrap_text_commands(s: str) -> str:
     return _TEXTCMD_RE.sub(r"\\text{", s)
 
 
+def _strip_grouping(s: str) -> str:
+    r"""`{2,5}` -> `2,5`: braces around the whole answer are LaTeX grouping (shown as nothing), not a set `\{2,5\}`."""
+    while len(s) > 2 and s[0] == "{" and s[-1] == "}" and _closes_at_end(s):
+        s = s[1:-1].strip()
+    return s
+
+
+def _closes_at_end(s: str) -> bool:
+    """True when the brace opening `s` closes at its last character."""
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += 1 if ch == "{" else -1 if ch == "}" else 0
+        if depth == 0:
+            return i == len(s) - 1
+    return False
+
+
 def _strip_outer_text(s: str) -> str:
     r"""`\text{(B)}` -> `(B)`: drop a `\text{}` wrapping the whole answer."""
     m = re.fullmatch(r"\\text\{(.*)\}", s, re.DOTALL)
@@ -278,6 +304,9 @@ _UNIT_POWER_RE = re.compile(r"\^\s*(\d)\s*$")
 
 def unit_key(unit: str) -> str | None:
     r"""What a stripped unit measures, as `name^power` (`\text{ sq cm}` -> `cm^2`); None: not a measurement unit."""
+    if unit in CJK_UNIT_KEYS:
+        named = CJK_UNIT_KEYS[unit]
+        return named if "^" in named else f"{named}^1"
     s = re.sub(r"\\text\s*\{|[{}]", " ", unit).replace("²", "^2").replace("³", "^3")
     m = _UNIT_POWER_RE.search(s)
     power = int(m.group(1)) if m else 1
@@ -311,6 +340,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
         percent sign and unit removed and recorded.
     """
     s = normalize_unicode(raw.strip())
+    s = APPROXIMATE_LEAD_RE.sub("", s, count=1) if APPROXIMATE_LEAD_RE.match(s) else s  # `\approx 5`, `约300`
     worded = number_from_words(s)
     if worded is not None:  # "five", "twenty-one", "two hundred": the number
         s = worded
@@ -320,6 +350,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     s = _SPACING_RE.sub("", s)
     s = _QUAD_RE.sub(" ", s)
     s = _FRAC_RE.sub(r"\\frac", s)
+    s = _ONE_CHARACTER_GROUP_RE.sub(r"\1\2", s)  # `a_{2}` is `a_2`, `x^{2}` is `x^2`: one name, one power
     s = _unwrap_text_commands(s)
     s = _text_letters(s)
     s = _repeating_decimals(s)
@@ -335,7 +366,7 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
     m = _PERCENT_RE.search(s)
     if m and m.start() > 0:
         percent, s = True, s[: m.start()].strip()
-    s = _apply_magnitude(s)
+    s = cjk_magnitude(_apply_magnitude(s))
     unit = ""
     if strip_units:
         if _DEGREE_RE.search(s):
@@ -347,7 +378,10 @@ def normalize_answer(raw: str, *, strip_units: bool = True) -> Normalized:
         m = _NUMBER_WORDS_RE.match(s)
         if m:  # "12 tomatoes", "20 workers": a number followed only by words
             s, unit = m.group(1), (unit or m.group(2))
-    s = _strip_outer_text(s)
+        counted = cjk_quantity(s)
+        if counted:  # `300分钟`, `3页`, `3个苹果`
+            s, unit = counted[0], (unit or counted[1])
+    s = _strip_grouping(_strip_outer_text(s))
     s = _fix_numbers(s)
     s = re.sub(r"\s+", " ", s).strip()
     return Normalized(s, percent, unit)
@@ -362,6 +396,8 @@ def split_top_level(s: str, seps: str = ",;") -> list[str]:
 
     Escaped braces (`\{`) count as brackets; `\\` row separators are left alone.
     """
+    if not any(sep in s for sep in seps):
+        return [s.strip()]
     parts: list[str] = []
     depth = 0
     env = 0

@@ -15,7 +15,9 @@ import time
 from rlvr.core.types import Verdict
 from rlvr.verifiers.math.config import MathConfig
 from rlvr.verifiers.math.equivalence import check_equivalence
-from rlvr.verifiers.math.extract import extract_answer, extract_reference, final_part
+from rlvr.verifiers.math.extract import extract_answer, extract_reference
+from rlvr.verifiers.math.markers import Extraction
+from rlvr.verifiers.math.reasoning import final_part
 
 __all__ = ["score_math"]
 
@@ -35,12 +37,40 @@ def _input_problem(response: object, reference: object) -> str | None:
     return None
 
 
+# Final answers, written differently from the chosen one, that a response may state before it counts as a hedge
+# without comparing them (each comparison may parse and evaluate): a response restating its answer 16 ways is rare.
+_MAX_STATEMENTS = 16
+
+
 def _same_answer(a: str, b: str, config: MathConfig) -> bool:
     r"""Two final answers of one response are the same answer when either reads as the other.
 
     `(b,c)=(6,5)` then `\boxed{(6,5)}`: the tuple assignment names the order of its own tuple.
     """
     return check_equivalence(a, b, config).equal or check_equivalence(b, a, config).equal
+
+
+def _not_the_answer(pred: Extraction, config: MathConfig) -> str | None:
+    r"""Why the extracted answer is not the response's one answer, or None when it is.
+
+    An operator glued outside its box (`-\boxed{5}`: the response shows another value), more than
+    `_MAX_STATEMENTS` other final answers written differently, another final answer that differs
+    (`\boxed{204}` then "Final Answer: 203") or an answer hidden from the reader that differs.
+    """
+    if pred.outside:
+        return (f"the box holds {pred.text!r} but {pred.outside!r} written outside it changes the value the response "
+                "shows")
+    if len(pred.rivals) + len(pred.hidden) > _MAX_STATEMENTS:  # each would be compared: a bound on the work
+        return (f"{len(pred.rivals) + len(pred.hidden)} other final answers written differently from {pred.text!r} "
+                f"(more than {_MAX_STATEMENTS}: a hedge)")
+    hedge = next((r for r in pred.rivals if not _same_answer(pred.text, r, config)), None)
+    if hedge is not None:
+        return f"two different final answers {hedge!r} and {pred.text!r}"
+    hidden = next((h for h in pred.hidden if not _same_answer(pred.text, h, config)), None)
+    if hidden is not None:
+        return (f"an answer hidden from the reader ({hidden!r}: \\phantom, white text, a comment) differs from "
+                f"{pred.text!r}")
+    return None
 
 
 def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
@@ -86,15 +116,11 @@ def score_math(config: MathConfig, response: str, reference: str) -> Verdict:
             f"gold {gold.text!r}",
             elapsed_s=time.perf_counter() - start,
         )
-    hedge = next((r for r in pred.rivals if not _same_answer(pred.text, r, config)), None)
-    hidden = next((h for h in pred.hidden if not _same_answer(pred.text, h, config)), None)
-    if hedge is not None or hidden is not None:  # `\boxed{204}` then "Final Answer: 203": two final answers
-        why = (f"two different final answers {hedge!r} and {pred.text!r}" if hedge is not None else
-               f"an answer hidden from the reader ({hidden!r}: \\phantom, white text, a comment) differs from "
-               f"{pred.text!r}")
+    unread = _not_the_answer(pred, config)
+    if unread is not None:
         return Verdict(status="incorrect", reward=config.incorrect_reward, components={"correct": 0.0},
                        extracted=pred.text, elapsed_s=time.perf_counter() - start,
-                       detail=f"{why} ({pred.source}); gold {gold.text!r}")
+                       detail=f"{unread} ({pred.source}); gold {gold.text!r}")
     result = check_equivalence(gold.text, pred.text, config)
     relation = "==" if result.equal else "!="
     detail = f"{pred.source} {result.pred!r} {relation} gold {result.gold!r} ({result.how})"

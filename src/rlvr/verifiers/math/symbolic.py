@@ -9,23 +9,40 @@ products are compared structurally and never evaluated.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sympy
-from mpmath import libmp
-from sympy.core.evalf import PrecisionExhausted
+from sympy.core.function import AppliedUndef
 from sympy.core.relational import Relational
 
 from rlvr.verifiers.math.config import MathConfig
+from rlvr.verifiers.math.exact import (
+    EXACT_POINTS,
+    beyond_bound,
+    closed_and_apart,
+    exact_point,
+    exact_rational,
+    exact_zero,
+    no_value,
+    substitute,
+    symbolic_exponent,
+    unbounded,
+    zero_at_point,
+)
+from rlvr.verifiers.math.parse import to_sympy
+from rlvr.verifiers.math.proofs import (
+    POINTS,
+    combines_to_zero,
+    evaluate,
+    expands_to_zero,
+    point,
+    simplified_zero,
+)
 
-__all__ = ["exact_zero", "sympy_equal"]
+__all__ = ["fingerprint", "sympy_equal"]
 
-# Evaluation points: positive and negative non-integers, integers and 0, so that `|x|`, `\sqrt{x^2}`,
-# `\max(x, 0)` differ from `x`, `\ln x` from `\ln|x|`, `\lfloor x\rfloor + 1` from `\lceil x\rceil` somewhere.
-# Points where either side is undefined (`x/|x|` at 0) are skipped; at least `_MIN_DEFINED` must remain.
-_POINTS = (0.7390851, 1.6180339, -2.3581321, 2.7182818, 0.0, 7.3890561, -0.8414709, 2.0, 17.320508, -5.4365636,
-           0.5772156, -3.0, 3.1415926, 5.0, 43.713714)
-_MIN_DEFINED = 6
+_MIN_DEFINED = 6  # evaluation points inside both domains that an expression comparison needs
 
 
 def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
@@ -37,7 +54,7 @@ def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
         return True  # (`srepr` costs milliseconds on a sum: only objects of one shape are printed)
     if _heavy(a) or _heavy(b):
         return False  # structural only: no evaluation of `(10^{10})!` or 10^6-term sums
-    a, b = _explicit(a), _explicit(b)
+    a, b = _opaque_calls(_explicit(a), _explicit(b))
     if a == b:
         return True
     if isinstance(a, sympy.MatrixBase) or isinstance(b, sympy.MatrixBase):
@@ -53,6 +70,40 @@ def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
     if isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr):
         return _expr_equal(a, b, cfg)
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def fingerprint(s: str) -> complex | None:
+    """The value of the answer `s` with its variables at fixed points (15 digits); None when it has none.
+
+    Only an order of tries for list items (`equivalence._unordered`): equal items have about the same value.
+    """
+    parsed = to_sympy(s) if len(s) <= 200 else None
+    if not isinstance(parsed, sympy.Expr) or _heavy(parsed):
+        return None
+    try:
+        parsed = _opaque_calls(parsed, parsed)[0]
+        value = sympy.N(substitute(parsed, {x: point(x.name, 0) for x in parsed.free_symbols}), 15)
+        return complex(value) if value.is_number else None
+    except Exception:  # no value at the point (a pole, an odd object): no fingerprint
+        return None
+
+
+def _opaque_calls(a: Any, b: Any) -> tuple[Any, Any]:
+    """Each call of an undefined function (`g(t)`, `f(x+1)`) as one variable of its own, on both sides alike.
+
+    An identity in those variables holds for every function (`5 - 4g(t)` is `-4g(t) + 5`); `5 - 3g(t)`
+    differs from `5 - 4g(t)` at the first point, where evaluating `g` itself would find no value at any
+    point and fall back to `simplify` (a quarter of a second). Calls with the same argument are one
+    variable (`g(2t)` and `g(t+t)` are sympy's one `g(2t)`); calls that are equal only after rewriting
+    their arguments are told apart (a false fail, never a false pass).
+    """
+    calls = {c for x in (a, b) if isinstance(x, sympy.Basic) for c in x.atoms(AppliedUndef)}
+    if not calls:
+        return a, b
+    names = {c: sympy.Symbol(f"{c}") for c in sorted(calls, key=str)}
+    return (a.xreplace(names) if isinstance(a, sympy.Basic) else a,
+            b.xreplace(names) if isinstance(b, sympy.Basic) else b)
 
 
 _HEAVY_LIMIT = 10**5
@@ -73,7 +124,15 @@ def _heavy(x: Any) -> bool:
 
 
 def _big(arg: Any) -> bool:
+    r"""True for an argument or bound past `_HEAVY_LIMIT`, or one with no value.
+
+    An argument with variables (`n!`, `(n-2)!`, `\binom{2n}{n}`) is big only when a number in it is:
+    the variables take small exact points (`EXACT_POINTS`), so `\frac{n!}{(n-2)!}` is evaluated and
+    equals `n(n-1)`, while `(10^{10} n)!` stays structural.
+    """
     try:
+        if isinstance(arg, sympy.Basic) and arg.free_symbols:
+            return any(abs(number) > _HEAVY_LIMIT for number in arg.atoms(sympy.Number))
         value = sympy.N(arg, 15)
         return not value.is_number or abs(value) > _HEAVY_LIMIT
     except Exception:  # an unevaluable bound counts as big
@@ -211,9 +270,9 @@ def _proportional(a: Any, b: Any, cfg: MathConfig, *, positive: bool) -> bool:
         return _exact_proportional(a, b, symbols, positive=positive)
     ratio: Any = None
     defined = 0
-    for k in range(len(_POINTS) if symbols else 1):
-        subs = {s: _point(s.name, k) for s in symbols}
-        va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
+    for k in range(len(POINTS) if symbols else 1):
+        subs = {s: point(s.name, k) for s in symbols}
+        va, vb = evaluate(substitute(a, subs)), evaluate(substitute(b, subs))
         if va is None or vb is None:
             continue  # outside either side's domain at this point
         defined += 1
@@ -241,13 +300,13 @@ def _exact_proportional(a: Any, b: Any, symbols: list[Any], *, positive: bool) -
     """
     ratio: Any = None
     defined = 0
-    for k in range(len(_EXACT_POINTS) if symbols else 1):
-        subs = {x: _exact_point(x.name, k) for x in symbols}
-        va, vb = a.subs(subs), b.subs(subs)
-        if _unbounded(va) or _unbounded(vb):
+    for k in range(len(EXACT_POINTS) if symbols else 1):
+        subs = {x: exact_point(x.name, k) for x in symbols}
+        va, vb = substitute(a, subs), substitute(b, subs)
+        if unbounded(va) or unbounded(vb):
             continue
         za, zb = exact_zero(va), exact_zero(vb)
-        if symbols and za is None and _no_value(va):
+        if symbols and za is None and no_value(va):
             continue  # the gold (`a`) has no value here
         if za is None or zb is None:
             return False  # undecided: not shown proportional
@@ -262,30 +321,10 @@ def _exact_proportional(a: Any, b: Any, symbols: list[Any], *, positive: bool) -
         if not exact_zero(sympy.Add(va, -ratio * vb, evaluate=False)):
             return False
     if defined < (_MIN_DEFINED if symbols else 1):
-        return _simplified_zero(a, b)
+        return simplified_zero(a, b)
     if ratio is None:
         return bool(a == b)
     return not positive or bool(sympy.re(sympy.N(ratio, 30)) > 0)
-
-
-def _point(name: str, k: int) -> sympy.Float:
-    """A fixed evaluation point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
-    h = sum((i + 1) * ord(c) for i, c in enumerate(name))
-    base = _POINTS[(k + h) % len(_POINTS)]
-    return sympy.Float(base if base == int(base) else base + (h % 97) / 101.0, 30)
-
-
-def _evaluate(expr: Any) -> Any:
-    """Evaluate a closed expression at 30 digits; None when it is not a finite number."""
-    try:
-        value = sympy.N(expr, 30)
-    except Exception:  # evaluation of odd objects (undefined functions, sets) fails many ways
-        return None
-    if not isinstance(value, sympy.Expr) or value.free_symbols or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        return None
-    if not value.is_number:
-        return None
-    return value
 
 
 def _close(a: Any, b: Any, cfg: MathConfig) -> bool:
@@ -299,26 +338,8 @@ def _close(a: Any, b: Any, cfg: MathConfig) -> bool:
     return bool(diff <= cfg.rel_tol * scale)
 
 
-def _exact_rational(x: Any) -> Any:
-    """The exact Rational value of a closed integer/fraction expression with small exponents, else None."""
-    if isinstance(x, sympy.Rational):
-        return x
-    if x.free_symbols or x.atoms(sympy.Float) or not all(
-        isinstance(n, (sympy.Add, sympy.Mul, sympy.Pow, sympy.Rational)) for n in sympy.preorder_traversal(x)
-    ):
-        return None
-    for node in x.atoms(sympy.Pow):
-        if not isinstance(node.exp, sympy.Integer) or abs(node.exp) > 4096 or not isinstance(node.base, sympy.Rational):
-            return None
-    try:
-        value = x.doit()
-    except (ZeroDivisionError, ValueError, TypeError):
-        return None
-    return value if isinstance(value, sympy.Rational) else None
-
-
 def _rounded_close(a: Any, b: Any, k: int) -> bool:
-    va, vb = _evaluate(a), _evaluate(b)
+    va, vb = evaluate(a), evaluate(b)
     if va is None or vb is None or not (va.is_real and vb.is_real):
         return False
     return bool(round(float(va), k) == round(float(vb), k))
@@ -331,7 +352,7 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     literal anywhere) never compare with a tolerance: `13!` is not 6227020801,
     `10^{10}\pi + 1` is not `10^{10}\pi`, `2^{n} + 10^{-12}` is not `2^{n}` (red team M2). With free
     symbols both sides are evaluated at exact rational points, variables in exponents included
-    (`e^{100x}`, `x^{x}`); a point where both sides exceed `10^{_MAX_MAGNITUDE}` (`2^{2^{n}}` at a
+    (`e^{100x}`, `x^{x}`); a point where both sides exceed `10^{20000}` (`2^{2^{n}}` at a
     large `n`) decides nothing, a point where only one does is a difference. Exact values too
     large to decide (`exact_zero` is None) are not equal. Fewer than `_MIN_DEFINED` points inside
     both domains: a bounded `simplify` of the difference decides. None only when a decimal is
@@ -339,7 +360,7 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     """
     if a.has(sympy.oo, -sympy.oo, sympy.zoo) or b.has(sympy.oo, -sympy.oo, sympy.zoo):
         return bool(a == b)
-    ra, rb = _exact_rational(a), _exact_rational(b)
+    ra, rb = exact_rational(a), exact_rational(b)
     if ra is not None and rb is not None:
         return bool(ra == rb)  # both exact: no tolerance (2^{100}+1 is not 2^{100})
     if a.atoms(sympy.Float) or b.atoms(sympy.Float):
@@ -348,23 +369,23 @@ def _exact_decision(a: Any, b: Any) -> bool | None:
     early = _before_points(a, b, symbols)
     if early is not None:
         return early
-    defined, towers = 0, bool(symbols) and _symbolic_exponent(a, b)
-    for k in range(len(_EXACT_POINTS) if symbols else 1):
-        subs = {x: _exact_point(x.name, k) for x in symbols}
-        sa, sb = a.subs(subs), b.subs(subs)
-        if symbols and (_unbounded(sa) or _unbounded(sb)):
+    defined, towers = 0, bool(symbols) and symbolic_exponent(a, b)
+    for k in range(len(EXACT_POINTS) if symbols else 1):
+        subs = {x: exact_point(x.name, k) for x in symbols}
+        sa, sb = substitute(a, subs), substitute(b, subs)
+        if symbols and (unbounded(sa) or unbounded(sb)):
             continue  # a point outside either side's domain (`x/|x|` at 0) decides nothing
-        huge = (_beyond_bound(sa), _beyond_bound(sb)) if towers else (False, False)
+        huge = (beyond_bound(sa), beyond_bound(sb)) if towers else (False, False)
         if all(huge):
             continue  # both sides beyond the size bound here (`2^{2^{n}}`): another point decides
-        zero = None if any(huge) else _zero_at_point(sa, sb)
-        if zero is None and symbols and _no_value(sa):
+        zero = None if any(huge) else zero_at_point(sa, sb)
+        if zero is None and symbols and no_value(sa):
             continue  # the gold (`a`) has no value here: a pole reached through unevaluated arithmetic (`1/(2-1*2)`)
         if not zero:
             return False  # nonzero, or too large to decide exactly: never a tolerance between exact forms
         defined += 1
     if symbols and defined < _MIN_DEFINED:
-        return _simplified_zero(a, b)  # too few points in both domains: an exact proof or not equal
+        return simplified_zero(a, b)  # too few points in both domains: an exact proof or not equal
     return True
 
 
@@ -372,216 +393,13 @@ def _before_points(a: Any, b: Any, symbols: list[Any]) -> bool | None:
     """`_exact_decision`'s answer when it needs no evaluation point, else None."""
     if len(symbols) > 8:
         return False
-    if _closed_and_apart(a, b, symbols):
+    if closed_and_apart(a, b, symbols):
         return False  # two closed values that differ: what the points would conclude, at a fraction of the cost
-    if _expands_to_zero(a, b):
+    if expands_to_zero(a, b):
         return True  # an identity (`\frac{\pi}{6} + k\pi` and `k\pi + \frac{\pi}{6}`): no point needed
+    if combines_to_zero(a, b):
+        return True  # a factorial or binomial identity (`\frac{n!}{(n-2)!}`, `n(n-1)`): no gamma at 400 digits
     return None
-
-
-def _closed_and_apart(a: Any, b: Any, symbols: list[Any]) -> bool:
-    """True when `a` and `b` are closed (no `symbols`) and their values, each to 15 digits, differ.
-
-    Each side is evaluated on its own with `evalf(strict=True)` (sympy controls the error, or raises), so a
-    relative gap over 1e-10 proves `a != b`: then `exact_zero(a - b)` is False or None (it works the
-    difference to 400+ digits), and no expansion can make `a - b` 0. False decides nothing. Not `a - b`
-    itself: an exact zero difference runs evalf to its bound before giving up (4-13 ms).
-    """
-    if symbols:
-        return False
-    try:
-        va, vb = a.evalf(15, strict=True), b.evalf(15, strict=True)
-        if not (_finite_number(va) and _finite_number(vb)):
-            return False
-        return bool(abs(va - vb) > 1e-10 * max(abs(va), abs(vb)))
-    except Exception:  # PrecisionExhausted included: decided the long way
-        return False
-
-
-def _finite_number(x: Any) -> bool:
-    return isinstance(x, sympy.Expr) and bool(x.is_number) and not x.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo)
-
-
-def _zero_at_point(sa: Any, sb: Any) -> bool | None:
-    """`exact_zero(sa - sb)`, with rational values (the common case) compared directly."""
-    ra, rb = _exact_rational(sa), _exact_rational(sb)
-    if ra is not None and rb is not None:
-        return bool(ra == rb)
-    return exact_zero(sympy.Add(sa, -sb, evaluate=False))
-
-
-_EXPAND_OPS = 60  # `expand` is tried on differences this small, with integer powers up to `_EXPAND_POWER`
-_EXPAND_POWER = 12
-
-
-def _expands_to_zero(a: Any, b: Any) -> bool:
-    """True when `expand(a - b)` is 0: an identity, so equal without evaluation (never a reason for "not equal").
-
-    Only for small expressions whose integer powers are small (`(x+1)^{1000}` is not expanded).
-    """
-    try:
-        if sympy.count_ops(a) + sympy.count_ops(b) > _EXPAND_OPS:
-            return False
-        for x in (a, b):
-            for node in x.atoms(sympy.Pow):
-                if node.exp.is_Integer and abs(int(node.exp)) > _EXPAND_POWER:
-                    return False
-                if node.exp.is_number and not node.exp.is_Rational:
-                    return False  # `2^{\sqrt 2}`: nothing to expand, and evaluation decides quickly
-        return bool(sympy.expand(a - b) == 0)
-    except Exception:  # expansion of odd objects fails many ways: no proof
-        return False
-
-
-def _simplified_zero(a: Any, b: Any) -> bool:
-    """True when `simplify(a - b)` is 0 (only for small expressions: `simplify` is unbounded in time)."""
-    if sympy.count_ops(a) + sympy.count_ops(b) > 80:
-        return False
-    return bool(sympy.simplify(a - b) == 0)
-
-
-def _no_value(x: Any) -> bool:
-    """True when the closed expression `x` has no finite value sympy can find a digit of (a pole, `0/0`)."""
-    try:
-        value = x.evalf(15, strict=True, maxn=_EXACT_DIGITS)
-    except Exception:  # PrecisionExhausted included
-        return True
-    return not isinstance(value, sympy.Expr) or not value.is_number or _unbounded(value)
-
-
-def _symbolic_exponent(*exprs: Any) -> bool:
-    return any(node.exp.free_symbols for x in exprs for node in x.atoms(sympy.Pow))
-
-
-def _beyond_bound(x: Any) -> bool:
-    """True when the closed value `x` is larger than `10^_MAX_MAGNITUDE` (not evaluated exactly)."""
-    try:
-        size = _magnitude(x)
-    except Exception:  # evaluation of odd objects fails many ways: not known to be huge
-        return False
-    return size is not None and size > _MAX_MAGNITUDE
-
-
-_EXACT_DIGITS = 400  # working precision bound past the magnitude of the sides, decimal digits
-_MAX_MAGNITUDE = 20_000  # exact values beyond 10^20000 are not evaluated (undecided)
-
-
-def exact_zero(d: Any) -> bool | None:
-    r"""Whether the closed exact expression `d` is zero, without tolerance.
-
-    sympy's `evalf(strict=True)` raises `PrecisionExhausted` when it cannot find one significant
-    digit of `d` at up to `_EXACT_DIGITS` digits past the magnitude of `d`'s terms plus the digits of
-    the numbers written in `d` (`_written_digits`: `\pi + 10^{-500}` is worked at 900+ digits, so a
-    tiny written term is found, never rounded away; the rule of thumb of Richardson's uniformity
-    conjecture, "How to recognize zero", J. Symb. Comput. 24, 1997: a nonzero expression written
-    with small numbers is not extremely small). Then `d` is 0 (to that many digits, a bound in
-    size, never a relative tolerance) provided each term of
-    `d` evaluates on its own; a term without a value (`\sin(10^{10^5})`, `\lfloor 10^{500}\pi\rfloor`)
-    leaves `d` undecided (None), which callers read as not equal. A value is a proof of a nonzero
-    difference. None: `d` is not a finite closed number, or evaluation failed or ran out.
-    """
-    if d == 0:
-        return True
-    if not isinstance(d, sympy.Expr) or d.free_symbols:
-        return None
-    try:
-        sizes = [_magnitude(t) for t in sympy.Add.make_args(d)]
-        if any(size is None for size in sizes):
-            return None
-        magnitude = max((size for size in sizes if size is not None), default=0)
-        digits = _EXACT_DIGITS + magnitude + _written_digits(d)
-        if magnitude > _MAX_MAGNITUDE or digits > _MAX_MAGNITUDE:
-            return None
-        value = d.evalf(15, strict=True, maxn=digits)
-    except PrecisionExhausted:
-        # No digit found, but that is a zero only when every term has a value of its own and those
-        # values cancel: `\sin(10^{10^5})` has none, and "unevaluable" must never read as "0".
-        total = _terms_sum(d, digits)
-        return None if total is None else bool(abs(total) <= sympy.Float(10, 30) ** (magnitude - digits + 10))
-    except Exception:  # evaluation of odd objects fails many ways: undecided
-        return None
-    if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
-        return None
-    return bool(value == 0)
-
-
-def _terms_sum(d: Any, digits: int) -> Any:
-    """The sum of the terms of `d`, each evaluated strictly to `digits` digits; None when one has no value."""
-    total = sympy.Float(0, digits)
-    try:
-        for term in sympy.Add.make_args(d):
-            value = term.evalf(digits, strict=True, maxn=digits)
-            if not isinstance(value, sympy.Expr) or not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo):
-                return None
-            total += value
-    except Exception:  # PrecisionExhausted included: a term without a value decides nothing
-        return None
-    return total
-
-
-def _unbounded(x: Any) -> bool:
-    """True when the closed value `x` is undefined or infinite (`1/0`, `log(0)`)."""
-    return bool(x.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo))
-
-
-def _written_digits(d: Any) -> int:
-    """Decimal digits of the numbers written in `d`, capped just past `_MAX_MAGNITUDE`.
-
-    Each rational's numerator and denominator, and `|n| * log10|b|` for a power `b^n` of a number
-    with a numeric exponent (`10^{-500}`: 500).
-    """
-    total = 0.0
-    for node in sympy.preorder_traversal(d):
-        if isinstance(node, sympy.Rational):
-            total += len(str(abs(node.p))) + (len(str(node.q)) if node.q != 1 else 0)
-        elif isinstance(node, sympy.Pow) and node.base.is_number and node.exp.is_number:
-            try:
-                base, exp = abs(node.base.evalf(5)), abs(node.exp.evalf(5))
-                total += float(exp) * abs(_log10(base)) if base != 0 else 0.0
-            except (TypeError, ValueError, OverflowError):  # no numeric value: its own digits count
-                continue
-        if not total < _MAX_MAGNITUDE:  # also NaN
-            return _MAX_MAGNITUDE + 1
-    return int(total) + 1
-
-
-def _magnitude(term: Any) -> int | None:
-    """Decimal digits of |term| (0 for small terms), None when it is not a finite number."""
-    value = sympy.N(term, 5)
-    if not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
-        return None
-    size = abs(value)
-    return 0 if size < 10 else int(_log10(size)) + 1
-
-
-_LN10 = libmp.mpf_log(libmp.from_int(10), 80)
-
-
-def _log10(x: Any) -> float:
-    """`log10(x)` of a positive sympy number as a float, with mpmath at 80 bits.
-
-    Not `sympy.log(x, 10)`: building that symbolic quotient costs about 80 microseconds a call, and these
-    logs only size a working precision (at an exact power of ten the two may differ by one digit).
-    """
-    return float(libmp.to_float(libmp.mpf_div(libmp.mpf_log(sympy.Float(x)._mpf_, 80), _LN10, 80)))
-
-
-# Exact points: small rationals (positive, negative, integers, 0) and one irrational, sqrt(2) + 1/3. With
-# rationals alone a term that vanishes at every one of them without being 0 was not seen: 471240 is a multiple of
-# every denominator, so `\sin(471240\pi x)` and `\lfloor 471240x\rfloor - 471240x` are 0 at all of them (red team,
-# third pass); at an irrational point they are not.
-_EXACT_POINTS: tuple[Any, ...] = (
-    *(sympy.Rational(n, d) for n, d in ((7, 5), (13, 8), (-7, 3), (29, 11), (0, 1), (37, 5), (-5, 9), (2, 1), (52, 3),
-                                        (-11, 4), (4, 7), (-3, 1), (22, 7), (5, 1), (43, 6))),
-    sympy.sqrt(2) + sympy.Rational(1, 3),
-)
-
-
-def _exact_point(name: str, k: int) -> Any:
-    """A small exact point for the symbol `name` at round `k` (distinct symbols, distinct values)."""
-    h = sum((i + 1) * ord(c) for i, c in enumerate(name))
-    base = _EXACT_POINTS[(k + h) % len(_EXACT_POINTS)]
-    return base if base.is_integer else base + sympy.Rational(h % 13, 17)
 
 
 def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
@@ -598,9 +416,9 @@ def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
     if not symbols and cfg.float_rounding is not None and _rounded_close(a, b, cfg.float_rounding):
         return True
     decided = 0
-    for k in range(len(_POINTS) if symbols else 1):
-        subs = {s: _point(s.name, k) for s in symbols}
-        va, vb = _evaluate(a.subs(subs)), _evaluate(b.subs(subs))
+    for k in range(len(POINTS) if symbols else 1):
+        subs = {s: point(s.name, k) for s in symbols}
+        va, vb = evaluate(substitute(a, subs)), evaluate(substitute(b, subs))
         if va is None or vb is None:
             continue  # outside either side's domain at this point
         if not _close(va, vb, cfg):
@@ -610,4 +428,4 @@ def _expr_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
             return True
     if symbols and decided >= _MIN_DEFINED:
         return True
-    return _simplified_zero(a, b)
+    return simplified_zero(a, b)

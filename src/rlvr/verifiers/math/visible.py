@@ -347,27 +347,43 @@ _NEEDLES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 def _spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every hidden piece, possibly overlapping."""
     spans: list[tuple[int, int]] = []
-    for pattern in (_PHANTOM_RE, _STRUCK_CMD_RE):
-        spans += [(m.start(), _group_end(text, m.end())) for m in pattern.finditer(text)]
-    spans += [(m.start(), m.end()) for m in _STRUCK_RE.finditer(text)]
-    for m in _TEXTCOLOR_RE.finditer(text):
-        if is_light(m.group(1) or "", m.group(2)):
-            spans.append((m.start(), _group_end(text, m.end())))
-    switch_end = -1
-    for m in _COLOR_SWITCH_RE.finditer(text):
-        if m.start() >= switch_end and is_light(m.group(1) or "", m.group(2)):
-            switch_end = _enclosing_end(text, m.end())  # a later switch in the same group is inside this piece
-            spans.append((m.start(), switch_end))
-    for m in _TEXT_BOX_RE.finditer(text):
-        end = _group_end(text, m.end())
-        if _BOX_WORD_RE.search(text, m.end(), end):
-            spans.append((m.start(), end))  # `\text{\boxed{5}}` shows the characters, not a box
+    latex = "\\" in text
+    if latex:
+        for pattern in (_PHANTOM_RE, _STRUCK_CMD_RE):
+            spans += [(m.start(), _group_end(text, m.end())) for m in pattern.finditer(text)]
+    if "~~" in text or "<" in text:
+        spans += [(m.start(), m.end()) for m in _STRUCK_RE.finditer(text)]
+    if "\\color" in text or "\\textcolor" in text:
+        spans += _colour_spans(text)
+    if "\\boxed" in text or "\\fbox" in text:
+        spans += _boxes_in_text(text)
     for pattern, needles in _NEEDLES:
         if any(map(text.__contains__, needles)):
             spans += [(m.start(), m.end()) for m in pattern.finditer(text)]
     if "<" in text:
         spans += _html_spans(text)
-    spans += _latex_size_spans(text)
+    return spans + _latex_size_spans(text) if latex else spans
+
+
+def _boxes_in_text(text: str) -> list[tuple[int, int]]:
+    r"""`\text{\boxed{5}}`: shows the characters, not a box."""
+    spans: list[tuple[int, int]] = []
+    for m in _TEXT_BOX_RE.finditer(text):
+        end = _group_end(text, m.end())
+        if _BOX_WORD_RE.search(text, m.end(), end):
+            spans.append((m.start(), end))
+    return spans
+
+
+def _colour_spans(text: str) -> list[tuple[int, int]]:
+    r"""Light `\textcolor{white}{..}` arguments and `\color{white}` switches (the rest of their group)."""
+    spans = [(m.start(), _group_end(text, m.end())) for m in _TEXTCOLOR_RE.finditer(text)
+             if is_light(m.group(1) or "", m.group(2))]
+    switch_end = -1
+    for m in _COLOR_SWITCH_RE.finditer(text):
+        if m.start() >= switch_end and is_light(m.group(1) or "", m.group(2)):
+            switch_end = _enclosing_end(text, m.end())
+            spans.append((m.start(), switch_end))
     return spans
 
 
