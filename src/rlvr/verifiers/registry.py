@@ -26,6 +26,7 @@ VERIFIERS: dict[str, str] = {
     "terminal": "rlvr.verifiers.terminal:TerminalVerifier",
     "judge": "rlvr.verifiers.judge:JudgeVerifier",
     "ruler": "rlvr.verifiers.judge:RulerVerifier",
+    "state": "rlvr.verifiers.state:StateVerifier",
 }
 """Built-in verifier names → `"module:Class"`. SQL and code verifiers register here when they land."""
 
