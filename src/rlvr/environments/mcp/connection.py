@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import time
 from collections.abc import AsyncIterator
@@ -349,6 +350,8 @@ class MCPConnection:
         python = LocalSandbox(config.model_copy(update={"pool_size": 0})).python
         if spec.packages:
             site = sandbox_site_path(tuple(spec.packages), python)
+            for path in site:
+                _byte_compiled(path)
             config = config.model_copy(update={"python_path": (*config.python_path, *site)})
         box = LocalSandbox(config.model_copy(update={"pool_size": 0}))
         argv = [a.replace("{python}", box.python) for a in spec.command]
@@ -413,6 +416,20 @@ class MCPConnection:
     def _stderr_note(self) -> str:
         tail = self.stderr_tail.strip()
         return f"; its stderr ends: {tail[-600:]}" if tail else ""
+
+
+@functools.lru_cache(maxsize=32)
+def _byte_compiled(site: str) -> None:
+    """Byte-compile a package directory a sandboxed server imports from, once per process.
+
+    The sandbox cannot write `__pycache__` (read-only mounts, `PYTHONDONTWRITEBYTECODE`), so without
+    this every server start compiles its imports again (the MCP SDK, pydantic, ...: seconds of CPU).
+    A directory this process cannot write is left as it is.
+    """
+    import compileall
+
+    with contextlib.suppress(OSError):
+        compileall.compile_dir(site, quiet=2, workers=1)
 
 
 def _clip(line: bytes, n: int = 80) -> str:
