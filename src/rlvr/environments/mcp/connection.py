@@ -316,8 +316,10 @@ class MCPConnection:
         assert proc is not None and proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdout = asyncio.StreamReader(limit=self.max_message_bytes)
         stderr = asyncio.StreamReader(limit=1 << 16)
-        pipes = [(await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout), proc.stdout))[0],
-                 (await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr), proc.stderr))[0]]
+        pipes: list[asyncio.BaseTransport] = []
+        for reader, pipe in ((stdout, proc.stdout), (stderr, proc.stderr)):
+            protocol_factory = functools.partial(asyncio.StreamReaderProtocol, reader)
+            pipes.append((await loop.connect_read_pipe(protocol_factory, pipe))[0])
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, proc.stdin)
         pipes.append(transport)
         stdin = asyncio.StreamWriter(transport, protocol, None, loop)

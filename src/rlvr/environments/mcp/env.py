@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rlvr.core.errors import BackendError, ConfigError, DataError
@@ -326,8 +327,8 @@ class MCPToolEnv(ToolEnv):
             return "the episode has no server session"
         answer = ToolEnv.final_response(self)
         try:
-            state = await asyncio.wait_for(self.state_check(ToolCaller(connection, self.call_timeout_s), self.task,
-                                                            answer), self.state_timeout_s)
+            check = self.state_check(ToolCaller(connection, self.call_timeout_s), self.task, answer)
+            state: object = await asyncio.wait_for(check, self.state_timeout_s)
         except (TimeoutError, asyncio.TimeoutError):
             return f"no result within {self.state_timeout_s:g} s"
         except Exception as exc:  # the check's own bug or a failed read: never a score
@@ -389,11 +390,19 @@ def _run(coro: Awaitable[Any]) -> Any:
 
 # -- the registered factory ----------------------------------------------------------------
 def server_spec(server: str | Sequence[str] | StdioServer | HTTPServer, *, packages: Sequence[str] = (),
-                headers: Mapping[str, str] | None = None, memory_mb: int = 2048) -> ServerSpec:
+                files: Sequence[str] = (), headers: Mapping[str, str] | None = None,
+                memory_mb: int = 2048) -> ServerSpec:
     """A server spec from a URL (`http(s)://...`: streamable HTTP) or a command (a string split like a shell, or argv).
 
+    Args:
+        server: the URL or command (see `make_mcp_tools`).
+        packages: installed distributions a stdio server imports.
+        files: host files copied into a stdio server's work directory (its cwd), by their base names.
+        headers: HTTP headers of a URL server.
+        memory_mb: address-space limit of a stdio server's processes, MiB.
+
     Raises:
-        ConfigError: an empty command.
+        ConfigError: an empty command, or a file that cannot be read.
     """
     if isinstance(server, StdioServer | HTTPServer):
         return server
@@ -404,7 +413,13 @@ def server_spec(server: str | Sequence[str] | StdioServer | HTTPServer, *, packa
         raise ConfigError("server must be an MCP server URL (http://...) or a command to start one, got an empty one")
     from rlvr.sandbox.config import SandboxConfig
 
-    return StdioServer(command=tuple(argv), packages=tuple(packages),
+    copied = []
+    for name in files:
+        try:
+            copied.append((Path(name).name, Path(name).read_bytes()))
+        except OSError as exc:
+            raise ConfigError(f"cannot read the server file {name!r} to copy into its sandbox: {exc}") from exc
+    return StdioServer(command=tuple(argv), files=tuple(copied), packages=tuple(packages),
                        sandbox=SandboxConfig(pool_size=0, memory_mb=memory_mb))
 
 
@@ -435,6 +450,7 @@ def make_mcp_tools(
     verifier_args: Mapping[str, Any] | None = None,
     state_check: str | StateCheck | None = None,
     packages: Sequence[str] = (),
+    files: Sequence[str] = (),
     headers: Mapping[str, str] | None = None,
     memory_mb: int = 2048,
     size: int | None = None,
@@ -444,13 +460,15 @@ def make_mcp_tools(
 
     Args:
         server: an MCP server URL (`http(s)://host:port/mcp`, streamable HTTP) or the command that starts a
-            stdio server in rlvr's sandbox (`"{python} -m my_server"`: `{python}` is the sandbox's interpreter).
+            stdio server in rlvr's sandbox (`"{python} -m my_server"`: `{python}` is the sandbox's interpreter;
+            the host's files are not visible there: ship a script with `files`, a package with `packages`).
         tasks: a JSONL file of rows `{"id", "prompt" (text or messages), "reference", "reference_actions"?,
             "metadata"?}`, or a list of `Task`s.
         verifier: a verifier name (`rlvr verify --verifier` names, or `"module:Class"`) or a `Verifier`.
         verifier_args: keyword configuration of a named verifier.
         state_check: `"module:function"` (or the function): score the state the tools left (`StateCheck`).
         packages: installed distributions a stdio server imports, made importable in the sandbox.
+        files: host files copied into a stdio server's work directory (its cwd), by their base names.
         headers: HTTP headers of a URL server (e.g. authorization).
         memory_mb: address-space limit of a stdio server's processes, MiB.
         size: use only the first `size` tasks.
@@ -476,5 +494,6 @@ def make_mcp_tools(
     if check is not None and not callable(check):
         raise ConfigError(f"state_check {state_check!r} is not a function (async (tools, task, answer) -> str)")
     scorer = verifier if isinstance(verifier, Verifier) else get_verifier(verifier, **(verifier_args or {}))
-    return MCPToolEnv(task_list, scorer, server_spec(server, packages=packages, headers=headers, memory_mb=memory_mb),
+    return MCPToolEnv(task_list, scorer, server_spec(server, packages=packages, files=files, headers=headers,
+                                                             memory_mb=memory_mb),
                       state_check=check, **options)

@@ -231,13 +231,18 @@ def _specs() -> list[_Spec]:
     return specs
 
 
+def _with_refs(text: str, refs: dict[str, str]) -> str:
+    """`text` with each `{ref:NAME}` replaced by the hash of branch NAME."""
+    return re.sub(r"\{ref:([^}]+)\}", lambda m: refs[m.group(1)], text)
+
+
 def git_tasks() -> list[Task]:
     """The `mcp/git-v1` tasks (repositories built on first use; hashes filled in from them)."""
     tasks = []
     for spec in _specs():
         refs = dict(_built(spec.steps)[1])
         expect = {k: (refs[spec.refs[k]] if k in spec.refs else v) for k, v in spec.expect.items()}
-        answer = re.sub(r"\{ref:([^}]+)\}", lambda m, refs=refs: refs[m.group(1)], spec.answer)
+        answer = _with_refs(spec.answer, refs)
         actions = [tool_call_message(name, {"repo_path": REPO, **args}, call_id=f"call_{n}")
                    for n, (name, args) in enumerate(spec.calls)]
         actions.append(Message(role="assistant", content=answer))
