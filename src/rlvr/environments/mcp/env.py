@@ -48,7 +48,7 @@ from rlvr.environments.mcp.connection import (
 )
 from rlvr.environments.mcp.tools import ArgumentCheck, InvalidTool, openai_tools, same_tools
 from rlvr.environments.multi_turn import ToolEnv
-from rlvr.environments.tools import MAX_OUTPUT_CHARS
+from rlvr.environments.tools import MAX_OUTPUT_CHARS, truncate_output
 from rlvr.verifiers.base import Verifier
 
 __all__ = ["MCPToolEnv", "StateCheck", "StateCheckError", "ToolCaller", "make_mcp_tools", "server_spec"]
@@ -280,7 +280,7 @@ class MCPToolEnv(ToolEnv):
         text, failed = await connection.call(call.name, call.arguments, self.call_timeout_s)
         if connection.failure is not None:
             self.failure = connection.failure
-        text = _cap(text, self.max_output_chars)
+        text = truncate_output(text, self.max_output_chars)
         if failed and not text.lower().startswith("error"):
             text = f"Error: {text}"
         return text, failed
@@ -366,12 +366,6 @@ class MCPToolEnv(ToolEnv):
 
 def _invalid(invalid: Sequence[InvalidTool]) -> str:
     return "; ".join(str(i) for i in invalid)
-
-
-def _cap(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n[output truncated: {len(text)} characters, showing the first {limit}]"
 
 
 def _run(coro: Awaitable[Any]) -> Any:
