@@ -51,8 +51,8 @@ _CLOSE_GRACE_S = 5.0
 
 def require_mcp() -> None:
     """Raise `MissingExtraError` naming `pip install 'rlvr[mcp]'` when the MCP SDK is not installed."""
-    try:
-        import mcp  # noqa: F401
+    try:  # `mcp.client`, not `mcp`: a folder named mcp on sys.path (a test tree) is a namespace package
+        import mcp.client  # noqa: F401
     except ImportError as exc:
         raise MissingExtraError("mcp", "mcp") from exc
 
