@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp_fixtures import misbehaving
 
-from conftest import MISBEHAVING
 from rlvr.core.errors import BackendError, ConfigError
 from rlvr.core.types import Message, StepResult, Task
 from rlvr.environments.mcp import MCPToolEnv, StdioServer
@@ -31,11 +31,6 @@ from rlvr.verifiers.math import MathVerifier
 pytestmark = pytest.mark.extras
 
 TASK = Task(id="answer-42", prompt=(Message(role="user", content="Say 42."),), reference="42")
-
-
-def misbehaving(*flags: str) -> StdioServer:
-    return StdioServer(command=("{python}", "server.py", *flags), files=(("server.py", MISBEHAVING.read_bytes()),),
-                       packages=("mcp",))
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +190,7 @@ def test_the_servers_processes_are_reaped_when_the_episode_ends(env: MCPToolEnv)
 DRIVER = textwrap.dedent("""
     import asyncio, sys, time
     sys.path.insert(0, {tests!r})
-    from test_mcp_misbehaving_servers import misbehaving
+    from mcp_fixtures import misbehaving
     from rlvr.environments.mcp.connection import MCPConnection
 
     async def main():

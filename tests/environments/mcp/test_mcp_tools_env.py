@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp_fixtures import MISBEHAVING
 
-from conftest import MISBEHAVING
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.environments.check import check
 from rlvr.environments.registry import make

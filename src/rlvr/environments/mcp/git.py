@@ -143,16 +143,22 @@ def _built(steps: tuple[GitStep, ...]) -> tuple[tuple[tuple[str, bytes], ...], t
 
 
 def repository_files(task: Task) -> tuple[tuple[str, bytes], ...]:
-    """The files of `task`'s starting repository, relative to the sandbox's work directory."""
-    steps = tuple(GitStep(**s) for s in _steps_of(task))
+    """The files of `task`'s starting repository, relative to the sandbox's work directory.
+
+    Looked up by the task's id (trainers rebuild a task from its dataset row: id, prompt, reference).
+
+    Raises:
+        ConfigError: the id is not a `mcp/git-v1` task.
+    """
+    steps = _steps_by_id().get(task.id)
+    if steps is None:
+        raise ConfigError(f"task {task.id!r} is not a mcp/git-v1 task (known: {', '.join(_steps_by_id())})")
     return _built(steps)[0]
 
 
-def _steps_of(task: Task) -> list[dict[str, Any]]:
-    raw = task.metadata.get("git_steps")
-    if not isinstance(raw, list):
-        raise ConfigError(f"task {task.id!r} has no metadata['git_steps'] (the repository to build)")
-    return [{**s, "files": tuple(tuple(f) for f in s.get("files", ()))} for s in raw]
+@functools.lru_cache(maxsize=1)
+def _steps_by_id() -> dict[str, tuple[GitStep, ...]]:
+    return {spec.id: spec.steps for spec in _specs()}
 
 
 # -- the tasks ------------------------------------------------------------------------------
@@ -248,11 +254,8 @@ def git_tasks() -> list[Task]:
         actions.append(Message(role="assistant", content=answer))
         prompt = (Message(role="system", content=SYSTEM_PROMPT.format(repo=REPO)),
                   Message(role="user", content=spec.job))
-        steps = [{"kind": s.kind, "files": [list(f) for f in s.files], "message": s.message, "name": s.name}
-                 for s in spec.steps]
         tasks.append(Task(id=spec.id, prompt=prompt, reference=expect,
-                          metadata={"git_steps": steps,
-                                    "reference_actions": [m.model_dump(exclude_none=True) for m in actions]}))
+                          metadata={"reference_actions": [m.model_dump(exclude_none=True) for m in actions]}))
     return tasks
 
 
