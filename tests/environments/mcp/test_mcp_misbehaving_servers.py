@@ -221,3 +221,18 @@ def test_no_orphan_survives_a_kill_9_of_the_driver(tmp_path: Path) -> None:
     while (markers("rlvr-mcp-orphan-marker") or markers(str(script))) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not markers("rlvr-mcp-orphan-marker")
+
+
+def test_closing_the_env_stops_the_servers_of_abandoned_episodes() -> None:
+    built = MCPToolEnv([TASK], MathVerifier(), misbehaving(), call_timeout_s=10.0)
+    try:
+        episode = built.episode_copy()
+        episode.reset_sync(TASK)
+        assert episode.step_sync(call("spawn")).messages[0].content.isdigit()  # then the policy fails: no final
+        assert markers("rlvr-mcp-orphan-marker")
+    finally:
+        built.close()
+    deadline = time.monotonic() + 15
+    while markers("rlvr-mcp-orphan-marker") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not markers("rlvr-mcp-orphan-marker")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -118,7 +119,8 @@ class MCPToolEnv(ToolEnv):
         BackendError: the server used to list the tools did not start or answer.
     """
 
-    episode_shared: ClassVar[frozenset[str]] = ToolEnv.episode_shared | {"server", "arguments", "tool_names"}
+    episode_shared: ClassVar[frozenset[str]] = ToolEnv.episode_shared | {"server", "arguments", "tool_names",
+                                                                          "open_connections"}
 
     def __init__(
         self,
@@ -175,6 +177,8 @@ class MCPToolEnv(ToolEnv):
         self.tool_names = tuple(t["function"]["name"] for t in schemas)
         self.arguments = ArgumentCheck(schemas)
         self.connection: MCPConnection | None = None
+        self.open_connections: weakref.WeakSet[MCPConnection] = weakref.WeakSet()
+        """Every session of this env and its episode copies still open (the original's `close` ends them all)."""
         self.failure: str | None = None
         self._state: str | None = None
 
@@ -257,6 +261,7 @@ class MCPToolEnv(ToolEnv):
             await connection.close()
             raise
         self.connection = connection
+        self.open_connections.add(connection)
         return messages, info
 
     async def call_tool(self, call: ParsedCall) -> tuple[str, bool]:
@@ -341,6 +346,7 @@ class MCPToolEnv(ToolEnv):
     async def _end_connection(self) -> None:
         connection, self.connection = self.connection, None
         if connection is not None:
+            self.open_connections.discard(connection)
             await connection.close()
 
     def reference_actions(self, task: Task) -> list[Message] | None:
@@ -356,11 +362,19 @@ class MCPToolEnv(ToolEnv):
         """Stop this copy's server (if running)."""
         connection, self.connection = self.connection, None
         if connection is not None:
+            self.open_connections.discard(connection)
             connection.close_sync()
 
     def close(self) -> None:
-        """Stop this copy's server and release the verifier."""
+        """Stop every server still running for this env or its copies, and release the shared verifier.
+
+        An episode abandoned mid-way (its policy failed) keeps its server until then; a copy ends its
+        own episode with `close_episode`.
+        """
         self.close_episode()
+        for connection in list(self.open_connections):
+            self.open_connections.discard(connection)
+            connection.close_sync()
         super().close()
 
 
