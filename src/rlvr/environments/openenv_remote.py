@@ -50,13 +50,14 @@ import math
 import re
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal
 
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
 from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.actions import ParsedCall, TextTag, parse_actions, render_text_results
+from rlvr.environments.client_loop import ClientLoop
 from rlvr.environments.external import ReturnVerifier, check_success_threshold, return_verdict
 from rlvr.environments.loaders import TaskList
 from rlvr.environments.multi_turn import MultiTurnEnv
@@ -78,7 +79,6 @@ DEFAULT_MAX_TURNS = 100
 """Turn limit of an episode on a server that does not state one (a foreign server)."""
 HIDDEN_FIELDS = ("reward", "done", "metadata")
 """Observation fields never shown to the model (scoring and bookkeeping)."""
-T = TypeVar("T")
 _VALIDATION = re.compile(r"\(code: VALIDATION_ERROR\)\s*$")
 
 
@@ -205,41 +205,8 @@ class _Server:
         self.http.close()
 
 
-class _ClientLoop:
-    """The one event loop (a daemon thread) on which every OpenEnv client session of this process runs.
-
-    OpenEnv's `GenericEnvClient` is async and bound to the loop it connected on, while rlvr episodes
-    run on whatever loop their caller has (rlvr's driver, veRL's agent loop, TRL's `asyncio.run` per
-    batch, `reset_sync`). Every session call is a coroutine scheduled here and awaited from the
-    caller's loop (`call`) or waited for by sync code (`call_sync`): no thread is held per session or
-    per call, so hundreds of concurrent episodes cost one thread (OpenEnv's own `.sync()` wrapper
-    starts a thread per client, and `asyncio.to_thread` caps in-flight calls at the default
-    executor's size: 6 on a 2-core machine).
-    """
-
-    _lock = threading.Lock()
-    _loop: asyncio.AbstractEventLoop | None = None
-
-    @classmethod
-    def loop(cls) -> asyncio.AbstractEventLoop:
-        with cls._lock:
-            if cls._loop is None or cls._loop.is_closed():
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="rlvr-openenv-clients", daemon=True).start()
-                cls._loop = loop
-            return cls._loop
-
-    @classmethod
-    async def call(cls, coro: Coroutine[Any, Any, T]) -> T:
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, cls.loop()))
-
-    @classmethod
-    def call_sync(cls, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, cls.loop()).result(timeout_s)
-
-
 async def _open_session(base_url: str, timeout_s: float) -> Any:
-    """A connected async `GenericEnvClient` (runs on `_ClientLoop`)."""
+    """A connected async `GenericEnvClient` (runs on `ClientLoop`)."""
     from openenv.core.generic_client import GenericEnvClient
 
     client = GenericEnvClient(base_url=base_url, connect_timeout_s=timeout_s, message_timeout_s=timeout_s)
@@ -253,7 +220,7 @@ async def _open_session(base_url: str, timeout_s: float) -> Any:
 
 
 async def _invoke(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-    """`await session.method(...)` (runs on `_ClientLoop`, where OpenEnv's client returns awaitables)."""
+    """`await session.method(...)` (runs on `ClientLoop`, where OpenEnv's client returns awaitables)."""
     return await getattr(session, method)(*args, **kwargs)
 
 
@@ -280,13 +247,13 @@ class _Sessions:
         """Close `session` from sync code (best effort: a dropped connection is already closed)."""
         self.discard(session)
         with contextlib.suppress(Exception):
-            _ClientLoop.call_sync(_invoke(session, "close"), timeout_s)
+            ClientLoop.call_sync(_invoke(session, "close"), timeout_s)
 
     async def aclose(self, session: Any) -> None:
         """Close `session` from async code (best effort)."""
         self.discard(session)
         with contextlib.suppress(Exception):
-            await _ClientLoop.call(_invoke(session, "close"))
+            await ClientLoop.call(_invoke(session, "close"))
 
     def close_all(self) -> None:
         with self.lock:
@@ -341,7 +308,7 @@ class RemoteOpenEnv(MultiTurnEnv):
             await self.sessions.aclose(session)
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return await _ClientLoop.call(_invoke(self.episode.session, method, *args, **kwargs))
+        return await ClientLoop.call(_invoke(self.episode.session, method, *args, **kwargs))
 
     # -- episode API ---------------------------------------------------------------------
     async def reset(self, task: Task | None = None, seed: int | None = None) -> tuple[list[Message], dict[str, Any]]:
@@ -364,7 +331,7 @@ class RemoteOpenEnv(MultiTurnEnv):
         deadline, delay = time.monotonic() + self.capacity_wait_s, 0.05
         while True:
             try:
-                self.episode.session = await _ClientLoop.call(_open_session(self.server.base_url, self.timeout_s))
+                self.episode.session = await ClientLoop.call(_open_session(self.server.base_url, self.timeout_s))
                 self.sessions.add(self.episode.session)
                 result = await self._call("reset", **kwargs)
                 break

@@ -101,6 +101,18 @@ registry.register(
     "rlvr.environments.skyrl:make_skyrl_env",
     description="Any skyrl-gym env in-process (extra `skyrl`) over a SkyRL rows file (env_class=, rows=, env_config=).",
 )
+registry.register(
+    "mcp/tools-v1",
+    "rlvr.environments.mcp.env:make_mcp_tools",
+    description="Any MCP server's tools (server= a command started per episode in rlvr's sandbox, or a streamable-HTTP "
+    "URL; tasks= JSONL; verifier= a name), optionally scored on the state the tools left (extra `mcp`).",
+)
+registry.register(
+    "mcp/git-v1",
+    "rlvr.environments.mcp.git:make_mcp_git",
+    description="Git repository jobs and questions through the reference MCP git server (mcp-server-git, extra "
+    "`mcp`), scored on the repository's end state.",
+)
 
 
 def make(id: str, **kwargs: Any) -> Any:

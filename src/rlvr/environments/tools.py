@@ -60,7 +60,7 @@ from pydantic.fields import FieldInfo
 
 from rlvr.core.errors import ConfigError, RlvrError
 
-__all__ = ["Tool", "ToolError", "run_with_timeout", "tool"]
+__all__ = ["Tool", "ToolError", "run_with_timeout", "tool", "truncate_output"]
 
 T = TypeVar("T")
 
@@ -250,6 +250,11 @@ def _to_text(value: Any, max_chars: int | None) -> str:
             text = pydantic_core.to_json(value).decode()
         except pydantic_core.PydanticSerializationError:
             text = str(value)
+    return truncate_output(text, max_chars)
+
+
+def truncate_output(text: str, max_chars: int | None) -> str:
+    """`text` cut to its first `max_chars` characters, with a note saying so (None: no cap)."""
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars] + f"\n[output truncated: {len(text)} characters, showing the first {max_chars}]"
     return text

@@ -50,6 +50,7 @@ for _name, _entry, _about in (
     ("terminal", "rlvr.verifiers.terminal:TerminalVerifier", "Terminal-Bench / Harbor / AgentBench-OS grading."),
     ("judge", "rlvr.verifiers.judge:JudgeVerifier", "A pointwise LLM judge (OpenAI-compatible endpoint)."),
     ("ruler", "rlvr.verifiers.judge:RulerVerifier", "RULER: one judge call scores a prompt's group."),
+    ("state", "rlvr.verifiers.state:StateVerifier", "The state an episode's tools left, checked after it ends."),
 ):
     registry.register(_name, _entry, description=_about)
 

@@ -77,6 +77,9 @@ def _json_annotation(name: str, tool: str, schema: Mapping[str, Any]) -> Any:
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return typing.Literal[tuple(schema["enum"])]
     kind = schema.get("type")
+    options = schema.get("anyOf", schema.get("oneOf"))
+    if kind is None and isinstance(options, list) and all(isinstance(o, Mapping) for o in options):
+        kind = [o.get("type") for o in options]  # pydantic's Optional[X]: anyOf [{type: X}, {type: null}]
     if isinstance(kind, list):  # ["string", "null"] and the like
         kinds = [k for k in kind if k != "null"]
         kind = kinds[0] if len(kinds) == 1 else None
