@@ -66,3 +66,14 @@ def test_the_task_is_graded_in_pytest_mode(tmp_path: Path) -> None:
 
     plan = load_harbor(_task(tmp_path)).tests
     assert plan is not None and plan.mode == "pytest" and plan.selective
+
+
+def test_only_the_named_tests_of_a_file_run(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    with (task / "tests" / "test_a.py").open("a") as f:  # a test the script does not name: it never runs
+        f.write("\n\ndef test_not_named():\n    raise AssertionError('this test is not part of the task')\n")
+    verifier = TerminalVerifier()
+    reference = {"format": "harbor", "task_dir": str(task)}
+    oracle = verifier.verify(verifier.reference_response(reference), reference)
+    assert oracle.status == "correct", oracle.detail  # before: incorrect (the whole file ran)
+    assert oracle.components["tests_total"] == 4.0 and "test_not_named" not in oracle.detail

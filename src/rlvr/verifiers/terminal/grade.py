@@ -343,7 +343,9 @@ def _pytest_verdict(run: PytestRun, plan: TestPlan, tests: Path, nonce: str, rew
 def _run_pytest(session: SandboxSession, task: TerminalTask, plan: TestPlan, tests: Path, env: dict[str, str],
                 site: tuple[str, ...], reward: str, notes: list[str], start: float) -> Verdict:
     nonce = secrets.token_hex(16)
-    args = [f"{TESTS_MOUNT}/{f}" for f in plan.test_files] + list(plan.pytest_args) + [
+    named = {a.split("::", 1)[0] for a in plan.pytest_args if "::" in a}  # a file whose tests are named: those only
+    args = [f"{TESTS_MOUNT}/{f}" for f in plan.test_files if f"{TESTS_MOUNT}/{f}" not in named] + list(
+        plan.pytest_args) + [
         "-p", "no:cacheprovider", "--rootdir", TESTS_MOUNT, "--confcutdir", TESTS_MOUNT, "-o",
         f"junit_suite_name={nonce}", "-o", "junit_family=xunit2", "-q", "-rfEs"]
     if not plan.test_files:
