@@ -131,7 +131,8 @@ class TerminalEnv(ToolEnv):
                 TextTag.xml("submit", tool="submit", argument="answer")] if text_tags else []
         if hermes:
             tags.append(TextTag.hermes())
-        tools = [Tool(self.run, timeout_s=None), *extra_tools, Tool(self.submit, timeout_s=30.0)]
+        tools: list[Tool | Callable[..., Any]] = [Tool(self.run, timeout_s=None), *extra_tools,
+                                                  Tool(self.submit, timeout_s=30.0)]
         super().__init__(tasks, verifier, spec, tools, text_tags=tags, max_turns=max_turns,
                          verifier_timeout_s=None)
         self.terminal_verifier = verifier
