@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _tinycalc import CORE, needs_bwrap
 
+from forge_projects import CORE, needs_bwrap
 from rlvr.environments.forge.mutators import Mutant, candidates, functions_of
 from rlvr.environments.forge.project import ProjectError, read_project
 from rlvr.environments.forge.suite import SuiteRunner

@@ -352,7 +352,7 @@ def read_project(root: str | os.PathLike[str], label: str | None = None) -> Proj
     """
     top = Path(root).resolve()
     meta = _metadata(top) if top.is_dir() else {"name": top.name}
-    who = label or meta["name"]
+    who = label or (f"{meta['name']}=={meta['version']}" if meta.get("version") else meta["name"])
     if not top.is_dir() or not any((top / f).is_file() for f in ("pyproject.toml", "setup.py", "setup.cfg")):
         raise ProjectError(who, f"{top} is not a Python project (no pyproject.toml, setup.py or setup.cfg)")
     files = _walk(top)

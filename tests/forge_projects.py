@@ -1,4 +1,4 @@
-"""The tiny project forge tests write themselves, and real sdists when fetched (imported by the tests here).
+"""The tiny project `rlvr forge` tests write themselves, and real sdists when fetched (shared test helpers).
 
 `tinycalc` is a flat-layout project with a `tests/` folder: functions its tests exercise (and one
 they never run), a test that always fails (never kept) and a test inherited from a mixin (the
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 SDISTS = ROOT / ".cache" / "forge-sdists"
 
 CORE = '''"""Small helpers."""
