@@ -5,8 +5,9 @@
 reference a `ForgeJob` (where the project's baseline and the staging folder are; a shared file
 system for Ray clusters of several machines). `score_candidate`:
 
-1. drops a candidate whose original code still shows elsewhere in the workspace (another file
-   holding the changed function's original text: the agent could copy the fix);
+1. drops a candidate whose original code the agent could reach: a copy of the changed file on the
+   host paths the sandbox mounts (a vendored copy inside another program, a system package, its
+   bytecode) defining the changed function, or another workspace file holding its original text;
 2. validates it (`validate.validate`: FAIL_TO_PASS / PASS_TO_PASS, twice, in the budget);
 3. writes the Harbor task into the staging folder (`harbor.write_task`);
 4. grades it with rlvr's terminal grader, as `terminal/harbor-v1` and `swe/forge-v1` will: the
@@ -36,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.errors import ConfigError, RlvrError
 from rlvr.core.types import Verdict
 from rlvr.environments.forge.harbor import TaskRecord, safe_ids, task_id, write_task
-from rlvr.environments.forge.mutators import Mutant
+from rlvr.environments.forge.mutators import Mutant, functions_of
+from rlvr.environments.forge.project import host_file_copies
 from rlvr.environments.forge.suite import SuiteRunner
 from rlvr.environments.forge.validate import Baseline, Outcome, task_tests, validate
 from rlvr.verifiers._ast import AST_LOCK
@@ -66,21 +68,20 @@ _LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=8)
-def _load(path: str, mtime: float) -> tuple[Baseline, SuiteRunner]:
+def _load(path: str, mtime: float) -> tuple[Baseline, SuiteRunner, dict[str, list[str]]]:
     del mtime  # part of the cache key: a rewritten baseline is read again
     baseline = Baseline.model_validate_json(Path(path).read_text(encoding="utf-8"))
-    return baseline, SuiteRunner(baseline.project)
+    runner = SuiteRunner(baseline.project)
+    return baseline, runner, host_file_copies(baseline.project, runner.site)
 
 
-def _state(job: ForgeJob) -> tuple[Baseline, SuiteRunner]:
+def _state(job: ForgeJob) -> tuple[Baseline, SuiteRunner, dict[str, list[str]]]:
     with _LOCK:
         return _load(job.baseline, os.stat(job.baseline).st_mtime)
 
 
 def _function_source(source: str, path: str, qualname: str) -> tuple[int, str] | None:
     """(first line, original text) of the function `qualname` in `source`."""
-    from rlvr.environments.forge.mutators import functions_of
-
     for function in functions_of(path, source):
         if function.qualname == qualname:
             with AST_LOCK:
@@ -89,14 +90,28 @@ def _function_source(source: str, path: str, qualname: str) -> tuple[int, str] |
     return None
 
 
-def _leaks(runner: SuiteRunner, mutant: Mutant, original: str) -> str | None:
-    """The workspace file (other than the changed one) holding the changed function's original text, if any."""
-    if len(original.strip()) < 40:
-        return None
-    needle = original.encode("utf-8")
-    for path, data in runner.workspace.items():
-        if path != mutant.path and needle in data:
-            return path
+def _leaks(runner: SuiteRunner, copies: dict[str, list[str]], mutant: Mutant, original: str) -> str | None:
+    """Where the changed function's original code is reachable by the agent (None when nowhere).
+
+    A copy of the changed file on the host paths the sandbox mounts (`project.host_file_copies`)
+    that defines the same function, or its bytecode; another workspace file holding the
+    function's original text.
+    """
+    for copy in copies.get(mutant.path, ()):
+        if copy.endswith(".pyc"):
+            return f"{copy} (bytecode of {mutant.path}, readable in the sandbox)"
+        try:
+            text = Path(copy).read_text(encoding="utf-8", errors="replace")
+            names = {f.qualname for f in functions_of(copy, text)}
+        except (OSError, SyntaxError, ValueError):
+            continue
+        if mutant.function in names:
+            return f"{copy} (a copy of {mutant.path} holding {mutant.function}, readable in the sandbox)"
+    if len(original.strip()) >= 40:
+        needle = original.encode("utf-8")
+        for path, data in runner.workspace.items():
+            if path != mutant.path and needle in data:
+                return f"{path} in the workspace holds the original text of {mutant.function}"
     return None
 
 
@@ -127,7 +142,7 @@ def score_candidate(response: str, reference: Any) -> Verdict:
     try:
         job = ForgeJob.model_validate(reference if isinstance(reference, dict) else json.loads(reference))
         mutant = Mutant(**json.loads(response))
-        baseline, runner = _state(job)
+        baseline, runner, copies = _state(job)
     except (ValueError, TypeError, OSError) as exc:
         return Verdict.error(f"forge: unreadable candidate or job: {exc}")
     project = baseline.project
@@ -136,9 +151,9 @@ def score_candidate(response: str, reference: Any) -> Verdict:
     if found is None:
         return _dropped(Outcome.drop("run-error", f"{mutant.function} is not in {mutant.path}"), start)
     first_line, original = found
-    leak = _leaks(runner, mutant, original)
+    leak = _leaks(runner, copies, mutant, original)
     if leak is not None:
-        return _dropped(Outcome.drop("leaks-original", f"{leak} holds the original text of {mutant.function}"), start)
+        return _dropped(Outcome.drop("leaks-original", leak), start)
     outcome = validate(mutant, baseline, runner, first_line, job.budget_s)
     if outcome.status != "validated":
         return _dropped(outcome, start)

@@ -43,8 +43,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import DataError
 
-__all__ = ["Project", "ProjectError", "fetch_sdist", "host_copies", "open_project", "read_project",
-           "unpack_sdist"]
+__all__ = ["SANDBOX_ROOTS", "Project", "ProjectError", "fetch_sdist", "host_copies", "host_file_copies",
+           "open_project", "read_project", "unpack_sdist"]
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 """The package index used when neither PIP_INDEX_URL nor UV_DEFAULT_INDEX / UV_INDEX_URL is set."""
@@ -64,6 +64,8 @@ JUNK_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".eggs", "build", "
                        ".idea", ".vscode", ".github"})
 JUNK_SUFFIXES = (".pyc", ".pyo", ".orig", ".rej", ".so", ".pyd", ".dylib", ".whl", ".tar.gz", ".zip", ".egg")
 JUNK_FILES = frozenset({"PKG-INFO", ".coverage"})
+SANDBOX_ROOTS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64")
+"""Host folders every sandbox mounts read-only (`rlvr.sandbox`): a copy of the project there is reachable."""
 """What the workspace never holds: version-control data, builds, caches, bytecode, archives, sdist metadata."""
 
 
@@ -449,4 +451,33 @@ def host_copies(project: Project, python: str, site: tuple[str, ...]) -> list[st
             hits = [p for p in Path(directory).glob(f"{module}*") if p.name in (module, f"{module}.py")
                     or p.name.startswith(f"{module}.")]
             found += [f"{module} at {p} (the grader's site)" for p in hits if not p.name.endswith(".dist-info")]
+    return found
+
+
+def host_file_copies(project: Project, extra_roots: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """Copies of the project's source files anywhere the sandbox can read: source path -> host paths.
+
+    A module found by the import system (`host_copies`) is one way to reach the original; a copy
+    vendored inside another program is another (e.g. `/usr/lib/google-cloud-sdk/.../third_party/
+    inflection/__init__.py`, which no import finds). Every file under `SANDBOX_ROOTS` (and
+    `extra_roots`, e.g. the grader's site) whose path ends with a source file's path below the
+    import root (`inflection/__init__.py`), or is its bytecode (`inflection/__pycache__/
+    __init__.cpython-311.pyc`), is listed.
+    """
+    base = f"{project.import_root}/" if project.import_root else ""
+    wanted: dict[str, list[tuple[str, str]]] = {}
+    for path in project.source_files():
+        rel = path[len(base):]
+        wanted.setdefault(rel.rsplit("/", 1)[-1], []).append((path, rel))
+    found: dict[str, list[str]] = {}
+    roots = [r for r in (*SANDBOX_ROOTS, *extra_roots) if os.path.isdir(r) and not os.path.islink(r)]
+    for root in roots:
+        for dirpath, _dirnames, filenames in os.walk(root):
+            in_cache = dirpath.endswith("/__pycache__")
+            for name in filenames:
+                source_name = name.split(".", 1)[0] + ".py" if in_cache and name.endswith(".pyc") else name
+                for path, rel in wanted.get(source_name, ()):
+                    where = os.path.dirname(dirpath) if in_cache else dirpath
+                    if os.path.join(where, source_name).endswith("/" + rel):
+                        found.setdefault(path, []).append(os.path.join(dirpath, name))
     return found
