@@ -19,8 +19,8 @@ TASK_ID/
   solution/solve.sh        `git apply` of it: the oracle
 ```
 
-Test ids on the command line are restricted to a shell- and pytest-safe alphabet (`SAFE_ID`):
-ids with spaces, quotes or `$` in their parameters are never a task's tests.
+Test ids on the command line are single-quoted and restricted to a safe alphabet (`SAFE_ID`): ids
+with quotes, `$`, backslashes or control characters in their parameters are never a task's tests.
 """
 
 from __future__ import annotations
@@ -40,15 +40,16 @@ from rlvr.environments.forge.project import Project
 
 __all__ = ["SAFE_ID", "TaskRecord", "instruction_text", "safe_ids", "write_task"]
 
-SAFE_ID = re.compile(r"^[A-Za-z0-9_./-]+(::[A-Za-z_][A-Za-z0-9_]*)+(\[[A-Za-z0-9_.,+=@%^-]*\])?$")
-"""A test id the task's test.sh may name (no spaces, quotes, `$`, `:` or brackets inside its parameters)."""
+SAFE_ID = re.compile(r"^[A-Za-z0-9_./-]+(::[A-Za-z_][A-Za-z0-9_]*)+(\[[^\]\['\"$`\\\x00-\x1f]*\])?$")
+"""A test id the task's test.sh may name, single-quoted: no quotes, `$`, backquotes, backslashes, control characters
+or brackets inside its parameters (spaces and `:` are fine; `::` is not, see `safe_ids`)."""
 MAX_LISTED = 10
 """Failing tests the problem statement lists (the others are counted)."""
 
 
 def safe_ids(ids: Sequence[str]) -> list[str]:
-    """The ids of `ids` that `SAFE_ID` allows, in order."""
-    return [i for i in ids if SAFE_ID.match(i)]
+    """The ids of `ids` that `SAFE_ID` allows and whose parameters hold no `::`, in order."""
+    return [i for i in ids if SAFE_ID.match(i) and "::" not in i.partition("[")[2]]
 
 
 class TaskRecord(BaseModel):
