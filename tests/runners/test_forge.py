@@ -91,3 +91,25 @@ def test_an_output_the_sandbox_can_read_is_refused() -> None:
 
     with pytest.raises(ConfigError, match="every sandbox can read"):
         forge(["x"], out="/usr/share/rlvr-forge-test-never-created")
+
+
+def test_an_issue_writer_rewrites_the_statement_and_its_failure_falls_back(tinycalc: Path, tmp_path: Path) -> None:
+    from rlvr.runners.forge import forge
+    from rlvr.verifiers.judge.testing import JudgeServer, Reply
+
+    with JudgeServer() as server:
+        server.reply = lambda body: Reply("# clamp() returns the wrong bound\n\nSeen in CI.")
+        out = tmp_path / "issues"
+        report = forge([str(tinycalc)], out=out, n=1, seed=1, max_tests=4, mutators="comparison-flip",
+                       issue_writer=server.url, issue_model="writer")
+        assert report.validated == 1 and server.requests and server.requests[0]["model"] == "writer"
+    row = _rows(out)[0]
+    instruction = (out / row["task_id"] / "instruction.md").read_text()
+    assert instruction.startswith("# clamp() returns the wrong bound") and row["statement"] == "issue"
+    assert f"tests/{row['fail_to_pass'][0]}" in instruction
+    assert load_harbor(out / row["task_id"]).metadata["forge_statement"] == "issue"
+    down = forge([str(tinycalc)], out=tmp_path / "down", n=1, seed=1, max_tests=4, mutators="comparison-flip",
+                 issue_writer="http://127.0.0.1:9/v1")
+    fallback = _rows(tmp_path / "down")[0]
+    assert down.validated == 1 and fallback["statement"] == "ci-report" and "failed" in fallback["statement_note"]
+    assert (tmp_path / "down" / fallback["task_id"] / "instruction.md").read_text().startswith("# Failing tests")

@@ -226,7 +226,7 @@ class _Run:
 def _forge_one(project: Project, out: Path, n: int, families: list[str], seed: int, engine_name: str,
                workers: int, ray_address: str | None, budget_s: float, max_tests: int, check: bool,
                overwrite: bool, versions: tuple[str, str, str, tuple[str, ...]], index: Any,
-               on_candidate: Callable[[dict[str, Any]], None] | None) -> ProjectReport:
+               on_candidate: Callable[[dict[str, Any]], None] | None, statement: dict[str, Any]) -> ProjectReport:
     from rlvr.environments.forge.candidate import CandidateVerifier, ForgeJob
     from rlvr.environments.forge.project import host_copies
     from rlvr.runners.engine import make_engine
@@ -247,7 +247,8 @@ def _forge_one(project: Project, out: Path, n: int, families: list[str], seed: i
     report.kept_tests, report.dropped_tests, report.baseline_s = len(baseline.kept), len(baseline.dropped), \
         baseline.seconds
     log = ResumableOutput[str](state / "candidates.jsonl", {
-        "project": project.label, "seed": seed, "mutators": families, "max_tests": max_tests, "check": check})
+        "project": project.label, "seed": seed, "mutators": families, "max_tests": max_tests, "check": check,
+        "issue_writer": statement["issue_writer"], "issue_model": statement["issue_model"]})
     log.prepare(overwrite)
     done = log.resume(_key_of("key", "candidate"), duplicates="drop")
     log.check_and_record()
@@ -257,7 +258,7 @@ def _forge_one(project: Project, out: Path, n: int, families: list[str], seed: i
     staging.mkdir(parents=True, exist_ok=True)
     job = ForgeJob(baseline=str(state / "baseline.json"), staging=str(staging),
                    budget_s=max(60.0, 5 * baseline.seconds + 30.0), max_tests=max_tests, seed=seed,
-                   python_version=version, pytest_version=pytest_version, check=check).model_dump()
+                   python_version=version, pytest_version=pytest_version, check=check, **statement).model_dump()
     wanted = n - made_before
     with log.append() as writer:
         run = _Run(report, writer, index, out, staging, on_candidate)
@@ -300,7 +301,8 @@ def _made(path: Path) -> int:
 def forge(sources: Sequence[str] = (), packages: Sequence[str] = (), *, out: str | Path, n: int = 10,
           mutators: Sequence[str] | str | None = None, seed: int = 0, engine: str = "local", workers: int = 1,
           ray_address: str | None = None, budget_s: float = 300.0, max_tests: int = 10, check: bool = True,
-          overwrite: bool = False, on_project: Callable[[ProjectReport], None] | None = None,
+          issue_writer: str | None = None, issue_model: str = "default", overwrite: bool = False,
+          on_project: Callable[[ProjectReport], None] | None = None,
           on_candidate: Callable[[dict[str, Any]], None] | None = None) -> ForgeReport:
     """Make up to `n` validated repair tasks per project into `out` (module docstring).
 
@@ -317,6 +319,9 @@ def forge(sources: Sequence[str] = (), packages: Sequence[str] = (), *, out: str
         budget_s: the longest one run of a project's suite may take, seconds (slower projects are refused).
         max_tests: most tests a task's grading runs (all FAIL_TO_PASS, then related PASS_TO_PASS).
         check: grade each task's oracle and a no-op with the terminal grader before publishing it.
+        issue_writer: base URL of an OpenAI-compatible model that rewrites each CI-failure report as an issue
+            (`rlvr.environments.forge.statement`; failures fall back to the report). None: no model.
+        issue_model: the issue writer's model name.
         overwrite: start each project over (its candidate log and baseline).
         on_project: called with each project's report as it finishes (refused ones too).
         on_candidate: called with each decided candidate's log row (`task_id` set when it made a task).
@@ -351,7 +356,8 @@ def forge(sources: Sequence[str] = (), packages: Sequence[str] = (), *, out: str
                 project = open_project(item, None, cache_dir=root / ".forge" / "cache") if kind == "source" else \
                     open_project(None, item, cache_dir=root / ".forge" / "cache")
                 report = _forge_one(project, root, n, families, seed, engine, workers, ray_address, budget_s,
-                                    max_tests, check, overwrite, versions, index_writer, on_candidate)
+                                    max_tests, check, overwrite, versions, index_writer, on_candidate,
+                                    {"issue_writer": issue_writer, "issue_model": issue_model})
             except DataError as exc:  # a bad project: say why, go on with the next
                 label = exc.project if isinstance(exc, ProjectError) else str(item)
                 reason = exc.reason if isinstance(exc, ProjectError) else str(exc)

@@ -151,3 +151,22 @@ def test_an_installed_copy_visible_to_the_sandbox_is_found(tmp_path: Path) -> No
     (site / "rlvr_no_such_module_x").mkdir(parents=True)
     assert host_copies(unique, python, (str(site),)) == [
         f"rlvr_no_such_module_x at {site / 'rlvr_no_such_module_x'} (the grader's site)"]
+
+
+def test_the_issue_writer_rewrites_the_report_and_falls_back_on_failure() -> None:
+    from rlvr.environments.forge.statement import write_issue
+    from rlvr.verifiers.judge.testing import JudgeServer, Reply
+
+    report = "# Failing tests in tinycalc 1.0\n\n- `tests/test_core.py::test_mean`\n  AssertionError: assert 2.5 == 3\n"
+    with JudgeServer() as server:
+        server.reply = lambda body: Reply("# mean() is wrong\n\n`mean([1, 2, 3, 6])` gives 2.5, expected 3.")
+        issue, why = write_issue(report, ["tests/test_core.py::test_mean"], base_url=server.url, model="m")
+        assert why == "" and issue is not None and issue.startswith("# mean() is wrong")
+        assert "- `tests/test_core.py::test_mean`" in issue  # the failing tests stay listed under the issue
+        sent = server.requests[-1]["messages"]
+        assert sent[1]["content"] == report and "Do not propose" in sent[0]["content"]  # the model sees the report only
+        for reply, reason in [(Reply(""), "no issue"), (Reply(None, refusal="no"), "no issue"),
+                              (Reply("x" * 7000), "longer than"), (Reply("busy", status=500), "failed")]:
+            server.reply = lambda body, r=reply: r
+            issue, why = write_issue(report, [], base_url=server.url, model="m")
+            assert issue is None and reason in why

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import ConfigError, RlvrError
 from rlvr.core.types import Verdict
-from rlvr.environments.forge.harbor import TaskRecord, safe_ids, task_id, write_task
+from rlvr.environments.forge.harbor import TaskRecord, instruction_text, safe_ids, task_id, tests_path, write_task
 from rlvr.environments.forge.mutators import Mutant, functions_of
 from rlvr.environments.forge.project import host_file_copies
 from rlvr.environments.forge.suite import SuiteRunner
@@ -62,6 +62,9 @@ class ForgeJob(BaseModel):
     check: bool = Field(default=True, description="Grade the oracle and a no-op with the terminal grader.")
     test_timeout_s: float = Field(default=600.0, gt=0, description="The task's grading budget, seconds.")
     agent_timeout_s: float = Field(default=1800.0, gt=0, description="The task's agent budget, seconds.")
+    issue_writer: str | None = Field(default=None, description="OpenAI-compatible base URL of a model that rewrites "
+                                     "the CI-failure report as an issue (`statement.write_issue`); None: no model.")
+    issue_model: str = Field(default="default", description="The issue writer's model name.")
 
 
 _LOCK = threading.Lock()
@@ -165,10 +168,12 @@ def score_candidate(response: str, reference: Any) -> Verdict:
                                      "cannot carry safely"), start)
     name = task_id(project, mutant)
     root = Path(job.staging) / name
+    instruction, note = _statement(job, project, f2p, outcome.messages)
     try:
         write_task(root, project, mutant, f2p, p2p, outcome.messages, python_version=job.python_version,
                    pytest_version=job.pytest_version, test_timeout_s=job.test_timeout_s,
-                   agent_timeout_s=job.agent_timeout_s)
+                   agent_timeout_s=job.agent_timeout_s, instruction=instruction,
+                   statement="issue" if instruction else "ci-report")
         times: dict[str, float] = {}
         if job.check:
             why, times = _check(root)
@@ -182,10 +187,24 @@ def score_candidate(response: str, reference: Any) -> Verdict:
     record = TaskRecord(task_id=name, project=project.name, version=project.version, mutator=mutant.mutator,
                         file=mutant.path, function=mutant.function, line=mutant.line, note=mutant.note,
                         fail_to_pass=f2p, pass_to_pass=p2p, diff_hash=mutant.key, validate_s=outcome.seconds,
-                        grade_s=times)
+                        grade_s=times, statement="issue" if instruction else "ci-report", statement_note=note)
     return Verdict(status="correct", reward=1.0, extracted=record.model_dump_json(), detail=f"task {name}",
                    components={"fail_to_pass": float(len(f2p)), "pass_to_pass": float(len(p2p))},
                    elapsed_s=time.monotonic() - start)
+
+
+def _statement(job: ForgeJob, project: Any, f2p: list[str], messages: dict[str, str]) -> tuple[str | None, str]:
+    """(the issue writer's statement or None for the CI report, why it fell back)."""
+    if job.issue_writer is None:
+        return None, ""
+    from rlvr.environments.forge.statement import write_issue
+
+    report = instruction_text(project, f2p, messages)
+    try:
+        return write_issue(report, [tests_path(project, t) for t in f2p], base_url=job.issue_writer,
+                           model=job.issue_model)
+    except (ValueError, RlvrError) as exc:  # a bad configuration: the report stands, the reason is recorded
+        return None, f"the issue writer could not be used: {exc}"
 
 
 def _dropped(outcome: Outcome, start: float) -> Verdict:

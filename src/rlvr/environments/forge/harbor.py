@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.environments.forge.mutators import Mutant
 from rlvr.environments.forge.project import Project
 
-__all__ = ["SAFE_ID", "TaskRecord", "instruction_text", "safe_ids", "write_task"]
+__all__ = ["SAFE_ID", "TaskRecord", "instruction_text", "safe_ids", "task_id", "tests_path", "write_task"]
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9_./-]+(::[A-Za-z_][A-Za-z0-9_]*)+(\[[^\]\['\"$`\\\x00-\x1f]*\])?$")
 """A test id the task's test.sh may name, single-quoted: no quotes, `$`, backquotes, backslashes, control characters
@@ -72,6 +72,9 @@ class TaskRecord(BaseModel):
     validate_s: float = Field(default=0.0, description="Seconds spent validating this candidate.")
     grade_s: dict[str, float] = Field(default_factory=dict, description="Seconds of the final gradings (oracle, "
                                       "no-op).")
+    statement: str = Field(default="ci-report", description="What wrote the problem statement: 'ci-report' (no "
+                           "model) or 'issue' (the issue writer).")
+    statement_note: str = Field(default="", description="Why the issue writer's text was not used, when it was not.")
 
 
 def task_id(project: Project, mutant: Mutant) -> str:
@@ -80,7 +83,7 @@ def task_id(project: Project, mutant: Mutant) -> str:
     return f"{name}-{mutant.mutator}-{mutant.key[:10]}"
 
 
-def _tests_path(project: Project, test_id: str) -> str:
+def tests_path(project: Project, test_id: str) -> str:
     """A test id as the project names it (its path from the project root)."""
     return f"{project.tests_dir}/{test_id}" if project.tests_dir else test_id
 
@@ -103,7 +106,7 @@ def instruction_text(project: Project, fail_to_pass: Sequence[str], messages: di
         "",
     ]
     for test_id in list(fail_to_pass)[:MAX_LISTED]:
-        lines.append(f"- `{_tests_path(project, test_id)}`")
+        lines.append(f"- `{tests_path(project, test_id)}`")
         message = (messages.get(test_id) or "").strip()
         if message:
             lines += ["  ```", *(f"  {m}" for m in message.splitlines()[:3]), "  ```"]
@@ -126,11 +129,11 @@ def _toml_string(value: str) -> str:
 
 
 def _task_toml(project: Project, mutant: Mutant, f2p: int, p2p: int, test_timeout_s: float,
-               agent_timeout_s: float) -> str:
+               agent_timeout_s: float, statement: str) -> str:
     meta: dict[str, Any] = {"author_name": "rlvr forge", "category": "debugging", "difficulty": "medium",
                             "tags": ["swe", "python", "forge", project.name], "forge_project": project.name,
                             "forge_version": project.version, "forge_mutator": mutant.mutator,
-                            "forge_fail_to_pass": f2p, "forge_pass_to_pass": p2p}
+                            "forge_fail_to_pass": f2p, "forge_pass_to_pass": p2p, "forge_statement": statement}
     lines = ['version = "1.0"', "", "[metadata]"]
     for key, value in meta.items():
         lines.append(f"{key} = {json.dumps(value) if not isinstance(value, str) else _toml_string(value)}")
@@ -165,7 +168,8 @@ def _test_sh(ids: Sequence[str], pytest_version: str) -> str:
 
 def write_task(root: Path, project: Project, mutant: Mutant, fail_to_pass: Sequence[str],
                pass_to_pass: Sequence[str], messages: dict[str, str], *, python_version: str, pytest_version: str,
-               test_timeout_s: float = 600.0, agent_timeout_s: float = 1800.0) -> Path:
+               test_timeout_s: float = 600.0, agent_timeout_s: float = 1800.0, instruction: str | None = None,
+               statement: str = "ci-report") -> Path:
     """Write the task directory `root` (replaced if present) for `mutant` (module docstring for the layout).
 
     Args:
@@ -179,6 +183,8 @@ def write_task(root: Path, project: Project, mutant: Mutant, fail_to_pass: Seque
         pytest_version: the pytest version test.sh installs in an image (the grader's).
         test_timeout_s: the grading budget, seconds.
         agent_timeout_s: the agent's budget, seconds.
+        instruction: the problem statement (None: `instruction_text`, the CI-failure report).
+        statement: what wrote it, recorded in task.toml: 'ci-report' or 'issue'.
 
     Returns:
         `root`.
@@ -206,9 +212,9 @@ def write_task(root: Path, project: Project, mutant: Mutant, fail_to_pass: Seque
     (solution / "fix.patch").write_text(_patch(mutant.path, mutant.source, original))
     (solution / "solve.sh").write_text("#!/bin/bash\n# rlvr forge oracle: the reverse patch of the bug\n"
                                        "cd /app\ngit apply --whitespace=nowarn /solution/fix.patch\n")
-    (root / "instruction.md").write_text(instruction_text(project, fail_to_pass, messages))
+    (root / "instruction.md").write_text(instruction or instruction_text(project, fail_to_pass, messages))
     (root / "task.toml").write_text(_task_toml(project, mutant, len(fail_to_pass), len(pass_to_pass), test_timeout_s,
-                                               agent_timeout_s))
+                                               agent_timeout_s, statement))
     for item in root.rglob("*"):
         item.chmod(0o755 if item.is_dir() or item.suffix == ".sh" else 0o644)
     root.chmod(0o755)
