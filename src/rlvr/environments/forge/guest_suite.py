@@ -1,7 +1,8 @@
 """Forge's test-suite runner, run inside a sandbox (standard library plus the grader's pytest).
 
 `rlvr.environments.forge.suite` copies this file into a sandbox and runs it with the sandbox's
-Python as `python3 -I guest_suite.py JOB.json`. The job names the pytest arguments, the import
+Python as `python3 -s guest_suite.py JOB.json` (the hash seed set by `PYTHONHASHSEED`, so a run can
+be repeated with another seed). The job names the pytest arguments, the import
 path (the project's import root first after the standard library, then the grader's site, then
 the system's packages: the same order the grader uses) and whether to record coverage. The
 result goes to the sandbox's result channel (fd `$RLVR_RESULT_FD`) as one JSON object:
@@ -9,6 +10,7 @@ result goes to the sandbox's result channel (fd `$RLVR_RESULT_FD`) as one JSON o
 - `tests`: pytest node id -> `pass` | `fail` | `skip` (setup, call and teardown together: a
   failure or error in any phase fails the test; skipped, xfailed and xpassed are `skip`);
 - `messages`: node id -> the first line of the failure (the exception and its message);
+- `collected`: every collected node id, in order (all a `--collect-only` run reports);
 - `collect_errors`: collected path -> the first line of why it could not be collected;
 - `functions`, `coverage`: with coverage on, the functions of the project that ran (`[path,
   first line]`, path relative to the project root) and, per node id, the indexes of those its
@@ -46,6 +48,7 @@ class Recorder:
         self.tests: dict[str, str] = {}
         self.messages: dict[str, str] = {}
         self.collect_errors: dict[str, str] = {}
+        self.collected: list[str] = []
         self.functions: dict[tuple[str, int], int] = {}
         self.coverage: dict[str, list[int]] = {}
         self._current: set[int] = set()
@@ -95,6 +98,10 @@ class Recorder:
         if outcome == "fail" and report.nodeid not in self.messages:
             self.messages[report.nodeid] = _first_line(report)
 
+    def pytest_collection_finish(self, session: Any) -> None:
+        """Remember every collected node id, in order."""
+        self.collected = [item.nodeid for item in session.items]
+
     def pytest_collectreport(self, report: Any) -> None:
         """Remember the files that could not be collected (an import error, a syntax error)."""
         if report.failed:
@@ -105,9 +112,10 @@ def main() -> int:
     """Run the job named on the command line; the result on `$RLVR_RESULT_FD`."""
     with open(sys.argv[1], encoding="utf-8") as f:
         job = json.load(f)
-    sys.dont_write_bytecode = True  # -I ignores PYTHONDONTWRITEBYTECODE
+    sys.dont_write_bytecode = True
     system = set(site.getsitepackages()) | {p for p in sys.path if p.endswith(("/site-packages", "/dist-packages"))}
-    stdlib = [p for p in sys.path if p and p not in system]
+    ours = {os.path.dirname(os.path.abspath(__file__)), *os.environ.get("PYTHONPATH", "").split(os.pathsep)}
+    stdlib = [p for p in sys.path if p and p not in system and p not in ours]
     sys.path[:] = stdlib + list(job["path"]) + list(job["site"]) + [p for p in sys.path if p in system]
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     os.chdir(job["cwd"])
@@ -121,7 +129,8 @@ def main() -> int:
         code = -1
         recorder.collect_errors["<session>"] = f"{type(exc).__name__}: {exc}"[:400]
     functions = sorted(recorder.functions, key=recorder.functions.__getitem__)
-    result = {"tests": recorder.tests, "messages": recorder.messages, "collect_errors": recorder.collect_errors,
+    result = {"tests": recorder.tests, "collected": recorder.collected, "messages": recorder.messages,
+              "collect_errors": recorder.collect_errors,
               "functions": [list(f) for f in functions], "coverage": recorder.coverage, "exit_code": code,
               "elapsed_s": round(time.monotonic() - start, 3)}
     data = json.dumps(result).encode()

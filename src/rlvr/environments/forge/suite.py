@@ -39,6 +39,7 @@ class SuiteRun(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tests: dict[str, str] = Field(default_factory=dict, description="Node id -> 'pass' | 'fail' | 'skip'.")
+    collected: list[str] = Field(default_factory=list, description="Every collected node id, in order.")
     messages: dict[str, str] = Field(default_factory=dict, description="Node id -> first line of its failure.")
     collect_errors: dict[str, str] = Field(default_factory=dict, description="Path -> why it was not collected.")
     functions: list[tuple[str, int]] = Field(default_factory=list, description="Project functions that ran: "
@@ -93,7 +94,8 @@ class SuiteRunner:
         self.import_path = f"{APP}/{project.import_root}" if project.import_root else APP
 
     def run(self, *, replace: Mapping[str, str] | None = None, select: Sequence[str] | None = None,
-            coverage: bool = False, timeout_s: float = 600.0) -> SuiteRun:
+            coverage: bool = False, timeout_s: float = 600.0, hash_seed: int = 0,
+            collect_only: bool = False) -> SuiteRun:
         """Run the tests once in a fresh sandbox.
 
         Args:
@@ -101,6 +103,9 @@ class SuiteRunner:
             select: node ids to run (relative to the tests' folder); None: every test file.
             coverage: record the project functions each test ran.
             timeout_s: wall-clock limit of the whole run, seconds.
+            hash_seed: `PYTHONHASHSEED` of the run (test ids or outcomes that depend on set or dict order
+                differ between two seeds).
+            collect_only: only collect the tests (`collected` holds their ids).
 
         Returns:
             The run's report; `timed_out` or `error` when it did not finish.
@@ -111,11 +116,13 @@ class SuiteRunner:
         files.update({f"tests/{name}": data for name, data in self.tests.items()})
         targets = [f"{TESTS}/{t}" for t in (select if select is not None else self.test_files)]
         args = [*targets, "-p", "no:cacheprovider", "--rootdir", TESTS, "--confcutdir", TESTS, "-q", "--tb=short",
-                "--no-header", "--continue-on-collection-errors", "-o", "addopts="]
+                "--no-header", "--continue-on-collection-errors", "-o", "addopts=", *(["--collect-only"]
+                                                                                      if collect_only else [])]
         files["job.json"] = json.dumps({"args": args, "path": [self.import_path], "site": list(self.site),
                                         "cwd": APP, "trace_root": f"{APP}/" if coverage else None})
-        result = self.box.run([self.python, "-I", "{grader}/guest_suite.py", "{work}/job.json"], files=files,
-                              grader_files={"guest_suite.py": _guest_source()}, timeout_s=timeout_s)
+        result = self.box.run([self.python, "-s", "{grader}/guest_suite.py", "{work}/job.json"], files=files,
+                              grader_files={"guest_suite.py": _guest_source()}, timeout_s=timeout_s,
+                              env={"PYTHONHASHSEED": str(hash_seed)})
         if result.error:
             return SuiteRun(error=f"the sandbox failed: {result.error}")
         if result.timed_out:

@@ -1,12 +1,14 @@
 """Which tests a project keeps, and whether a candidate bug makes a task (`rlvr forge` steps 1 and 3).
 
-- `make_baseline`: the suite runs twice on the unchanged project (the first run records which
-  project functions each test runs). Kept: the tests that pass both times and that the grader can
-  pass at all (`signable`: the grader signs a test only when its function is defined in its test
-  file, so a test method inherited from a mixin never passes there). A suite with no kept test, or
-  slower than the budget, is refused with the reason (`ProjectError`).
+- `make_baseline`: the suite runs twice on the unchanged project, with two hash seeds (the first
+  run records which project functions each test runs), and is collected once more with a third.
+  Kept: the tests whose id is the same in the three (not built from set or dict order, which the
+  grader's own hash seed would change), that pass both times, and that the grader can pass at all
+  (`signable`: the grader signs a test only when its function is defined in its test file, so a
+  test method inherited from a mixin never passes there). A suite with no kept test, or slower
+  than the budget, is refused with the reason (`ProjectError`).
 - `validate`: a candidate runs first against the kept tests that run the changed function (a
-  screen: one of them must fail), then against every kept test, twice. It becomes a task when at
+  screen: one of them must fail), then against every kept test, twice (two hash seeds). It becomes a task when at
   least one kept test fails both times (FAIL_TO_PASS), every other kept test passes both times
   (PASS_TO_PASS), and nothing timed out or failed to import; otherwise the reason is recorded
   (`Outcome.reason`, one of `DROP_REASONS`).
@@ -101,18 +103,23 @@ def make_baseline(runner: SuiteRunner, budget_s: float) -> Baseline:
             test passes deterministically.
     """
     project = runner.project
-    first = runner.run(coverage=True, timeout_s=budget_s * 2)  # tracing slows the run down
+    first = runner.run(coverage=True, timeout_s=budget_s * 2, hash_seed=1)  # tracing slows the run down
     _refuse_broken(project, first, budget_s * 2)
     plain_start = time.monotonic()
-    second = runner.run(timeout_s=budget_s)
+    second = runner.run(timeout_s=budget_s, hash_seed=2)
     seconds = time.monotonic() - plain_start
     _refuse_broken(project, second, budget_s)
+    third = runner.run(timeout_s=budget_s, hash_seed=3, collect_only=True)
+    _refuse_broken(project, third, budget_s)
     sources = {name: data.decode("utf-8", errors="replace") for name, data in runner.tests.items()
                if name.endswith(".py")}
     kept, dropped = [], {}
+    stable = set(third.collected)
     for test_id in sorted(set(first.tests) | set(second.tests)):
         a, b = first.tests.get(test_id), second.tests.get(test_id)
-        if a == b == "pass":
+        if a is None or b is None or test_id not in stable:
+            dropped[test_id] = "its id is not the same in every run (it depends on the hash seed: set or dict order)"
+        elif a == b == "pass":
             if signable(test_id, sources):
                 kept.append(test_id)
             else:
@@ -196,7 +203,7 @@ def validate(mutant: Mutant, baseline: Baseline, runner: SuiteRunner, first_line
     related = list(baseline.tests_of(mutant.path, first_line))
     if not related:
         return Outcome.drop("no-test-fails", "no kept test runs the changed function")
-    screen = runner.run(replace=replace, select=related, timeout_s=budget_s)
+    screen = runner.run(replace=replace, select=related, timeout_s=budget_s, hash_seed=11)
     problem = _problem(screen)
     if problem is not None:
         return problem.model_copy(update={"seconds": time.monotonic() - start})
@@ -208,8 +215,8 @@ def validate(mutant: Mutant, baseline: Baseline, runner: SuiteRunner, first_line
     if why:
         return Outcome.drop("import-error", why[:300], seconds=time.monotonic() - start)
     runs = []
-    for _ in range(2):
-        run = runner.run(replace=replace, select=list(baseline.kept), timeout_s=budget_s)
+    for seed in (12, 13):  # two hash seeds: an outcome that depends on set or dict order shows as flaky
+        run = runner.run(replace=replace, select=list(baseline.kept), timeout_s=budget_s, hash_seed=seed)
         problem = _problem(run)
         if problem is not None:
             return problem.model_copy(update={"seconds": time.monotonic() - start})
