@@ -8,7 +8,11 @@ grader cannot sign it: never kept). Real PyPI sdists are fetched by `scripts/set
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -130,3 +134,25 @@ def real_sdist(pattern: str) -> Path:
 
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")
+
+
+@contextlib.contextmanager
+def vendored_copy(files: dict[str, str]) -> Iterator[Path]:
+    """Files planted under a fresh folder of /usr/local/share (a path every sandbox reads), removed after.
+
+    A program that vendors the project (as google-cloud-sdk vendors inflection) looks like this to
+    the sandbox. Skips the test when /usr/local/share cannot be written here.
+    """
+    base = Path("/usr/local/share")
+    if not os.access(base, os.W_OK):
+        pytest.skip(f"{base} is not writable here: no vendored copy can be planted")
+    root = base / f"rlvr-forge-vendored-{uuid.uuid4().hex[:10]}"
+    try:
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        for path in [root, *root.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

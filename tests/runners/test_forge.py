@@ -113,3 +113,15 @@ def test_an_issue_writer_rewrites_the_statement_and_its_failure_falls_back(tinyc
     fallback = _rows(tmp_path / "down")[0]
     assert down.validated == 1 and fallback["statement"] == "ci-report" and "failed" in fallback["statement_note"]
     assert (tmp_path / "down" / fallback["task_id"] / "instruction.md").read_text().startswith("# Failing tests")
+
+
+def test_a_project_vendored_on_the_host_is_refused(tinycalc: Path, tmp_path: Path) -> None:
+    from forge_projects import vendored_copy
+    from rlvr.runners.forge import forge
+
+    files = {f"app/third_party/tinycalc/{name}": (tinycalc / "tinycalc" / name).read_text()
+             for name in ("__init__.py", "core.py")}
+    with vendored_copy(files) as root:
+        report = forge([str(tinycalc)], out=tmp_path / "out", n=1)
+    error = report.projects[0].error
+    assert error.startswith("its source is readable in the sandbox") and str(root) in error

@@ -228,7 +228,7 @@ def _forge_one(project: Project, out: Path, n: int, families: list[str], seed: i
                overwrite: bool, versions: tuple[str, str, str, tuple[str, ...]], index: Any,
                on_candidate: Callable[[dict[str, Any]], None] | None, statement: dict[str, Any]) -> ProjectReport:
     from rlvr.environments.forge.candidate import CandidateVerifier, ForgeJob
-    from rlvr.environments.forge.project import host_copies
+    from rlvr.environments.forge.project import host_copies, host_file_copies
     from rlvr.runners.engine import make_engine
     from rlvr.runners.resumable import ResumableOutput
 
@@ -236,11 +236,16 @@ def _forge_one(project: Project, out: Path, n: int, families: list[str], seed: i
     python, version, pytest_version, site = versions
     report = ProjectReport(project=project.label)
     _check_python(project, version)
-    copies = host_copies(project, python, site)
-    if copies:
-        raise ProjectError(project.label, f"an installed copy is visible to the sandbox ({copies[0]}): the original "
-                           "source would be reachable by the agent and could shadow the workspace; uninstall it or "
-                           "use another project")
+    installed = host_copies(project, python, site)
+    if installed:
+        raise ProjectError(project.label, f"an installed copy is visible to the sandbox ({installed[0]}): the "
+                           "original source would be reachable by the agent and could shadow the workspace; "
+                           "uninstall it or use another project")
+    copies = host_file_copies(project, site)
+    if copies and set(copies) >= set(project.source_files()):
+        path, where = next(iter(copies.items()))
+        raise ProjectError(project.label, f"its source is readable in the sandbox (e.g. {path} at {where[0]}): the "
+                           "original would be reachable by the agent; use a project this machine does not vendor")
     state = out / ".forge" / _slug(project.label)
     state.mkdir(parents=True, exist_ok=True)
     baseline = _baseline(project, state, budget_s, overwrite)

@@ -88,3 +88,20 @@ def test_the_adversarial_audit_finds_no_false_pass(tinycalc_forged: Path) -> Non
     assert forge_families <= set(report.families), sorted(report.families)
     assert report.false_passes == 0, json.dumps(report.to_json()["families"], indent=1)[:3000]
     assert report.controls.tried == 1 and report.controls_failed == 0, report.controls.examples
+
+
+def test_the_audit_finds_an_original_the_sandbox_can_read(tinycalc_forged: Path) -> None:
+    """The `original-source` probe is no formality: with the original planted where the sandbox reads it, it passes."""
+    from forge_projects import vendored_copy
+    from rlvr.environments.audit.forge import forge_probes
+    from rlvr.verifiers.terminal import TerminalVerifier, load_task
+
+    task_dir = next(p.parent for p in sorted(tinycalc_forged.glob("*/task.toml")))
+    project = next(tinycalc_forged.parent.glob("src/tinycalc"))
+    reference = {"format": "harbor", "task_dir": str(task_dir)}
+    probe = next(p for p in forge_probes(load_task(reference)) if p.family == "original-source")
+    verifier = TerminalVerifier()
+    assert verifier.verify(probe.response, reference).status == "incorrect"  # nothing to find
+    with vendored_copy({"vendor/tinycalc/core.py": (project / "tinycalc" / "core.py").read_text()}):
+        found = verifier.verify(probe.response, reference)
+    assert found.status == "correct", found.detail  # the probe restored the original: forge must never allow this
