@@ -160,14 +160,19 @@ def _mutants(baseline: Any, families: list[str], seed: int) -> Iterator[Any]:
 
 
 def _key_of(field: str, what: str) -> Callable[[int, bytes], str | None]:
-    """A `ResumableOutput.resume` reader: the row's `field` (rows without it run again)."""
+    """A `ResumableOutput.resume` reader of the row's `field`.
+
+    Rows without it, or whose machinery broke (`status` 'error': a sandbox that did not start, say), run again.
+    """
 
     def read(_lineno: int, raw: bytes) -> str | None:
         try:
             row = json.loads(raw)
         except ValueError as exc:
             raise DataError(f"not a forge {what} row: {exc}") from exc
-        return row.get(field) if isinstance(row, dict) else None
+        if not isinstance(row, dict) or row.get("status") == "error":
+            return None
+        return row.get(field)
 
     return read
 
