@@ -125,3 +125,14 @@ def test_a_project_vendored_on_the_host_is_refused(tinycalc: Path, tmp_path: Pat
         report = forge([str(tinycalc)], out=tmp_path / "out", n=1)
     error = report.projects[0].error
     assert error.startswith("its source is readable in the sandbox") and str(root) in error
+
+
+@pytest.mark.extras
+def test_the_ray_engine_makes_the_same_tasks_as_the_local_one(tinycalc: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    from rlvr.runners.forge import forge
+
+    local = forge([str(tinycalc)], out=tmp_path / "local", n=2, seed=1, max_tests=4)
+    ray = forge([str(tinycalc)], out=tmp_path / "ray", n=2, seed=1, max_tests=4, engine="ray", workers=2)
+    assert local.validated == ray.validated == 2
+    assert [r["task_id"] for r in _rows(tmp_path / "local")] == [r["task_id"] for r in _rows(tmp_path / "ray")]
