@@ -78,9 +78,14 @@ OPENENV_DEPS=('fastmcp>=4.2,<5' 'fastapi>=0.116.0' 'uvicorn>=0.24.0' 'requests>=
   'pyyaml>=6.0' 'huggingface_hub>=1.29.0' 'openai>=2.7.2' 'tomli>=2.3.0' 'tomli-w>=1.2.0' 'websockets>=15.0.1'
   'httpx>=0.28.1' 'jsonschema>=4.20.0' 'packaging>=24.2')
 with_openenv() { uvi "$1" --no-deps 'openenv==0.10.0'; uvi "$1" "${OPENENV_DEPS[@]}"; }
+FORGE_SDISTS=("isodate==0.7.2" "tabulate==0.9.0")  # real projects rlvr forge's tests make tasks from
 build_core() {
   venv .venv
   uvi .venv -e '.[dev]'
+  # their sdists, fetched from the package index into .cache/forge-sdists (never committed; tests skip without them)
+  .venv/bin/python -c 'import sys; from rlvr.environments.forge.project import fetch_sdist
+for r in sys.argv[1:]: print("   forge sdist", fetch_sdist(r, ".cache/forge-sdists").name)' "${FORGE_SDISTS[@]}" \
+    || echo "warning: could not fetch the forge test sdists (${FORGE_SDISTS[*]}): those tests will skip" >&2
 }
 build_extras() {
   venv .venvs/extras

@@ -177,3 +177,28 @@ def smollm2_tokenizer() -> Any:
     from rlvr.runners.models import smollm2_tokenizer as tokenizer_path
 
     return transformers.AutoTokenizer.from_pretrained(str(tokenizer_path()))
+
+
+# -- rlvr forge: the tiny project its tests write (tests/forge_projects.py), and tasks made from it once ---------------
+@pytest.fixture
+def tinycalc(tmp_path: Path) -> Path:
+    """The `tinycalc` project (tests/forge_projects.py), written under `tmp_path`."""
+    from forge_projects import write_tinycalc
+
+    return write_tinycalc(tmp_path / "src")
+
+
+@pytest.fixture(scope="session")
+def tinycalc_forged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A forge output folder with tasks made from `tinycalc` (built once per session)."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap missing (apt install bubblewrap)")
+    from forge_projects import write_tinycalc
+    from rlvr.runners.forge import forge
+
+    base = tmp_path_factory.mktemp("forged")
+    project = write_tinycalc(base / "src")
+    out = base / "tasks"
+    report = forge([str(project)], out=out, n=3, seed=1, max_tests=6)
+    assert report.validated == 3, report.model_dump_json(indent=1)
+    return out

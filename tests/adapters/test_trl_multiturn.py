@@ -219,6 +219,42 @@ def test_factory_rejects_envs_without_tools_and_reserved_names() -> None:
     assert task_from_row({"prompt": "hi", "task_id": 3, "rlvr_reference": '"4"'}).reference == "4"
 
 
+def test_a_tool_named_run_stays_a_method_and_attribute_names_are_reserved() -> None:
+    """The terminal envs' `run` tool: an instance attribute of that name used to shadow it (TRL then got None)."""
+    import inspect
+
+    import rlvr
+
+    base = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=2, seed=0)
+
+    def run(command: str) -> str:
+        """Run a command.
+
+        Args:
+            command: the command.
+        """
+        return command
+
+    def verdict(x: int) -> int:
+        """Clash with an instance attribute.
+
+        Args:
+            x: a number.
+        """
+        return x
+
+    try:
+        spec = base.spec.model_copy(update={"max_turns": 2})
+        instance = environment_factory(ToolEnv(base.tasks, base.verifier, spec, [run]))()
+        methods = {n: getattr(instance, n) for n, _ in inspect.getmembers(type(instance), inspect.isfunction)
+                   if not n.startswith("_")}
+        assert callable(methods["run"]) and set(methods) == {"reset", "run"}  # what TRL collects as tools
+        with pytest.raises(ConfigError, match="reserved"):
+            environment_factory(ToolEnv(base.tasks, base.verifier, spec, [verdict]))
+    finally:
+        base.close()
+
+
 def test_grpo_trainer_accepts_the_generated_class(tiny_dir: Path, tool_tokenizer: Any, tool_env: ToolEnv,
                                                   tmp_path: Path) -> None:
     from trl.chat_template_utils import parse_response

@@ -83,6 +83,12 @@ registry.register(
     "rlvr.environments.terminal_data:make_agentbench_os",
     description="AgentBench-OS shell tasks shipped in PyPI inspect-evals (extra `terminal`), the self-contained ones.",
 )
+registry.register(
+    "swe/forge-v1",
+    "rlvr.environments.forge.env:make_forge",
+    description="Bug-fix tasks made by `rlvr forge` from real Python projects (tasks_dir=): a bubblewrap shell over "
+    "the workspace, the project's hidden tests graded in a fresh sandbox.",
+)
 
 registry.register(
     "openenv/remote-v1",

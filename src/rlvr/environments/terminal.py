@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from rlvr.core.errors import ConfigError, DataError, RlvrError, SandboxError
@@ -101,6 +101,7 @@ class TerminalEnv(ToolEnv):
         show_tests: give the agent a writable copy of the task's tests at /tests (to run them);
             grading always uses a fresh copy from the trusted task source.
         skipped: (task id, reason) of the tasks left out (they need a container).
+        extra_tools: more tools besides `run` and `submit` (e.g. a subclass's file-edit method).
 
     Raises:
         ConfigError: non-positive limits, or max_turns < 1.
@@ -112,7 +113,8 @@ class TerminalEnv(ToolEnv):
                  command_timeout_s: float = 60.0, max_output_chars: int = MAX_OUTPUT_CHARS,
                  sandbox: SessionConfig | None = None, episode_timeout_s: float | None = None,
                  text_tags: bool = True, hermes: bool = False, show_tests: bool = False,
-                 skipped: Sequence[tuple[str, str]] = ()) -> None:
+                 skipped: Sequence[tuple[str, str]] = (),
+                 extra_tools: Sequence[Tool | Callable[..., Any]] = ()) -> None:
         for name, value in (("command_timeout_s", command_timeout_s), ("max_output_chars", max_output_chars)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"{name} must be a positive number, got {value!r}")
@@ -129,7 +131,8 @@ class TerminalEnv(ToolEnv):
                 TextTag.xml("submit", tool="submit", argument="answer")] if text_tags else []
         if hermes:
             tags.append(TextTag.hermes())
-        tools = [Tool(self.run, timeout_s=None), Tool(self.submit, timeout_s=30.0)]
+        tools: list[Tool | Callable[..., Any]] = [Tool(self.run, timeout_s=None), *extra_tools,
+                                                  Tool(self.submit, timeout_s=30.0)]
         super().__init__(tasks, verifier, spec, tools, text_tags=tags, max_turns=max_turns,
                          verifier_timeout_s=None)
         self.terminal_verifier = verifier

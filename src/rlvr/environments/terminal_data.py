@@ -102,7 +102,8 @@ def _containers(provider: str) -> bool:
 def _build(env_id: str, description: str, references: list[TerminalReference], dataset: str, *,
            system_prompt: str | None, limit: int | None, task_ids: Sequence[str] | str | None, max_turns: int,
            command_timeout_s: float, max_output_chars: int, verifier: TerminalVerifier | None,
-           overrides: dict[str, Any], show_tests: bool = False, provider: str = "auto") -> TerminalEnv:
+           overrides: dict[str, Any], show_tests: bool = False, provider: str = "auto",
+           env_class: type[TerminalEnv] = TerminalEnv, **env_options: Any) -> TerminalEnv:
     _check_limit(limit)
     built = _verifier(verifier, overrides, env_id)
     wanted = _ids(task_ids)
@@ -141,8 +142,8 @@ def _build(env_id: str, description: str, references: list[TerminalReference], d
                    resources={"sandbox": "rlvr.sandbox.session.SandboxSession (bubblewrap)",
                               "time_budget_s": max((_budget(load_task(t.reference)) for t in tasks), default=0.0)},
                    seeding="deterministic")
-    return TerminalEnv(tasks, built, spec, max_turns=max_turns, command_timeout_s=command_timeout_s,
-                       max_output_chars=max_output_chars, show_tests=show_tests, skipped=skipped)
+    return env_class(tasks, built, spec, max_turns=max_turns, command_timeout_s=command_timeout_s,
+                     max_output_chars=max_output_chars, show_tests=show_tests, skipped=skipped, **env_options)
 
 
 def make_tbench(tasks_dir: str | Path | None = None, limit: int | None = None,

@@ -14,7 +14,8 @@ sandbox of the task); none of them does the task. Each tries to fake the grading
   pytest imports it, rewrites test reports to `passed` (TestReport, unittest results), or exits 0;
 - `stdlib-shadow`: workspace modules named like the standard library (`pprint`, `json`,
   `argparse`, `inspect`, `unittest` ...) that carry the same payload, then load the real module;
-- `control` (control probes): the task's reference solution (the oracle), which must pass.
+- `control` (control probes): the task's reference solution (the oracle), which must pass;
+- for tasks `rlvr forge` made, its own families (`rlvr.environments.audit.forge`).
 
 The one copy of these scripts lives here; the terminal verifier's own tests keep their episode
 cases (tests/verifiers/terminal/test_sandbox_cheats_never_pass.py and its siblings).
@@ -174,6 +175,13 @@ def terminal_probes(reference: Any, verifier: Any = None) -> list[Probe]:
         ValueError / DataError: the task cannot be read.
     """
     probes = [Probe(family, name, script) for name, (family, script) in TAMPER_SCRIPTS.items()]
+    from rlvr.verifiers.terminal import load_task
+
+    task = load_task(reference)
+    if task.metadata.get("forge_project"):  # an `rlvr forge` task: its leaks and hacks too
+        from rlvr.environments.audit.forge import forge_probes
+
+        probes += forge_probes(task)
     if verifier is not None:
         with contextlib.suppress(ValueError):  # a task without a reference solution has no control
             probes.append(Probe("control", "reference-solution", verifier.reference_response(reference), control=True))

@@ -4,9 +4,11 @@ Standard library only (plus the grader's pytest), like the supervisor: it runs i
 `rlvr_session.op_pytest` forks the *runner* (`main`), which:
 
 1. imports the grader's pytest with a clean path: the standard library first, then the grader's
-   site and the system's packages; the task's `PYTHONPATH` is appended only afterwards, after
+   site and the system's packages; the task's `PYTHONPATH` goes in only afterwards, right after
    the standard library, so a workspace `pprint.py`, `json.py` or `argparse.py` never shadows a
-   module pytest (or the runner) uses. A failure to import pytest here is the grader's (`error`);
+   module pytest (or the runner) uses, and the workspace's own modules come before any copy in
+   the grader's site or the system's packages (a host copy of the module under test is never
+   what the tests import). A failure to import pytest here is the grader's (`error`);
 2. compiles every Python file of the trusted tests directory itself (pytest's assertion
    rewriting, plus two marker statements: `sys.audit("rlvr.module")` as the module's first
    statement and `sys.audit("rlvr.done")` after the last statement of every function, before each
@@ -351,8 +353,12 @@ def _signer(key: bytes, done_fd: int, test_id: str, expected: list[Any], module_
     return signer
 
 
-def _clean_path(site: list[str]) -> None:
-    """sys.path: the standard library, the grader's site, the system's packages; the task's path is added later."""
+def _clean_path(site: list[str]) -> list[str]:
+    """sys.path: the standard library, the grader's site, the system's packages; the task's path is added later.
+
+    Returns:
+        The standard library's entries (the task's path goes right after them, `_task_path`).
+    """
     import site as site_module
 
     stdlib = [p for p in sys.path if p and not p.startswith("/run/rlvr/")]
@@ -365,6 +371,18 @@ def _clean_path(site: list[str]) -> None:
     if os.path.isdir("/usr/lib/" + minor):  # Debian/Ubuntu's python3 is this version: its package dirs too
         sys.path += [d for d in (f"/usr/local/lib/{minor}/dist-packages", "/usr/lib/python3/dist-packages")
                      if os.path.isdir(d) and d not in sys.path]  # appended as plain dirs: no .pth files run
+    return stdlib
+
+
+def _task_path(stdlib: list[str], extra: list[str]) -> None:
+    """Put the task's `PYTHONPATH` right after the standard library, ahead of every host copy of a package.
+
+    The grader's site and the system's packages (a Debian `python3-*` module, a pre-installed
+    pip copy) come after it: the tests import the workspace's module, never a host copy of it.
+    """
+    task = [p for p in extra if p not in stdlib]
+    rest = [p for p in sys.path if p not in stdlib and p not in task]
+    sys.path[:] = [p for p in sys.path if p in stdlib] + task + rest
 
 
 def _children() -> list[int]:
@@ -728,7 +746,7 @@ def main(req: dict[str, Any], res_fd: int) -> int:
     deadline = start + float(req.get("timeout_s", 60))
     args = [str(a) for a in req["args"]]
     extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    _clean_path(list(req.get("site") or []))
+    stdlib = _clean_path(list(req.get("site") or []))
     if not _import_pytest(res_fd):
         return 3
     root = os.path.realpath(str(req.get("trusted_root") or "/tests"))
@@ -736,7 +754,7 @@ def main(req: dict[str, Any], res_fd: int) -> int:
     if codes is None:
         return 3
     os.write(res_fd, b"\x00started\n")
-    sys.path += [p for p in extra if p not in sys.path]  # the task's path: after the standard library
+    _task_path(stdlib, extra)  # the task's path: after the standard library, before the host's packages
     _subreaper()
     cap = int(req.get("max_output", 1 << 16))
     # the trusted files are compiled (and their asserts rewritten) here: pytest's own rewriting import hook stays off

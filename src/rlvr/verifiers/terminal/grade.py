@@ -79,6 +79,25 @@ def _expected(plan: TestPlan, tests: Path) -> tuple[list[str], list[str]]:
     return junit.expected_tests(files)
 
 
+def _named_ids(plan: TestPlan) -> list[str]:
+    """The test ids a selective plan's command line names (`/tests/f.py::Class::test`), relative to /tests."""
+    prefix = TESTS_MOUNT + "/"
+    return [a[len(prefix):] for a in plan.pytest_args if a.startswith(prefix) and "::" in a]
+
+
+def _mark_unreported(outcomes: dict[str, str], named: list[str]) -> dict[str, str]:
+    """`outcomes` plus 'not run' for every named test id no outcome reports (itself, its cases or its methods).
+
+    A test the command line names must run: one whose file the code under test kept from being
+    collected (an import error, a `collect_ignore`) would otherwise vanish from a selective run.
+    """
+    out = dict(outcomes)
+    for test_id in named:
+        if not any(k == test_id or k.startswith((test_id + "[", test_id + "::")) for k in outcomes):
+            out[test_id] = "not run"
+    return out
+
+
 def verdict_from_tests(outcomes: dict[str, str] | str, exact: list[str], prefixes: list[str], selective: bool,
                        *, reward: str, notes: list[str], elapsed_s: float,
                        messages: dict[str, str] | None = None) -> Verdict:
@@ -123,6 +142,8 @@ def _pytest_verdict(run: PytestRun, plan: TestPlan, tests: Path, nonce: str, rew
     except SyntaxError as exc:
         return Verdict.error(f"a test file of the task does not parse: {exc}", elapsed_s=elapsed)
     outcomes = junit.parse_junit(run.report, plan.test_files, nonce=nonce)
+    if plan.selective and not isinstance(outcomes, str):
+        outcomes = _mark_unreported(outcomes, _named_ids(plan))
     return verdict_from_tests(outcomes, exact, prefixes, plan.selective, reward=reward, notes=notes,
                               elapsed_s=elapsed, messages=junit.failure_messages(run.report, plan.test_files))
 
@@ -130,7 +151,9 @@ def _pytest_verdict(run: PytestRun, plan: TestPlan, tests: Path, nonce: str, rew
 def _run_pytest(session: SandboxSession, task: TerminalTask, plan: TestPlan, tests: Path, env: dict[str, str],
                 site: tuple[str, ...], reward: str, notes: list[str], start: float) -> Verdict:
     nonce = secrets.token_hex(16)
-    args = [f"{TESTS_MOUNT}/{f}" for f in plan.test_files] + list(plan.pytest_args) + [
+    named = {a.split("::", 1)[0] for a in plan.pytest_args if "::" in a}  # a file whose tests are named: those only
+    args = [f"{TESTS_MOUNT}/{f}" for f in plan.test_files if f"{TESTS_MOUNT}/{f}" not in named] + list(
+        plan.pytest_args) + [
         "-p", "no:cacheprovider", "--rootdir", TESTS_MOUNT, "--confcutdir", TESTS_MOUNT, "-o",
         f"junit_suite_name={nonce}", "-o", "junit_family=xunit2", "-q", "-rfEs"]
     if not plan.test_files:

@@ -87,10 +87,11 @@ os.execvp(args[0], args)
 
 
 _PYTHON_BOOT = """
-import os, sys
+import os, site, sys
 # a scorer's python3 at grading time: the standard library first, the workspace never ahead of it. `-c`, `-m`, `-`
-# and stdin put the working directory last (python would put it first), PYTHONPATH (and the grader's site) go after
-# the standard library; a script's own directory stays first, as python has it (the script lives there)
+# and stdin put the working directory last (python would put it first), PYTHONPATH goes right after the standard
+# library, ahead of the grader's site and the system's packages (a host copy of the task's module is never the one
+# imported); a script's own directory stays first, as python has it (the script lives there)
 real, argv, i, mode, rest = sys.executable, sys.argv[1:], 0, None, []
 while i < len(argv):
     a = argv[i]
@@ -135,10 +136,12 @@ if os.environ.get("PYTHONUNBUFFERED"):
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(write_through=True)
 extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-path = [p for p in sys.path if p]
+system = set(site.getsitepackages()) | {p for p in sys.path if p.endswith(("/site-packages", "/dist-packages"))}
+std = [p for p in sys.path if p and p not in system]
+path = std + [p for p in extra + SITE if p not in std] + [p for p in sys.path if p in system]
+path = list(dict.fromkeys(path))
 if mode[0] == "s":
     path.insert(0, os.path.dirname(os.path.realpath(mode[1])))
-path += [p for p in SITE + extra if p not in path]
 if mode[0] != "s":
     path.append(os.getcwd())
 sys.path[:] = path
