@@ -136,3 +136,27 @@ def test_the_ray_engine_makes_the_same_tasks_as_the_local_one(tinycalc: Path, tm
     ray = forge([str(tinycalc)], out=tmp_path / "ray", n=2, seed=1, max_tests=4, engine="ray", workers=2)
     assert local.validated == ray.validated == 2
     assert [r["task_id"] for r in _rows(tmp_path / "local")] == [r["task_id"] for r in _rows(tmp_path / "ray")]
+
+
+def test_the_forge_command_resumes_a_run_and_prints_its_projects(tinycalc_forged: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rlvr.runners.cli import app
+
+    project = next(tinycalc_forged.parent.glob("src/tinycalc"))
+    result = CliRunner().invoke(app, ["forge", "--source", str(project), "-o", str(tinycalc_forged), "-n", "3",
+                                      "--seed", "1", "--max-tests", "6"])
+    assert result.exit_code == 0, result.output
+    assert "tinycalc" in result.output and "rlvr forge" in result.output
+
+
+def test_the_forge_command_names_a_bad_option(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rlvr.runners.cli import app
+
+    result = CliRunner().invoke(app, ["forge", "--source", str(tmp_path), "-o", str(tmp_path / "out"),
+                                      "--mutators", "no-such-family"])
+    assert result.exit_code == 2 and "unknown mutator(s) no-such-family" in result.output, result.output
+    missing = CliRunner().invoke(app, ["forge", "-o", str(tmp_path / "out")])
+    assert missing.exit_code == 2 and "--source PATH or --package" in missing.output, missing.output

@@ -94,7 +94,7 @@ def _sandbox_versions() -> tuple[str, str, str, tuple[str, ...]]:
     import subprocess
     from importlib import metadata
 
-    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.isolation import sandbox_python
     from rlvr.sandbox.site_packages import sandbox_site_path
 
     python = sandbox_python(None)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from mcp_fixtures import misbehaving
-from rlvr.rollout.policies import OraclePolicy
 
 from rlvr.core.errors import BackendError, ConfigError
 from rlvr.core.types import Message, StepResult, Task
@@ -26,6 +25,7 @@ from rlvr.environments.mcp import MCPToolEnv, StdioServer
 from rlvr.environments.mcp.connection import STDERR_TAIL_BYTES
 from rlvr.environments.multi_turn import tool_call_message
 from rlvr.rollout.driver import run_episode
+from rlvr.rollout.policies import OraclePolicy
 from rlvr.verifiers.math import MathVerifier
 
 pytestmark = pytest.mark.extras

@@ -27,8 +27,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,8 +40,8 @@ from rlvr.environments.forge.mutators import Mutant, functions_of
 from rlvr.environments.forge.project import host_file_copies
 from rlvr.environments.forge.suite import SuiteRunner
 from rlvr.environments.forge.validate import Baseline, Outcome, task_tests, validate
-from rlvr.verifiers._ast import AST_LOCK
-from rlvr.verifiers.base import Verifier, VerifierConfig
+from rlvr.verifiers.base import ThreadedVerifier, VerifierConfig
+from rlvr.verifiers.safe_ast import AST_LOCK
 
 __all__ = ["CandidateVerifier", "ForgeJob", "score_candidate"]
 
@@ -211,17 +210,17 @@ def _dropped(outcome: Outcome, start: float) -> Verdict:
     return Verdict(status="incorrect", reward=0.0, detail=outcome.reason, elapsed_s=time.monotonic() - start)
 
 
-class CandidateVerifier(Verifier):
+class CandidateVerifier(ThreadedVerifier):
     """`score_candidate` as a verifier, for the engines (module docstring); scores in threads.
 
     Args:
-        max_parallel: candidates validated at once in this process.
+        max_parallel: candidates validated at once in this process (a batch's default `workers`).
     """
 
     name: ClassVar[str] = "forge-candidate"
 
     def __init__(self, max_parallel: int = 1) -> None:
-        super().__init__(VerifierConfig(scoring="inline", timeout_s=3600.0))
+        super().__init__(VerifierConfig(timeout_s=3600.0, workers=1))
         if max_parallel < 1:
             raise ConfigError(f"max_parallel must be >= 1, got {max_parallel}")
         self.max_parallel = max_parallel
@@ -230,11 +229,6 @@ class CandidateVerifier(Verifier):
         """`score_candidate` (picklable)."""
         return score_candidate
 
-    def verify_batch(self, pairs: Iterable[tuple[str, Any]], workers: int | None = None) -> list[Verdict]:
-        """Score candidates with up to `workers` (default `max_parallel`) threads; same order as input."""
-        items = list(pairs)
-        n = max(1, min(workers or self.max_parallel, len(items) or 1))
-        if n == 1:
-            return [self.verify(r, ref) for r, ref in items]
-        with ThreadPoolExecutor(n, thread_name_prefix="rlvr-forge") as pool:
-            return list(pool.map(lambda p: self.verify(*p), items))
+    def concurrency(self, workers: int | None = None) -> int:
+        """Candidates validated at once: `workers`, else `max_parallel`."""
+        return workers or self.max_parallel

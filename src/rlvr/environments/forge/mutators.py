@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rlvr.core.errors import ConfigError
-from rlvr.verifiers._ast import AST_LOCK
+from rlvr.verifiers.safe_ast import AST_LOCK
 
 __all__ = ["MUTATORS", "Edit", "Function", "Mutant", "Mutator", "candidates", "functions_of", "mutator_names",
            "resolve_mutators"]

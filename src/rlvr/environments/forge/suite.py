@@ -69,7 +69,7 @@ class SuiteRunner:
 
     Args:
         project: the project (its files are read once).
-        python: the sandbox's interpreter (None: `rlvr.sandbox.local.sandbox_python`).
+        python: the sandbox's interpreter (None: `rlvr.sandbox.isolation.sandbox_python`).
         memory_mb: RLIMIT_AS of the run, MiB.
         work_mb: size of the sandbox's work folder, MiB (the workspace and tests must fit).
 
@@ -79,7 +79,8 @@ class SuiteRunner:
 
     def __init__(self, project: Project, *, python: str | None = None, memory_mb: int = 2048,
                  work_mb: int = 512) -> None:
-        from rlvr.sandbox.local import LocalSandbox, sandbox_python
+        from rlvr.sandbox.isolation import sandbox_python
+        from rlvr.sandbox.local import LocalSandbox
         from rlvr.sandbox.site_packages import sandbox_site_path
 
         self.project = project

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.environments.forge.mutators import Mutant
 from rlvr.environments.forge.project import Project, ProjectError
 from rlvr.environments.forge.suite import SuiteRun, SuiteRunner
-from rlvr.verifiers._ast import AST_LOCK
+from rlvr.verifiers.safe_ast import AST_LOCK
 
 __all__ = ["DROP_REASONS", "Baseline", "Outcome", "make_baseline", "signable", "task_tests", "validate"]
 
