@@ -91,3 +91,18 @@ def test_env_forms_and_answer_without_the_tool() -> None:
     assert wrong.terminated and wrong.verdict is not None and wrong.verdict.status == "incorrect"
     with pytest.raises(ConfigError, match="answer_template must be a string containing"):
         CalculatorEnv(env.tasks, env.verifier, env.spec, answer_template="no placeholder")
+
+
+def test_restating_the_expression_is_not_an_answer() -> None:
+    env = make_calculator_arithmetic(split="test", size=2, seed=1, **INLINE)
+    task = env.tasks[0]
+    expression = task.metadata["expression"]
+    for response, status in [(f"So, the final answer is: {expression}", "incorrect"),
+                             (f"\\boxed{{{expression}}}", "incorrect"),
+                             (f"The final answer is \\boxed{{{task.reference}}}.", "correct"),
+                             (f"The answer is {int(task.reference):,}.", "correct"),
+                             ("I don't know.", "no_answer")]:
+        env.reset_sync(task)
+        verdict = env.step_sync(response).verdict
+        assert verdict is not None and verdict.status == status, (response, verdict)
+    assert env.verifier.name == "math+integer"

@@ -38,6 +38,8 @@ from rlvr.environments.math import EASY_ARITHMETIC, _build_verifier, _prompt, ma
 from rlvr.environments.multi_turn import ToolEnv, tool_call_message
 from rlvr.environments.tools import ToolError
 from rlvr.verifiers.base import Verifier
+from rlvr.verifiers.integer_answer import IntegerAnswer
+from rlvr.verifiers.registry import get_verifier
 
 __all__ = [
     "ARITHMETIC_SYSTEM_PROMPT",
@@ -268,6 +270,8 @@ def make_calculator_arithmetic(
     space disjoint from the others by construction (`split_of`), so `split="test"` is held out of
     any `train` run, whatever the seeds. Task ids are `calc-<split>-<seed>-<index>`; the reference
     is the exact integer answer; `metadata["expression"]` is what the oracle gives the calculator.
+    The verifier is wrapped in `IntegerAnswer`: the answer must be the value written as an integer
+    (the math verifier alone would score the restated expression `347 * 829` correct).
 
     Args:
         split: 'train', 'validation' or 'test'.
@@ -289,7 +293,11 @@ def make_calculator_arithmetic(
     """
     chosen = tuple(FORMS) if forms is None else forms
     problems = generate(split, size, seed, chosen, digits)
-    built, reward_range = _build_verifier(verifier, "math", verifier_overrides, format_weight, None)
+    if isinstance(verifier, Verifier) and verifier_overrides:
+        raise ConfigError(f"got a Verifier instance and verifier options {sorted(verifier_overrides)}; "
+                          "configure the instance instead")
+    inner = verifier if isinstance(verifier, Verifier) else get_verifier(verifier or "math", **verifier_overrides)
+    built, reward_range = _build_verifier(IntegerAnswer(inner), "math", {}, format_weight, None)
     tasks = [Task(id=f"calc-{split}-{seed}-{i}", prompt=_prompt(system_prompt, p.question), reference=str(p.answer),
                   metadata={"expression": p.expression, "form": p.form, "split": split, "seed": seed, "index": i})
              for i, p in enumerate(problems)]
