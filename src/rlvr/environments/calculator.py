@@ -432,6 +432,13 @@ def calculator(expression: str) -> str:
     return evaluate(expression)
 
 
-def calculator_tool(timeout_s: float = 5.0) -> Tool:
-    """The `calculator` tool (`evaluate` under `timeout_s` seconds)."""
-    return Tool(calculator, name="calculator", timeout_s=timeout_s, max_output_chars=MAX_DIGITS + 200)
+def calculator_tool(timeout_s: float = 5.0, description: str | None = None) -> Tool:
+    """The `calculator` tool (`evaluate` under `timeout_s` seconds).
+
+    Args:
+        timeout_s: per-call limit, seconds.
+        description: the tool description the model reads in its schema; None: `calculator`'s
+            docstring (which lists every function).
+    """
+    return Tool(calculator, name="calculator", description=description, timeout_s=timeout_s,
+                max_output_chars=MAX_DIGITS + 200)

@@ -46,6 +46,12 @@ registry.register(
     "rlvr.environments.math_tool:make_reasoning_gym_tool",
     description="reasoning-gym arithmetic with a calculator tool (multi-turn, offline).",
 )
+registry.register(
+    "math/calculator-arithmetic-v1",
+    "rlvr.environments.math_tool:make_calculator_arithmetic",
+    description="3-digit products and mixed expressions that need the calculator tool (multi-turn, offline, "
+    "seeded; train/validation/test splits disjoint by construction).",
+)
 
 registry.register(
     "code/humaneval-v1",

@@ -15,7 +15,7 @@ same for the same trajectories, whatever the order they finished in:
 
 ```
 trajectories.jsonl (+ .meta.json)  every sample, as `rlvr eval` writes it; the run configuration
-sft.jsonl     one row per kept sample: {"messages", "task_id", "sample", "reward", "verdict"}
+sft.jsonl     one row per kept sample: {"messages", "task_id", "sample", "reward", "verdict"} (+ "tools")
 rl.jsonl      one row per task with LO <= pass rate <= HI: {"task_id", "pass_rate", "n", "n_correct",
               "n_error", "env", "env_args", "prompt", "reference"}; `--tasks DIR/rl.jsonl` of
               `rlvr export` / `rlvr train` trains on exactly these tasks
@@ -135,11 +135,19 @@ def _count_tokens(summary: Summary, traj: Trajectory) -> None:
     summary.token_samples += 1
 
 
-def sft_row(traj: Trajectory) -> dict[str, Any]:
-    """One `sft.jsonl` row: the whole conversation (OpenAI wire format), task id, sample, reward, verdict."""
+def sft_row(traj: Trajectory, tools: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """One `sft.jsonl` row: the conversation, the tools it was offered, task id, sample, reward, verdict.
+
+    Messages are in the chat-template format (`rlvr.runners.sft.template_message`: the OpenAI wire
+    format with each tool call's `arguments` a JSON object, as TRL's SFTTrainer and Hugging Face
+    chat templates read them); `tools` (the environment's OpenAI tool schemas) only for tool envs.
+    """
+    from rlvr.runners.sft import template_message
+
     verdict = traj.verdict.model_dump(mode="json") if traj.verdict is not None else None
-    return {"messages": [m.to_openai() for m in traj.messages], "task_id": traj.task_id,
-            "sample": int(traj.info.get("sample", 0)), "reward": traj.reward, "verdict": verdict}
+    row = {"messages": [template_message(m) for m in traj.messages], "task_id": traj.task_id,
+           "sample": int(traj.info.get("sample", 0)), "reward": traj.reward, "verdict": verdict}
+    return {**row, "tools": list(tools)} if tools else row
 
 
 def summarize(
@@ -152,6 +160,7 @@ def summarize(
     dedup: bool = False,
     env_id: str = "",
     env_args: dict[str, Any] | None = None,
+    tools: Sequence[dict[str, Any]] = (),
 ) -> Summary:
     """SFT rows, RL rows and counts from the trajectories of `tasks` (samples `0..n-1`; others are ignored).
 
@@ -164,6 +173,7 @@ def summarize(
         dedup: keep identical conversations of one task once (the lowest sample).
         env_id: recorded in each RL row (checked by `--tasks`).
         env_args: recorded in each RL row.
+        tools: the environment's tool schemas, recorded in each SFT row (tool envs).
 
     Raises:
         ConfigError: unknown `keep`.
@@ -200,7 +210,7 @@ def summarize(
                     summary.dedup_dropped += 1
                     continue
                 kept.add(conversation)
-                summary.sft_rows.append(sft_row(traj))
+                summary.sft_rows.append(sft_row(traj, tools))
         rate = counts.pass_rate
         if rate is not None and lo <= rate <= hi:
             summary.rl_rows.append({
@@ -286,8 +296,10 @@ def run_synth(config: SynthConfig, *, progress: Any = None) -> SynthResult:
                          on_progress=getattr(progress, "advance", None))
         wall_s = time.monotonic() - start
         tasks = list(environment.tasks[:config.limit] if config.limit is not None else environment.tasks)
+        tools = list(environment.spec.tools)
     summary = summarize(tasks, read_trajectories(directory / TRAJECTORIES), n=config.n, band=config.band,
-                        keep=config.keep, dedup=config.dedup, env_id=config.env, env_args=config.env_args)
+                        keep=config.keep, dedup=config.dedup, env_id=config.env, env_args=config.env_args,
+                        tools=tools)
     write_jsonl(directory / SFT, summary.sft_rows)
     write_jsonl(directory / RL, summary.rl_rows)
     run = {"wall_s": round(wall_s, 3), "samples_written": stats.written, "samples_resumed": stats.resumed,

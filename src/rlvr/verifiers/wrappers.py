@@ -8,6 +8,9 @@ Format rewards are easy to game, so the check is strict: exactly one final-answe
 (default `\boxed{...}`), its content non-empty, with at least one letter or digit, and at most
 `max_answer_chars` characters. `\boxed{}`, `\boxed{ }`, `\boxed{?}`, an unclosed brace or a box
 per candidate answer earns nothing.
+
+`IntegerAnswer` keeps a `correct` verdict only for an answer written as an integer literal (tasks
+that ask for a value, where restating the expression must not score).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from rlvr.verifiers.base import PooledVerifier, Verifier
 from rlvr.verifiers.math.boxes import match_brace
 from rlvr.verifiers.registry import VerifierSpec
 
-__all__ = ["FormatReward", "boxed_contents", "format_score", "last_boxed"]
+__all__ = ["FormatReward", "IntegerAnswer", "boxed_contents", "format_score", "is_integer_literal", "last_boxed"]
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ALNUM = re.compile(r"[^\W_]")
@@ -137,6 +140,71 @@ class FormatReward(PooledVerifier):
 
     def reference_response(self, reference: Any) -> str:
         """The inner verifier's reference response (correct; not necessarily well-formed)."""
+        return self.inner.reference_response(reference)
+
+    def close(self) -> None:
+        """Stop this wrapper's workers and the inner verifier's."""
+        super().close()
+        self.inner.close()
+
+
+_INTEGER = re.compile(r"[+-]?(?:\d+|\d{1,3}(?:(?:,|\\,|\\!|\{,\}| )\d{3})+)")
+
+
+def is_integer_literal(text: str | None) -> bool:
+    r"""True when `text` (an extracted answer) is an integer written out, not an expression.
+
+    Example:
+        >>> [is_integer_literal(x) for x in ["287663", "-1,024", "$42$", "838 * 948 - 425", "2^{10}", None]]
+        [True, True, True, False, False, False]
+    """
+    if text is None:
+        return False
+    return _INTEGER.fullmatch(text.strip().strip("$").strip()) is not None
+
+
+def _score_integer(inner: Callable[[str, Any], Verdict], incorrect_reward: float, response: str,
+                   reference: Any) -> Verdict:
+    verdict = inner(response, reference)
+    if verdict.status != "correct" or is_integer_literal(verdict.extracted):
+        return verdict
+    return verdict.model_copy(update={
+        "status": "incorrect", "reward": incorrect_reward, "components": {**verdict.components, "correct": 0.0},
+        "detail": f"the answer {verdict.extracted!r} is not written as an integer (the task asks for the value); "
+                  f"wrapped verdict: {verdict.detail}"})
+
+
+class IntegerAnswer(PooledVerifier):
+    r"""The wrapped verifier, with a correct verdict kept only for an integer-literal answer (module docstring).
+
+    Args:
+        verifier: the verifier to wrap (e.g. the math verifier); its config is reused.
+
+    For tasks that ask for a value ("What is 347 * 829?") restating the question is no answer: the
+    math verifier compares symbolically, so `\boxed{347 * 829}` equals the gold 287663; this wrapper
+    turns such a `correct` into `incorrect` unless the extracted answer is an integer literal
+    (optional sign, digits, optionally grouped in threes by commas or thin spaces). `incorrect`,
+    `no_answer`, `timeout` and `error` verdicts pass through unchanged. Its spec is the wrapped
+    verifier's with this wrapper added (as for `FormatReward`).
+    """
+
+    name: ClassVar[str] = "integer"
+
+    def __init__(self, verifier: Verifier) -> None:
+        super().__init__(verifier.config)
+        self.inner = verifier
+        self.name = f"{verifier.name}+integer"  # type: ignore[misc]
+        inner_spec = VerifierSpec.of(verifier)
+        if inner_spec is not None and inner_spec.wrapper is None:
+            inner_spec.with_wrapper(f"{__name__}:IntegerAnswer").record(self)
+
+    def scorer(self) -> Callable[[str, Any], Verdict]:
+        """The inner scorer followed by the integer check (picklable)."""
+        incorrect = float(getattr(self.config, "incorrect_reward", 0.0))
+        return functools.partial(_score_integer, self.inner.scorer(), incorrect)
+
+    def reference_response(self, reference: Any) -> str:
+        """The inner verifier's reference response."""
         return self.inner.reference_response(reference)
 
     def close(self) -> None:
