@@ -138,7 +138,7 @@ def test_a_pinned_package_is_fetched_from_the_index_and_checked(tmp_path: Path, 
 
 
 def test_an_installed_copy_visible_to_the_sandbox_is_found(tmp_path: Path) -> None:
-    from rlvr.sandbox.local import sandbox_python
+    from rlvr.sandbox.isolation import sandbox_python
 
     python = sandbox_python(None)
     visible = _write(tmp_path / "p", {"pyproject.toml": "", "email/__init__.py": "", "test_x.py": ""})

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from rlvr.sandbox.local import sandbox_python
+from rlvr.sandbox.isolation import sandbox_python
 from rlvr.verifiers.terminal import TerminalVerifier
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing (apt install bubblewrap)")
