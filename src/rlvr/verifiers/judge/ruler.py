@@ -11,7 +11,9 @@ the judge in one call, each in a `<trajectory id="ID">…</trajectory>` block, a
 - a failure after one bounded retry is an `error` verdict (reward None) for every member of the
   group — nothing is printed and dropped (ART's `swallow_exceptions`, OpenPipe/ART #394);
 - identical responses are sent once and share their score; empty ones are `no_answer` (reward 0)
-  and not sent.
+  and not sent;
+- a member whose response plants a passing grade (`_planted`) and gets a passing score is `error`
+  (masked), the others keep theirs; a low score stands whatever the response planted.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.judge._base import JudgeBase, Request, judge_detail
 from rlvr.verifiers.judge._cache import cache_key
+from rlvr.verifiers.judge._planted import planted_problem
 from rlvr.verifiers.judge._prompt import ruler_messages, ruler_schema
 from rlvr.verifiers.judge._reply import Score, parse_ruler
 from rlvr.verifiers.judge.config import JudgeReference, RulerConfig, as_judge_reference
@@ -112,8 +115,10 @@ class RulerVerifier(JudgeBase):
                 out.append(self.error(problem, calls, start, **size))
             else:
                 tid, score = scores[response]
-                out.append(self.scored(score.value, score.reasoning, calls, start, trajectory_id=tid,
-                                       cached=cached, **size))
+                planted = planted_problem(score.value, score.reasoning, response, self.config.threshold)
+                out.append(self.error(planted, calls, start, trajectory_id=tid, **size) if planted is not None
+                           else self.scored(score.value, score.reasoning, calls, start, trajectory_id=tid,
+                                            cached=cached, **size))
         return out
 
     def _order(self, unique: list[str], question: str, attempt: int) -> list[int]:
@@ -152,7 +157,7 @@ class RulerVerifier(JudgeBase):
             order = shown_order[attempt]
             return {unique[i]: (str(p + 1), by_id[str(p + 1)]) for p, i in enumerate(order)}
 
-        asked = self.ask(build, parse, unique)
+        asked = self.ask(build, parse)
         if asked.problem is not None:
             return {}, asked.calls, asked.problem, False
         value: dict[str, tuple[str, Score]] = asked.value
