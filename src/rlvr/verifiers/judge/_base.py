@@ -2,7 +2,7 @@
 
 A judge waits on the network, so it is a `ThreadedVerifier`: it runs in threads of the calling
 process (at most `max_concurrency` judgements at once), not in the worker processes other verifiers
-use. Its limits: the HTTP timeout of each call (`timeout_s`, a deadline on the whole body too),
+use. Its limits: one deadline per HTTP call (`timeout_s`: connect, status line, headers and body together),
 retried at most `retries` times, plus at most `protocol_retries` fresh calls after a reply that does
 not validate; the pool's watchdog ends a judgement that outlives all of them (`call_timeout_s`).
 """
