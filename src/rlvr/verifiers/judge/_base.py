@@ -26,8 +26,8 @@ __all__ = ["JudgeBase", "judge_detail"]
 
 T = TypeVar("T")
 
-Request = tuple[list[dict[str, str]], dict[str, Any], str]
-"""(messages, reply JSON schema, schema name) of one judge call."""
+Request = tuple[list[dict[str, str]], dict[str, Any], str, int]
+"""(messages, reply JSON schema, schema name, max_tokens of the reply) of one judge call."""
 
 
 @dataclass
@@ -83,7 +83,8 @@ class JudgeBase(ThreadedVerifier):
         """Call the judge, validate the reply, and retry a bad reply up to `protocol_retries` times.
 
         Args:
-            build: attempt number → (messages, schema, schema name); RULER reshuffles per attempt.
+            build: attempt number → (messages, schema, schema name, max_tokens); RULER reshuffles per
+                attempt and scales max_tokens with the group.
             parse: (reply content, attempt) → validated value; raises `ReplyError` (a malformed reply,
                 or a passing grade that follows one planted in the response: `_planted`).
 
@@ -92,8 +93,8 @@ class JudgeBase(ThreadedVerifier):
         """
         asked = Asked()
         for attempt in range(self.config.protocol_retries + 1):
-            messages, schema, name = build(attempt)
-            calls = self.client.chat(messages, schema, name)
+            messages, schema, name, max_tokens = build(attempt)
+            calls = self.client.chat(messages, schema, name, max_tokens)
             asked.calls += [c.record() for c in calls]
             last = calls[-1]
             problem = self._transport_problem(last, len(calls))

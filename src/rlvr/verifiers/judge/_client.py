@@ -76,16 +76,19 @@ class ChatClient:
         self.config = config
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
 
-    def chat(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str) -> list[Call]:
+    def chat(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
+             max_tokens: int | None = None) -> list[Call]:
         """Ask for one reply; returns every attempt made, the last one being the outcome.
 
         Args:
             messages: chat messages (`role`, `content`).
             schema: JSON schema of the reply, sent as `response_format` when `structured_output` is on.
             name: the schema's name.
+            max_tokens: most tokens of the reply (None: `config.max_tokens`).
         """
         body: dict[str, Any] = {"model": self.config.model, "messages": messages,
-                                "temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
+                                "temperature": self.config.temperature,
+                                "max_tokens": max_tokens or self.config.max_tokens}
         if schema is not None and self.config.structured_output:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": name, "schema": schema, "strict": True}}

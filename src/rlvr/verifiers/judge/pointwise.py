@@ -84,7 +84,7 @@ class JudgeVerifier(JudgeBase):
                 raise ReplyError(problem)
             return score
 
-        asked = self.ask(lambda _attempt: (messages, pointwise_schema(), "judge_score"), parse)
+        asked = self.ask(lambda _attempt: (messages, pointwise_schema(), "judge_score", self.config.max_tokens), parse)
         if asked.problem is not None:
             return self.error(asked.problem, asked.calls, start, cut_chars=cut)
         score: Score = asked.value
