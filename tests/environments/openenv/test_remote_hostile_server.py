@@ -128,3 +128,24 @@ def test_a_foreign_return_is_range_checked_only_when_a_range_is_declared() -> No
 def test_bad_limits_are_config_errors(closed_url: str, kwargs: dict[str, object]) -> None:
     with pytest.raises(ConfigError, match=next(iter(kwargs))):
         make_remote(closed_url, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["chat", "text"])
+def test_rlvr_check_adversarial_plays_the_hostile_servers(kind: str, tmp_path) -> None:
+    """`rlvr check openenv/remote-v1 --adversarial`: the hostile-server family, its honest control, exit 0."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlvr.runners.cli import app
+
+    out = tmp_path / "report.json"
+    with hostile_server(kind) as url:  # the audited env's own server (it is not played: the hostile ones are)
+        result = CliRunner().invoke(app, ["check", "openenv/remote-v1", "--adversarial", "-a", f"base_url={url}",
+                                          "-a", "size=1", "--report", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["domain"] == "remote" and report["false_passes"] == 0 and report["controls_failed"] == 0
+    family = report["families"]["hostile-server"]
+    expected = [p for p in HOSTILE_PLANS[kind] if p not in ("honest", "return-over-range")]
+    assert family["tried"] == family["errors"] == len(expected) and report["controls"]["tried"] == 1
