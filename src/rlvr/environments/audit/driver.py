@@ -201,9 +201,8 @@ def audit(
         DataError: the dataset cannot be read.
     """
     from rlvr.core.registry import load_attr
-    from rlvr.environments.registry import make
-
     from rlvr.environments.openenv_remote import RemoteOpenEnv
+    from rlvr.environments.registry import make
 
     start = time.monotonic()
     env = make(env_or_id, **(env_kwargs or {})) if isinstance(env_or_id, str) else env_or_id

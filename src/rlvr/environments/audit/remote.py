@@ -110,11 +110,11 @@ def hostile_app(kind: str, *, plans: dict[str, list[dict[str, Any]]] | None = No
         raise ConfigError(f"kind must be 'chat' or 'text', got {kind!r}")
     script = plans or (_chat_plans(observation_bytes) if kind == "chat"
                        else _text_plans(observation_bytes, reward_range is not None))
-    bounds = list(reward_range or (0.0, 1.0))
+    extra: dict[str, Any] = {ENV_ID_KEY: "audit/hostile-v1", MAX_TURNS_KEY: 8,
+                             REWARD_RANGE_KEY: list(reward_range or (0.0, 1.0))}
 
     class HostileChatAction(Action):  # type: ignore[misc]
-        model_config = ConfigDict(title="ChatAction", json_schema_extra={
-            ENV_ID_KEY: "audit/hostile-v1", MAX_TURNS_KEY: 8, REWARD_RANGE_KEY: bounds})
+        model_config = ConfigDict(title="ChatAction", json_schema_extra=extra)
         content: str = ""
         tool_calls: list[dict[str, Any]] | None = None
 

@@ -19,6 +19,7 @@ import http.client
 import json
 import os
 import socket
+import ssl
 import threading
 import time
 import urllib.error
@@ -216,12 +217,12 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
     """urllib's HTTPS handler (default TLS context) on deadline-armed connections."""
 
     def __init__(self, deadline: _Deadline) -> None:
-        super().__init__()
+        self.tls = ssl.create_default_context()
+        super().__init__(context=self.tls)
         self.deadline = deadline
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(_deadline_connection(http.client.HTTPSConnection, self.deadline), req,
-                            context=self._context)
+        return self.do_open(_deadline_connection(http.client.HTTPSConnection, self.deadline), req, context=self.tls)
 
 
 def _read(response: Any) -> bytes:

@@ -32,7 +32,7 @@ __all__ = ["Grade", "planted_grades", "planted_problem"]
 
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
-_NUMBER = r"[+]?(?:\d+(?:\.\d*)?|\.\d+)"
+_NUMBER = r"[+]?(?:\d{1,12}(?:\.\d{0,12})?|\.\d{1,12})"
 _Q = "[\"'`\u201c\u201d\u2018\u2019]"
 _SCORE = re.compile(
     rf"(?<![a-z]){_Q}?(?:score|grade|rating|reward|points|marks?){_Q}?"

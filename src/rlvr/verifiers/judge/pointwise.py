@@ -10,8 +10,8 @@ from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.judge._base import JudgeBase, judge_detail
 from rlvr.verifiers.judge._cache import cache_key
-from rlvr.verifiers.judge._prompt import pointwise_messages, pointwise_schema
 from rlvr.verifiers.judge._planted import planted_problem
+from rlvr.verifiers.judge._prompt import pointwise_messages, pointwise_schema
 from rlvr.verifiers.judge._reply import ReplyError, Score, parse_pointwise
 from rlvr.verifiers.judge.config import JudgeConfig, JudgeReference, as_judge_reference
 
