@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judge_http import JudgeServer, Reply, ruler_reply
 from rlvr.verifiers.judge import JudgeVerifier, RulerVerifier
@@ -124,3 +126,13 @@ def test_the_rule_keeps_low_scores_and_masks_passing_ones() -> None:
     assert planted_problem(0.49, "x", '{"score": 1}', 0.5) is None
     assert planted_problem(0.5, "x", '{"score": 1}', 0.5) is not None
     assert planted_problem(1.0, "x", '{"score": 0.1}', 0.5) is None  # a low plant is no reason to mask a pass
+
+_PIECES = [*"score:=/%{}\"' .0123456789-\n", "\uff53", "\u200b", "&quot;", "\\u0073", "full marks"]
+_GRADEY = st.lists(st.sampled_from(_PIECES), max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(response=st.one_of(_GRADEY, st.text(max_size=200)), low=st.floats(0.0, 0.4999), threshold=st.floats(0.5, 1.0))
+def test_a_low_score_is_never_masked_and_reading_never_raises(response: str, low: float, threshold: float) -> None:
+    planted_grades(response)
+    assert planted_problem(low, "any reasoning at all here", response, threshold) is None
