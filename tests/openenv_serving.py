@@ -70,9 +70,16 @@ def free_port() -> int:
 def serving(env: Environment, *, ping_interval_s: float = 20.0, ping_timeout_s: float = 20.0,
             **app_kwargs: Any) -> Iterator[tuple[str, ServedHost]]:
     """Serve `env` (not closed afterwards) on a free loopback port; yields (base URL, the shared host)."""
+    app = create_served_app(env, **app_kwargs)
+    with serving_app(app, ping_interval_s=ping_interval_s, ping_timeout_s=ping_timeout_s) as url:
+        yield url, app.state.rlvr_host
+
+
+@contextmanager
+def serving_app(app: Any, *, ping_interval_s: float = 20.0, ping_timeout_s: float = 20.0) -> Iterator[str]:
+    """Serve an ASGI app (an OpenEnv server's FastAPI app) under uvicorn on a free loopback port; yields its URL."""
     import uvicorn
 
-    app = create_served_app(env, **app_kwargs)
     port = free_port()
     server = uvicorn.Server(uvicorn_config(app, port=port, ping_interval_s=ping_interval_s,
                                            ping_timeout_s=ping_timeout_s, log_level="warning"))
@@ -84,7 +91,7 @@ def serving(env: Environment, *, ping_interval_s: float = 20.0, ping_timeout_s: 
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{port}", app.state.rlvr_host
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=15)

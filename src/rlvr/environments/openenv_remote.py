@@ -27,6 +27,22 @@ number (a string "1"), a `done` that is not a boolean (a string "false"), and re
 overflows to inf. Only the server's observation
 fields (`reward`, `done`, `verdict`) are read for scoring: nothing the model writes is.
 
+The env, not the server, owns which tokens are the model's and what a reward may be. Whatever the
+server sends, an episode is an `error` verdict (reward None, masked) when:
+
+- a step reward is not finite, or the rewards so far sum to a number that is not finite (1e308
+  twice);
+- an rlvr server's verdict has a reward outside the declared range (`reward_range`: the server's
+  own `x-rlvr-reward-range`, or the one passed to `make`), or a reward that is not what its step
+  rewards add up to (its rewards are `StepResult.reward`s, which sum to the verdict's reward); a
+  foreign episode's return outside a `reward_range` passed to `make`;
+- an observation's messages after a step hold a model turn (`role="assistant"`, or `tool_calls`):
+  the model's turns are only the actions it sent, so no server text is trained on or kept by
+  `rlvr synth` as the model's;
+- an observation is larger than `max_observation_bytes` (its JSON, UTF-8; a WebSocket message
+  over it is refused by the client before it is read whole); a reset observation over it is a
+  `BackendError` for that episode.
+
 Tasks: from the task API (`/list_environments`, `/{env}/splits`, `/{env}/num_tasks`,
 `/{env}/task_range`), keeping the server's ids (a spec's `id`, else `{split}-{index}`); an episode
 resets the server with `split` + `index` (+ `task_id` for rlvr servers). A server without the task
@@ -77,6 +93,11 @@ REWARD_RANGE_KEY = "x-rlvr-reward-range"
 """Key of an rlvr server's action schema holding the env's `[low, high]` reward bounds."""
 DEFAULT_MAX_TURNS = 100
 """Turn limit of an episode on a server that does not state one (a foreign server)."""
+DEFAULT_MAX_OBSERVATION_BYTES = 4 * 1024 * 1024
+"""Largest observation kept, bytes of its JSON (UTF-8): 4 MiB, far above any chat turn or tool output."""
+_ENVELOPE_BYTES = 64 * 1024
+"""Room for OpenEnv's WebSocket envelope around an observation (`max_observation_bytes` + this is the
+client's message limit)."""
 HIDDEN_FIELDS = ("reward", "done", "metadata")
 """Observation fields never shown to the model (scoring and bookkeeping)."""
 _VALIDATION = re.compile(r"\(code: VALIDATION_ERROR\)\s*$")
@@ -205,11 +226,12 @@ class _Server:
         self.http.close()
 
 
-async def _open_session(base_url: str, timeout_s: float) -> Any:
-    """A connected async `GenericEnvClient` (runs on `ClientLoop`)."""
+async def _open_session(base_url: str, timeout_s: float, max_observation_bytes: int) -> Any:
+    """A connected async `GenericEnvClient` (runs on `ClientLoop`) refusing messages over the observation cap."""
     from openenv.core.generic_client import GenericEnvClient
 
-    client = GenericEnvClient(base_url=base_url, connect_timeout_s=timeout_s, message_timeout_s=timeout_s)
+    client = GenericEnvClient(base_url=base_url, connect_timeout_s=timeout_s, message_timeout_s=timeout_s,
+                              max_message_size_mb=(max_observation_bytes + _ENVELOPE_BYTES) / 2**20)
     try:
         await client.connect()
     except BaseException:
@@ -281,7 +303,8 @@ class RemoteOpenEnv(MultiTurnEnv):
 
     def __init__(self, server: _Server, mapping: ActionMapping, tasks: Sequence[Task], spec: EnvSpec, *,
                  timeout_s: float, success_threshold: float | None, max_calls_per_turn: int = 8,
-                 capacity_wait_s: float = 0.0) -> None:
+                 capacity_wait_s: float = 0.0, max_observation_bytes: int = DEFAULT_MAX_OBSERVATION_BYTES,
+                 enforced_range: tuple[float, float] | None = None) -> None:
         weights = {} if mapping.kind == "chat" else {"env_reward": 1.0}
         super().__init__(tasks, ReturnVerifier(f"the OpenEnv server at {server.base_url}"), spec,
                          reward_weights=weights)
@@ -290,6 +313,9 @@ class RemoteOpenEnv(MultiTurnEnv):
         self.capacity_wait_s = capacity_wait_s
         self.success_threshold = success_threshold
         self.max_calls_per_turn = max_calls_per_turn
+        self.max_observation_bytes = max_observation_bytes
+        self.enforced_range = enforced_range
+        # bounds a verdict's reward (chat) or the return (foreign) must lie in; None: not checked
         self.text_tags = (TextTag.hermes(),) if mapping.kind == "tool" else ()
         self.episode = _Episode()
         self._is_copy = False
@@ -331,7 +357,8 @@ class RemoteOpenEnv(MultiTurnEnv):
         deadline, delay = time.monotonic() + self.capacity_wait_s, 0.05
         while True:
             try:
-                self.episode.session = await ClientLoop.call(_open_session(self.server.base_url, self.timeout_s))
+                self.episode.session = await ClientLoop.call(_open_session(self.server.base_url, self.timeout_s,
+                                                                           self.max_observation_bytes))
                 self.sessions.add(self.episode.session)
                 result = await self._call("reset", **kwargs)
                 break
@@ -343,6 +370,12 @@ class RemoteOpenEnv(MultiTurnEnv):
                     continue
                 raise BackendError(f"the OpenEnv server at {self.server.base_url} failed to reset task "
                                    f"{self.task.id!r}: {type(exc).__name__}: {exc}{_capacity_hint(exc)}") from exc
+        try:
+            _check_size(result.observation, self.max_observation_bytes)
+        except ValueError as exc:
+            await self._end_session()
+            raise BackendError(f"the OpenEnv server at {self.server.base_url} reset task {self.task.id!r} with "
+                               f"an observation too large to keep: {exc}") from exc
         if reference.get("prompt_from_reset") or self.mapping.kind == "chat":
             shown = _observation_messages(self.mapping, result.observation)
             if not shown or [m.model_dump() for m in shown] != [m.model_dump() for m in messages[-len(shown):]]:
@@ -364,23 +397,30 @@ class RemoteOpenEnv(MultiTurnEnv):
                        if self.mapping.kind == "chat" else {self.mapping.field: action.content})
             result = await self._call("step", payload)
             self._record(result)
-            return _observation_messages(self.mapping, result.observation), bool(result.done)
+            return _observation_messages(self.mapping, result.observation, after_step=True), bool(result.done)
         except Exception as exc:  # a server failure: an error verdict for this episode, the others go on
             self.episode.failure = f"{type(exc).__name__}: {exc}"
             await self._end_session()
             return [], True
 
     def _record(self, result: Any) -> None:
-        """Keep a step's reward and done (ValueError, an error verdict, for values OpenEnv's types do not allow)."""
+        """Keep a step's reward and done; ValueError (an error verdict) for what the env does not accept.
+
+        Rejected: values OpenEnv's types do not allow, rewards whose sum is not finite, an observation
+        over `max_observation_bytes`.
+        """
         if not isinstance(result.reward, int | float | None) or not isinstance(result.done, bool):
             raise ValueError(f"the server sent reward={result.reward!r}, done={result.done!r}; OpenEnv's are a "
                              "number (or null) and a boolean")  # "1" or "false" must not be read as a success
+        _check_size(result.observation, self.max_observation_bytes)
         reward = None if result.reward is None else float(result.reward)
         if reward is not None and not math.isfinite(reward):
             reward = None  # a NaN or infinite reward cannot be scored: an error verdict, like None
         message_reward = self.episode.last["env_reward"] + (reward or 0.0)
         if not math.isfinite(message_reward):
             raise ValueError("the server's rewards for one message overflow (their sum is not finite)")
+        if not math.isfinite(sum(r for r in (*self.episode.rewards, reward) if r is not None)):
+            raise ValueError("the server's rewards overflow: their sum so far is not finite")
         self.episode.rewards.append(reward)
         self.episode.last["env_reward"] = message_reward
         self.episode.done = result.done
@@ -449,15 +489,35 @@ class RemoteOpenEnv(MultiTurnEnv):
             if not episode.done or episode.verdict is None:
                 return Verdict.error(f"{where}: the episode was cut before the server ended it (no server verdict)")
             try:
-                return Verdict.model_validate(episode.verdict)
+                verdict = Verdict.model_validate(episode.verdict)
             except ValueError as exc:
                 return Verdict.error(f"{where} sent a malformed verdict: {exc}")
+            problem = self._verdict_problem(verdict)
+            return verdict if problem is None else Verdict.error(f"{where} sent a verdict the env refuses: {problem}")
         missing = [i + 1 for i, r in enumerate(episode.rewards) if r is None]
         if missing:
             return Verdict.error(f"{where} gave no finite reward (None, NaN or inf) at step(s) {missing}; "
                                  "the episode cannot be scored")
-        return return_verdict(sum(r or 0.0 for r in episode.rewards), episode.done, self.turn,
-                              self.success_threshold)
+        episode_return = sum(r or 0.0 for r in episode.rewards)
+        if self.enforced_range is not None and math.isfinite(episode_return) \
+                and not _within(episode_return, self.enforced_range):
+            return Verdict.error(f"{where}: the episode return {episode_return:g} is outside the declared "
+                                 f"reward_range {list(self.enforced_range)}")
+        return return_verdict(episode_return, episode.done, self.turn, self.success_threshold)
+
+    def _verdict_problem(self, verdict: Verdict) -> str | None:
+        """Why an rlvr server's verdict cannot be the episode's (reward range, sum of its step rewards); None: fine."""
+        if verdict.reward is None:
+            return None  # an error verdict: masked whatever else it says
+        if self.enforced_range is not None and not _within(verdict.reward, self.enforced_range):
+            return f"reward {verdict.reward:g} ({verdict.status}) is outside the declared reward_range " \
+                   f"{list(self.enforced_range)}"
+        rewards = [r or 0.0 for r in self.episode.rewards]
+        total = sum(rewards)
+        if abs(total - verdict.reward) > 1e-6 * (1.0 + sum(abs(r) for r in rewards)):
+            return f"reward {verdict.reward:g}, but its step rewards sum to {total:g} (an rlvr server's step " \
+                   "rewards add up to the verdict's)"
+        return None
 
     def close_episode(self) -> None:
         """Close this copy's server session (if open); the other copies' sessions stay open."""
@@ -483,11 +543,39 @@ def _capacity_hint(exc: BaseException) -> str:
             "run fewer episodes at once (`rlvr eval --concurrency N`; a trainer plays its generation batch at once)")
 
 
-def _observation_messages(mapping: ActionMapping, observation: dict[str, Any]) -> list[Message]:
-    """What the model sees of an observation: an rlvr server's `messages`, else the rendered JSON."""
-    if mapping.kind == "chat":
-        return [Message.model_validate(m) for m in observation.get("messages") or []]
-    return [Message(role="user", content=render_observation(observation))]
+def _observation_messages(mapping: ActionMapping, observation: dict[str, Any],
+                          after_step: bool = False) -> list[Message]:
+    """What the model sees of an observation: an rlvr server's `messages`, else the rendered JSON.
+
+    Raises:
+        ValueError: `after_step` and a message is a model turn (`role="assistant"` or `tool_calls`): only
+            the policy writes the model's turns.
+    """
+    if mapping.kind != "chat":
+        return [Message(role="user", content=render_observation(observation))]
+    messages = [Message.model_validate(m) for m in observation.get("messages") or []]
+    if after_step:
+        turns = [i for i, m in enumerate(messages) if m.role == "assistant" or m.tool_calls]
+        if turns:
+            raise ValueError(f"the server's observation holds model turns (role 'assistant' or tool_calls) at "
+                             f"message(s) {turns}; an environment answers as user, tool or system, never as the model")
+    return messages
+
+
+def _check_size(observation: Any, limit: int) -> None:
+    """ValueError when the observation's JSON (UTF-8) is over `limit` bytes."""
+    size = len(json.dumps(observation, ensure_ascii=False, default=str).encode())
+    if size > limit:
+        raise ValueError(f"the observation is {size} bytes, over max_observation_bytes={limit} (raise it with "
+                         "make('openenv/remote-v1', max_observation_bytes=N) if the server's observations are "
+                         "that large by design)")
+
+
+def _within(value: float, bounds: tuple[float, float]) -> bool:
+    """`value` inside `[low, high]`, with a relative slack of 1e-9 for float sums."""
+    low, high = bounds
+    slack = 1e-9 * max(1.0, abs(low), abs(high))
+    return low - slack <= value <= high + slack
 
 
 # -- tasks ------------------------------------------------------------------------------
@@ -558,6 +646,7 @@ def make_remote(
     tool_name: str | None = None,
     instructions: str | None = None,
     reward_range: tuple[float, float] | None = None,
+    max_observation_bytes: int = DEFAULT_MAX_OBSERVATION_BYTES,
 ) -> RemoteOpenEnv:
     """Connect to the OpenEnv server at `base_url` as an rlvr environment (module docstring).
 
@@ -579,12 +668,16 @@ def make_remote(
         success_threshold: return needed for `correct` (foreign servers; default: return > 0); finite.
         tool_name: name of the action tool (tool mode); default from the action schema's title.
         instructions: optional system message before each prompt.
-        reward_range: bounds of the episode return (for `spec.reward_range`); default an rlvr
-            server's own bounds, else (0, 1).
+        reward_range: bounds of the episode return (`spec.reward_range`), enforced (module docstring):
+            a verdict or return outside them is an error verdict. Default: an rlvr server's own bounds
+            (enforced), else (0, 1) (not enforced: a foreign server states none).
+        max_observation_bytes: largest observation kept, bytes of its JSON (UTF-8); a larger one ends the
+            episode with an error verdict. Default 4 MiB.
 
     Raises:
         ConfigError: the URL cannot be reached, the schema cannot be mapped, or a bad option (a
-            success_threshold that is not finite).
+            success_threshold that is not finite, a reward_range that is not finite low <= high,
+            max_observation_bytes < 1024).
         MissingExtraError: OpenEnv is not installed (`pip install 'rlvr[openenv]'`).
     """
     try:  # `openenv.core`, not `openenv`: a folder named openenv on sys.path is a namespace package
@@ -598,6 +691,12 @@ def make_remote(
     if not (isinstance(capacity_wait_s, int | float) and 0 <= capacity_wait_s < math.inf):
         raise ConfigError(f"capacity_wait_s must be a finite number of seconds >= 0, got {capacity_wait_s!r}")
     check_success_threshold(success_threshold)
+    if isinstance(max_observation_bytes, bool) or not isinstance(max_observation_bytes, int) \
+            or max_observation_bytes < 1024:
+        raise ConfigError(f"max_observation_bytes must be an int >= 1024 (bytes), got {max_observation_bytes!r}")
+    if reward_range is not None and not (len(reward_range) == 2 and all(math.isfinite(b) for b in reward_range)
+                                         and reward_range[0] <= reward_range[1]):
+        raise ConfigError(f"reward_range must be finite (low, high) with low <= high, got {reward_range!r}")
     server = _Server(base_url, timeout_s)
     try:
         server.request("GET", "/health")
@@ -609,11 +708,13 @@ def make_remote(
     what = f"rlvr env {mapping.served_env}" if mapping.kind == "chat" else f"{mapping.kind} actions"
     if max_turns is None:
         max_turns = mapping.max_turns or DEFAULT_MAX_TURNS
+    enforced = reward_range or mapping.reward_range
     if reward_range is None:
         reward_range = mapping.reward_range or (0.0, 1.0)
     spec = EnvSpec(id="openenv/remote-v1", description=f"OpenEnv server {server.base_url} ({what})",
                    max_turns=max_turns, tools=mapping.tools, seeding=seeding, reward_range=reward_range,
                    dataset=dataset)
     return RemoteOpenEnv(server, mapping, tasks, spec, timeout_s=timeout_s, capacity_wait_s=capacity_wait_s,
-                         success_threshold=success_threshold)
+                         success_threshold=success_threshold, max_observation_bytes=max_observation_bytes,
+                         enforced_range=enforced)
 

@@ -92,10 +92,12 @@ def test_pointwise_attack_stays_inside_its_fence(judge_server: JudgeServer, case
 
 @pytest.mark.parametrize("case", sorted(CORPUS))
 def test_ruler_attack_stays_inside_its_block(judge_server: JudgeServer, case: str) -> None:
-    judge_server.reply = lambda body: ruler_reply(body, lambda tid, text: 0.5)
+    # below the threshold: a passing score next to a planted grade is masked (test_planted_grades.py); here
+    # the fence is under test, so every member keeps the judge's score
+    judge_server.reply = lambda body: ruler_reply(body, lambda tid, text: 0.25)
     group = ["5", CORPUS[case], "4"]
     verdicts = _judge(judge_server, RulerVerifier).verify_group(group, REF)
-    assert [v.reward for v in verdicts] == [0.5, 0.5, 0.5]
+    assert [v.reward for v in verdicts] == [0.25, 0.25, 0.25]
     (request,) = judge_server.requests
     content = request["messages"][1]["content"]
     assert sorted(ids_in(request)) == ["1", "2", "3"]  # no fake block

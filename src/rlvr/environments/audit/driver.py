@@ -1,13 +1,17 @@
 """The audit driver: probes per task from the verifier's domain, scored in batch, tallied by family.
 
 `audit(env)` picks `n` tasks spread over the dataset (as `rlvr check` does), builds each task's
-probes with its domain's builder (`rlvr.environments.audit.math` / `sql` / `code` / `terminal`,
-chosen from the verifier's type as the verifier registry names it), scores them with the
+probes with its domain's builder (`rlvr.environments.audit.math` / `sql` / `code` / `terminal` /
+`judge`, chosen from the verifier's type as the verifier registry names it), scores them with the
 environment's own verifier (`env.score_batch`, i.e. `verify_batch`), and counts:
 
 - a *false pass*: a wrong probe that scored `correct`;
 - a *failed control*: a control probe (a right answer written another way) that did not;
 - an *error*: a wrong probe the grader masked (`status="error"`): not a pass, reported apart.
+
+`openenv/remote-v1` is scored by its server, not by a verifier of a response: its audit (domain
+`remote`, `rlvr.environments.audit.remote`) plays episodes against hostile servers speaking the
+env's wire, with the env's limits, and tallies their verdicts the same way.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ DOMAINS: dict[str, str] = {
     "sql": "rlvr.environments.audit.sql:sql_probes",
     "code": "rlvr.environments.audit.code:code_probes",
     "terminal": "rlvr.environments.audit.terminal:terminal_probes",
+    "judge": "rlvr.environments.audit.judge:judge_probes",
+    "ruler": "rlvr.environments.audit.judge:judge_probes",
 }
 """Verifier registry name → the probe builder `(reference, verifier) -> list[Probe]` of that domain."""
 
@@ -56,7 +62,8 @@ class AuditReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     env_id: str = Field(description="The audited environment's spec id.")
-    domain: str = Field(description="The verifier's domain: math, sql, code or terminal.")
+    domain: str = Field(description="The verifier's domain: math, sql, code, terminal, judge, ruler; remote for "
+                        "openenv/remote-v1.")
     n: int = Field(ge=0, description="Tasks audited.")
     families: dict[str, FamilyResult] = Field(description="Wrong probes, by family.")
     controls: FamilyResult = Field(description="Control probes (right answers that must score correct).")
@@ -133,12 +140,12 @@ def _chosen(tasks: list[Task], task_ids: Sequence[str]) -> list[Task]:
     return [by_id[i] for i in task_ids]
 
 
-def _example(task: Task, probe: Probe, verdict: Verdict) -> dict[str, Any]:
-    return {"task_id": task.id, "family": probe.family, "probe": probe.name, "response": probe.response[:600],
+def _example(task_id: str, probe: Probe, verdict: Verdict) -> dict[str, Any]:
+    return {"task_id": task_id, "family": probe.family, "probe": probe.name, "response": probe.response[:600],
             "status": verdict.status, "reward": verdict.reward, "detail": verdict.detail[:300]}
 
 
-def _tally(task: Task, probes: list[Probe], verdicts: list[Verdict], families: dict[str, FamilyResult],
+def _tally(task_id: str, probes: list[Probe], verdicts: list[Verdict], families: dict[str, FamilyResult],
            controls: FamilyResult) -> None:
     for probe, verdict in zip(probes, verdicts, strict=True):
         row = controls if probe.control else families.setdefault(probe.family, FamilyResult())
@@ -151,7 +158,19 @@ def _tally(task: Task, probes: list[Probe], verdicts: list[Verdict], families: d
             else:
                 row.false_passes += 1
             if len(row.examples) < MAX_EXAMPLES:
-                row.examples.append(_example(task, probe, verdict))
+                row.examples.append(_example(task_id, probe, verdict))
+
+
+def _audit_remote(env: Any, start: float) -> AuditReport:
+    """The hostile-server audit of an `openenv/remote-v1` env (`rlvr.environments.audit.remote`)."""
+    from rlvr.environments.audit.remote import remote_probes
+
+    families: dict[str, FamilyResult] = {}
+    controls = FamilyResult()
+    played = remote_probes(env)
+    _tally("hostile-server", [p for p, _ in played], [v for _, v in played], families, controls)
+    return AuditReport(env_id=env.spec.id, domain="remote", n=1, families=families, controls=controls,
+                       elapsed_s=time.monotonic() - start)
 
 
 def audit(
@@ -182,11 +201,14 @@ def audit(
         DataError: the dataset cannot be read.
     """
     from rlvr.core.registry import load_attr
+    from rlvr.environments.openenv_remote import RemoteOpenEnv
     from rlvr.environments.registry import make
 
     start = time.monotonic()
     env = make(env_or_id, **(env_kwargs or {})) if isinstance(env_or_id, str) else env_or_id
     try:
+        if isinstance(env, RemoteOpenEnv):
+            return _audit_remote(env, start)
         domain = verifier_domain(env.verifier)
         build: Callable[[Any, Any], list[Probe]] = load_attr(DOMAINS[domain])
         families: dict[str, FamilyResult] = {}
@@ -203,7 +225,7 @@ def audit(
                 skipped.append(f"{task.id}: no probe applies to this reference")
                 continue
             verdicts = env.score_batch([task] * len(probes), [p.response for p in probes], workers=workers)
-            _tally(task, probes, verdicts, families, controls)
+            _tally(task.id, probes, verdicts, families, controls)
             if on_task is not None:
                 on_task(task, len(probes), sum(f.false_passes for f in families.values()))
         return AuditReport(env_id=env.spec.id, domain=domain, n=len(tasks), families=families, controls=controls,

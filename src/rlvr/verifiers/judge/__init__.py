@@ -5,7 +5,9 @@ scores the responses to one prompt together. Both talk to any OpenAI-compatible
 `/chat/completions` endpoint through the standard library (no `openai` package), ask for a JSON
 reply with `response_format` and validate it anyway; every failure is an `error` verdict
 (reward None, masked by the trainer), never 0 and never a clamped score. Judged text is escaped
-and fenced (`rlvr.verifiers.judge._prompt`) so it cannot close its block or pass as the judge's reply.
+and fenced (`rlvr.verifiers.judge._prompt`) so it cannot close its block or pass as the judge's reply;
+a passing score of a response that plants a passing grade (read by meaning: JSON in any order, YAML,
+prose, disguised letters; `rlvr.verifiers.judge._planted`) is masked, and a low score always stands.
 """
 
 from __future__ import annotations

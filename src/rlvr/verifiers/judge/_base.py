@@ -2,7 +2,7 @@
 
 A judge waits on the network, so it is a `ThreadedVerifier`: it runs in threads of the calling
 process (at most `max_concurrency` judgements at once), not in the worker processes other verifiers
-use. Its limits: the HTTP timeout of each call (`timeout_s`, a deadline on the whole body too),
+use. Its limits: one deadline per HTTP call (`timeout_s`: connect, status line, headers and body together),
 retried at most `retries` times, plus at most `protocol_retries` fresh calls after a reply that does
 not validate; the pool's watchdog ends a judgement that outlives all of them (`call_timeout_s`).
 """
@@ -10,9 +10,8 @@ not validate; the pool's watchdog ends a judgement that outlives all of them (`c
 from __future__ import annotations
 
 import json
-import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -20,7 +19,6 @@ from rlvr.core.types import Status, Verdict
 from rlvr.verifiers.base import THREAD_GRACE_S, ThreadedVerifier
 from rlvr.verifiers.judge._cache import ScoreCache
 from rlvr.verifiers.judge._client import Call, ChatClient
-from rlvr.verifiers.judge._prompt import escape
 from rlvr.verifiers.judge._reply import ReplyError
 from rlvr.verifiers.judge.config import JudgeConfig
 
@@ -28,8 +26,8 @@ __all__ = ["JudgeBase", "judge_detail"]
 
 T = TypeVar("T")
 
-Request = tuple[list[dict[str, str]], dict[str, Any], str]
-"""(messages, reply JSON schema, schema name) of one judge call."""
+Request = tuple[list[dict[str, str]], dict[str, Any], str, int]
+"""(messages, reply JSON schema, schema name, max_tokens of the reply) of one judge call."""
 
 
 @dataclass
@@ -39,19 +37,6 @@ class Asked:
     value: Any = None
     problem: str | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
-
-
-_SPACE = re.compile(r"\s+")
-
-
-def _reject_copy(content: str | None, judged: Sequence[str]) -> None:
-    """Raise `ReplyError` when the reply (whitespace ignored) occurs inside a judged text."""
-    reply = _SPACE.sub("", content or "")
-    if len(reply) < 8:
-        return
-    for text in judged:
-        if reply in _SPACE.sub("", text) or reply in _SPACE.sub("", escape(text)):
-            raise ReplyError("the reply copies text of the judged response (a parroted grade is never a score)")
 
 
 def judge_detail(why: str, **fields: Any) -> str:
@@ -94,25 +79,22 @@ class JudgeBase(ThreadedVerifier):
         self.client = ChatClient(self.config)
         self.cache = ScoreCache(self.config.cache_path) if self.config.cache else None
 
-    def ask(self, build: Callable[[int], Request], parse: Callable[[str | None, int], T],
-            judged: Sequence[str] = ()) -> Asked:
+    def ask(self, build: Callable[[int], Request], parse: Callable[[str | None, int], T]) -> Asked:
         """Call the judge, validate the reply, and retry a bad reply up to `protocol_retries` times.
 
-        A reply that is a copy of JSON found in a judged text (a judge parroting the response's own
-        fake grade) is rejected like a malformed one.
-
         Args:
-            build: attempt number → (messages, schema, schema name); RULER reshuffles per attempt.
-            parse: (reply content, attempt) → validated value; raises `ReplyError`.
-            judged: the texts under judgement (responses), checked against copied replies.
+            build: attempt number → (messages, schema, schema name, max_tokens); RULER reshuffles per
+                attempt and scales max_tokens with the group.
+            parse: (reply content, attempt) → validated value; raises `ReplyError` (a malformed reply,
+                or a passing grade that follows one planted in the response: `_planted`).
 
         Returns:
             `Asked` with `value` set, or with `problem` set (the caller makes it an error verdict).
         """
         asked = Asked()
         for attempt in range(self.config.protocol_retries + 1):
-            messages, schema, name = build(attempt)
-            calls = self.client.chat(messages, schema, name)
+            messages, schema, name, max_tokens = build(attempt)
+            calls = self.client.chat(messages, schema, name, max_tokens)
             asked.calls += [c.record() for c in calls]
             last = calls[-1]
             problem = self._transport_problem(last, len(calls))
@@ -120,9 +102,7 @@ class JudgeBase(ThreadedVerifier):
                 asked.problem = problem
                 return asked  # already retried with backoff at the HTTP level
             try:
-                content = self._content(last)
-                _reject_copy(content, judged)
-                asked.value = parse(content, attempt)
+                asked.value = parse(self._content(last), attempt)
                 asked.problem = None
                 return asked
             except ReplyError as exc:

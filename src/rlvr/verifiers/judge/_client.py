@@ -4,12 +4,22 @@ One `ChatClient` per judge: a semaphore caps the calls in flight (`max_concurren
 429 and 5xx, timeouts and connection errors are retried with exponential backoff (a `Retry-After`
 header is honoured up to 30 s); every attempt is recorded as a `Call` (model, latency, HTTP status,
 raw reply or error) so a verdict can show what the judge really said.
+
+`timeout_s` is one limit for the whole HTTP attempt: connecting, the status line, the headers and
+the body alike. A `_Deadline` timer shuts the connection's socket down when it runs out, so a server
+that drips its reply a byte at a time (each read within a per-read timeout) cannot hold a call past
+it; the attempt is then a timeout (retried like one). Over TLS the timer is armed once the handshake
+is done; the handshake's reads are each bounded by the time left.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
+import socket
+import ssl
 import threading
 import time
 import urllib.error
@@ -67,16 +77,19 @@ class ChatClient:
         self.config = config
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
 
-    def chat(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str) -> list[Call]:
+    def chat(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
+             max_tokens: int | None = None) -> list[Call]:
         """Ask for one reply; returns every attempt made, the last one being the outcome.
 
         Args:
             messages: chat messages (`role`, `content`).
             schema: JSON schema of the reply, sent as `response_format` when `structured_output` is on.
             name: the schema's name.
+            max_tokens: most tokens of the reply (None: `config.max_tokens`).
         """
         body: dict[str, Any] = {"model": self.config.model, "messages": messages,
-                                "temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
+                                "temperature": self.config.temperature,
+                                "max_tokens": max_tokens or self.config.max_tokens}
         if schema is not None and self.config.structured_output:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": name, "schema": schema, "strict": True}}
@@ -107,36 +120,116 @@ class ChatClient:
         return headers
 
     def _post(self, data: bytes) -> tuple[Call, float | None]:
-        """One attempt; never raises for network trouble (it becomes `Call.error`)."""
+        """One attempt under one deadline (`timeout_s`); never raises for network trouble (`Call.error`)."""
         url = f"{self.config.base_url}/chat/completions"
         request = urllib.request.Request(url, data=data, headers=self._headers(), method="POST")
         start = time.monotonic()
         model = self.config.model
+        deadline = _Deadline(self.config.timeout_s)
+        late = f"timeout after {self.config.timeout_s} s (one limit for the whole call: status line, headers, body)"
         try:
-            with urllib.request.urlopen(request, timeout=self.config.timeout_s) as response:
-                raw = _read(response, start + self.config.timeout_s)
+            opener = urllib.request.build_opener(_HTTPHandler(deadline), _HTTPSHandler(deadline))
+            with opener.open(request, timeout=self.config.timeout_s) as response:
+                raw = _read(response)
                 status = int(response.status)
         except urllib.error.HTTPError as exc:
             text = _safe_read(exc)
+            if deadline.expired:
+                return Call(model, time.monotonic() - start, None, None, late), None
             retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             return Call(model, time.monotonic() - start, exc.code, None, f"HTTP {exc.code}: {text}"), retry_after
-        except TimeoutError:
-            return Call(model, time.monotonic() - start, None, None,
-                        f"timeout after {self.config.timeout_s} s"), None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             reason = getattr(exc, "reason", exc)
-            kind = "timeout" if isinstance(reason, TimeoutError) else "connection error"
-            return Call(model, time.monotonic() - start, None, None, f"{kind}: {reason}"), None
+            if deadline.expired or isinstance(reason, TimeoutError):
+                return Call(model, time.monotonic() - start, None, None, late), None
+            return Call(model, time.monotonic() - start, None, None, f"connection error: {reason}"), None
+        finally:
+            deadline.cancel()
+        if deadline.expired:  # the timer fired as the last byte came in: the call was late all the same
+            return Call(model, time.monotonic() - start, None, None, late), None
         return _parse_body(model, time.monotonic() - start, status, raw), None
 
 
-def _read(response: Any, deadline: float) -> bytes:
-    """Read the body in chunks, enforcing the whole-call deadline (a slow drip cannot extend it)."""
+class _Deadline:
+    """One limit for a whole HTTP attempt: at `seconds` from now the armed socket is shut down (reads end)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+        self.expired = False
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def left(self) -> float:
+        """Seconds left (at least 1 ms, so a socket timeout stays valid)."""
+        return max(0.001, self.at - time.monotonic())
+
+    def arm(self, sock: socket.socket) -> None:
+        """Watch `sock` (the connected socket, TLS-wrapped or not); shut it at once if already expired."""
+        with self._lock:
+            self._sock = sock
+            if self.expired:
+                self._shut()
+
+    def cancel(self) -> None:
+        """Stop the timer; the socket is never touched after this returns (it may be closed and reused)."""
+        self._timer.cancel()
+        with self._lock:
+            self._sock = None
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            self._shut()
+
+    def _shut(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(OSError):  # socket.socket's own shutdown: under TLS too, without TLS state
+                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+
+
+def _deadline_connection(base: type[http.client.HTTPConnection], deadline: _Deadline) -> Any:
+    """`base` whose connect takes at most the time left and arms `deadline` on the connected socket."""
+
+    class Connection(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            self.timeout = deadline.left()
+            super().connect()
+            deadline.arm(self.sock)
+
+    return Connection
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    """urllib's HTTP handler (proxies and redirects as usual) on deadline-armed connections."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_deadline_connection(http.client.HTTPConnection, self.deadline), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    """urllib's HTTPS handler (default TLS context) on deadline-armed connections."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        self.tls = ssl.create_default_context()
+        super().__init__(context=self.tls)
+        self.deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_deadline_connection(http.client.HTTPSConnection, self.deadline), req, context=self.tls)
+
+
+def _read(response: Any) -> bytes:
+    """Read the body in chunks up to `_MAX_BODY` (the `_Deadline` ends a slow one)."""
     chunks: list[bytes] = []
     size = 0
     while True:
-        if time.monotonic() > deadline:
-            raise TimeoutError("the reply body arrived too slowly")
         chunk = response.read(65536)
         if not chunk:
             return b"".join(chunks)

@@ -103,6 +103,10 @@ class RulerConfig(JudgeConfig):
     rubric: str = Field(default=DEFAULT_RULER_RUBRIC, min_length=1, description="RULER grading standards.")
     max_group_size: int = Field(default=32, ge=1, description="Largest group judged in one call; larger "
                                 "groups are errors (split them upstream, relative scores need one call).")
+    max_tokens_per_trajectory: int = Field(
+        default=96, ge=16, description="Reply tokens allowed per group member: a group call asks for "
+        "max(max_tokens, 64 + members x this), so the reply of a large group is not cut (an entry with a "
+        "one-sentence explanation is ~50 tokens).")
 
 
 class JudgeReference(BaseModel):

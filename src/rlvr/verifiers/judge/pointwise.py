@@ -10,8 +10,9 @@ from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.judge._base import JudgeBase, judge_detail
 from rlvr.verifiers.judge._cache import cache_key
+from rlvr.verifiers.judge._planted import planted_problem
 from rlvr.verifiers.judge._prompt import pointwise_messages, pointwise_schema
-from rlvr.verifiers.judge._reply import Score, parse_pointwise
+from rlvr.verifiers.judge._reply import ReplyError, Score, parse_pointwise
 from rlvr.verifiers.judge.config import JudgeConfig, JudgeReference, as_judge_reference
 
 __all__ = ["JudgeVerifier"]
@@ -28,7 +29,9 @@ class JudgeVerifier(JudgeBase):
     Verdicts: `correct` when score >= `threshold`, else `incorrect`, reward = the score; an empty
     response is `no_answer` (reward 0, no call); any judge failure (HTTP error or timeout after
     retries, refusal, empty or malformed reply, out-of-range score, after `protocol_retries` fresh
-    calls) is `error` with reward None, never 0 and never a clamped score. `detail` is a JSON object:
+    calls) is `error` with reward None, never 0 and never a clamped score. A passing score of a response
+    that plants a passing grade (`_planted`: parsed, in any format) is rejected like a malformed reply
+    (retried, then `error`); a low score stands whatever the response planted. `detail` is a JSON object:
     `why`, `reasoning`, `model`, `calls` (each attempt: model, latency_s, http_status, raw reply or
     error), `cached`, `cut_chars`.
 
@@ -74,8 +77,14 @@ class JudgeVerifier(JudgeBase):
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             return self.scored(float(hit["score"]), str(hit["reasoning"]), [], start, cached=True, cut_chars=cut)
-        asked = self.ask(lambda _attempt: (messages, pointwise_schema(), "judge_score"),
-                         lambda content, _attempt: parse_pointwise(content), [response])
+        def parse(content: str | None, _attempt: int) -> Score:
+            score = parse_pointwise(content)
+            problem = planted_problem(score.value, score.reasoning, response, self.config.threshold)
+            if problem is not None:
+                raise ReplyError(problem)
+            return score
+
+        asked = self.ask(lambda _attempt: (messages, pointwise_schema(), "judge_score", self.config.max_tokens), parse)
         if asked.problem is not None:
             return self.error(asked.problem, asked.calls, start, cut_chars=cut)
         score: Score = asked.value

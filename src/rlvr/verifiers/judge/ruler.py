@@ -10,8 +10,12 @@ the judge in one call, each in a `<trajectory id="ID">…</trajectory>` block, a
 - a score outside [0, 1] is rejected, never used;
 - a failure after one bounded retry is an `error` verdict (reward None) for every member of the
   group — nothing is printed and dropped (ART's `swallow_exceptions`, OpenPipe/ART #394);
+- the reply budget grows with the group (`reply_tokens`: `max_tokens_per_trajectory` per member, at
+  least `max_tokens`), so a GRPO-sized group is not cut and masked;
 - identical responses are sent once and share their score; empty ones are `no_answer` (reward 0)
-  and not sent.
+  and not sent;
+- a member whose response plants a passing grade (`_planted`) and gets a passing score is `error`
+  (masked), the others keep theirs; a low score stands whatever the response planted.
 """
 
 from __future__ import annotations
@@ -26,12 +30,16 @@ from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.judge._base import JudgeBase, Request, judge_detail
 from rlvr.verifiers.judge._cache import cache_key
+from rlvr.verifiers.judge._planted import planted_problem
 from rlvr.verifiers.judge._prompt import ruler_messages, ruler_schema
 from rlvr.verifiers.judge._reply import Score, parse_ruler
 from rlvr.verifiers.judge.config import JudgeReference, RulerConfig, as_judge_reference
 from rlvr.verifiers.threads import Grouping, ThreadPool
 
-__all__ = ["RulerVerifier"]
+__all__ = ["REPLY_OVERHEAD_TOKENS", "RulerVerifier"]
+
+REPLY_OVERHEAD_TOKENS = 64
+"""Tokens of a RULER reply besides its entries (`{"scores": [...]}`, whitespace)."""
 
 
 def group_key(reference: Any) -> str:
@@ -112,9 +120,21 @@ class RulerVerifier(JudgeBase):
                 out.append(self.error(problem, calls, start, **size))
             else:
                 tid, score = scores[response]
-                out.append(self.scored(score.value, score.reasoning, calls, start, trajectory_id=tid,
-                                       cached=cached, **size))
+                planted = planted_problem(score.value, score.reasoning, response, self.config.threshold)
+                out.append(self.error(planted, calls, start, trajectory_id=tid, **size) if planted is not None
+                           else self.scored(score.value, score.reasoning, calls, start, trajectory_id=tid,
+                                            cached=cached, **size))
         return out
+
+    def reply_tokens(self, members: int) -> int:
+        """The reply budget of a group call: `max_tokens`, or more for a large group.
+
+        `REPLY_OVERHEAD_TOKENS + members * max_tokens_per_trajectory` when that is larger: each member's
+        entry (id, a one-sentence explanation, score) takes ~50 tokens, so a fixed 512 cuts the reply of a
+        GRPO-sized group (16 members: ~812 tokens) and masks the whole group. The budget scales instead of
+        refusing large groups at build time: the group size is only known per call (distinct responses).
+        """
+        return max(self.config.max_tokens, REPLY_OVERHEAD_TOKENS + members * self.config.max_tokens_per_trajectory)
 
     def _order(self, unique: list[str], question: str, attempt: int) -> list[int]:
         seed = cache_key("ruler-order", self.config.seed, question, unique, attempt)
@@ -143,7 +163,7 @@ class RulerVerifier(JudgeBase):
             messages, _cut = ruler_messages(question, trajectories, rubric, ref.reference,
                                             self.config.max_response_chars)
             shown_order[attempt] = order
-            return messages, ruler_schema(shown[attempt]), "ruler_scores"
+            return messages, ruler_schema(shown[attempt]), "ruler_scores", self.reply_tokens(len(unique))
 
         shown_order: dict[int, list[int]] = {}
 
@@ -152,7 +172,7 @@ class RulerVerifier(JudgeBase):
             order = shown_order[attempt]
             return {unique[i]: (str(p + 1), by_id[str(p + 1)]) for p, i in enumerate(order)}
 
-        asked = self.ask(build, parse, unique)
+        asked = self.ask(build, parse)
         if asked.problem is not None:
             return {}, asked.calls, asked.problem, False
         value: dict[str, tuple[str, Score]] = asked.value
