@@ -8,11 +8,14 @@ exactly the correct samples, and token counts come from the server's sampled ids
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_vllm_server import server, smollm2_dir  # noqa: F401 - pytest fixtures
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rollout"))
+from test_vllm_server import server, smollm2_dir  # noqa: F401 - pytest fixtures (tests/rollout)
 from typer.testing import CliRunner
 
 from rlvr.environments.math import EASY_ARITHMETIC

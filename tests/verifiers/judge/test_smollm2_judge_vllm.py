@@ -3,7 +3,7 @@
 A weak judge on a real server: the checks are that the path works (structured output makes vLLM
 constrain SmolLM2's reply to the schema, so every verdict is a valid score in [0, 1]) and that
 without structured output its malformed replies are masked (error, reward None), never scored.
-The server comes from the `server` fixture of tests/runners/test_vllm_server.py (one per session;
+The server comes from the `server` fixture of tests/rollout/test_vllm_server.py (one per session;
 `RLVR_TEST_VLLM_URL` reuses a running one).
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "runners"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "rollout"))
 import test_vllm_server as _vllm  # noqa: E402  (the project's vLLM server fixtures)
 
 from rlvr.verifiers.judge import JudgeVerifier, RulerVerifier  # noqa: E402
