@@ -19,8 +19,9 @@ ENV = ["--env", "math/calculator-arithmetic-v1", "-a", "split=train", "-a", "siz
 
 
 def _call(expression: str, name: str = "calculator") -> dict[str, Any]:
+    arguments = json.dumps({"expression": expression})
     return {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps({"expression": expression})}}]}
+        {"id": "c1", "type": "function", "function": {"name": name, "arguments": arguments}}]}
 
 
 SCRIPT = [

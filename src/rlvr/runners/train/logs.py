@@ -105,7 +105,8 @@ def read_openrlhf_curve(python: str, tensorboard_dir: Path) -> list[dict[str, An
 
     Returns:
         Rows with `step`, `reward`, `reward_std`, the verdict-status fractions, the episode metrics
-        (`train/rlvr/<key>` of rlvr's multi-turn agent, `rlvr.adapters.openrlhf.agent.AGENT_LOG_KEYS`), `completion_length`,
+        (`train/rlvr/<key>` of rlvr's multi-turn agent, `rlvr.adapters.openrlhf.agent.AGENT_LOG_KEYS`),
+        `completion_length`,
         `elapsed_s` (running sum of step times), `step_s`, `num_tokens` (running sum of total_length x
         num_samples), `tokens_per_s` (the step's tokens / its time) and `grad_norm`; [] when there is no log.
     """
