@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from rlvr.core.errors import RlvrError
-from rlvr.runners.cli.app import Command, SeedOpt, console, err_console, fail
+from rlvr.runners.cli.app import Command, console, err_console, fail
 
 if TYPE_CHECKING:
     from rlvr.runners.sft import SftResult
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["COMMAND"]
 
 _HELP = "\n\n".join([
-    "Fine-tune a model on the verified demonstrations that `rlvr synth` writes (DATA = its sft.jsonl) with "
+    "Fine-tune a model on the verified demonstrations that `rlvr synth` writes (--data: its sft.jsonl) with "
     "TRL's SFTTrainer and save it to the folder OUTPUT, which `rlvr eval/train/compare --model OUTPUT` take.",
     "The loss is on the tokens the model samples (each assistant turn through its end-of-turn token); the "
     "prompt and the tool answers are masked. The chat template that renders tool calls (the model's own, or "
@@ -51,7 +51,7 @@ def sft(
         "cosine"
     ),
     warmup_steps: Annotated[int, typer.Option(help="Linear warm-up steps.")] = 0,
-    seed: SeedOpt = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the row shuffling and of the trainer.")] = 0,
     save_steps: Annotated[int, typer.Option(help="Save a checkpoint every this many steps.")] = 50,
     overwrite: Annotated[bool, typer.Option(help="Discard an earlier run in OUTPUT instead of resuming it.")] = False,
 ) -> None:
