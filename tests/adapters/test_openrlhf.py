@@ -38,6 +38,7 @@ import rlvr  # noqa: E402
 from rlvr.adapters.export import read_manifest  # noqa: E402
 from rlvr.adapters.openrlhf import EXTRA_LOG_KEYS, export_openrlhf, openrlhf_args, openrlhf_replay  # noqa: E402
 from rlvr.adapters.openrlhf.agent import (  # noqa: E402
+    AGENT_LOG_KEYS,
     CompletionOutput,
     Logprob,
     ReplayEngine,
@@ -45,6 +46,7 @@ from rlvr.adapters.openrlhf.agent import (  # noqa: E402
     SamplingParams,
 )
 from rlvr.core.errors import ConfigError  # noqa: E402
+from rlvr.core.metrics import EPISODE_METRICS  # noqa: E402
 from rlvr.core.types import Message  # noqa: E402
 from rlvr.rollout.tokens import EpisodeTokens  # noqa: E402
 
@@ -358,6 +360,7 @@ def test_multi_turn_undecodable_label_is_an_error_verdict(tokenizer: Any, tmp_pa
     out = asyncio.run(executor.execute(prompt, '{"not": "a task label"}', SamplingParams(), 512, tokenizer, engine))
     assert math.isnan(out["reward"]) and math.isnan(out["scores"])
     assert out["extra_logs"]["rlvr/status/error"] == 1.0
+    assert all(out["extra_logs"][f"rlvr/{k}"] == 0.0 for k in EPISODE_METRICS)  # an episode that never started
     assert out["action_ranges"] == [] and not engine.prompts  # nothing generated, nothing trained on
     assert out["observation_tokens"] == tokenizer(text=prompt, add_special_tokens=False)["input_ids"]
 
@@ -381,6 +384,12 @@ def test_multi_turn_budget_cut_scores_the_episode_as_it_stands(tokenizer: Any, t
     assert len(engine.prompts) == 1 and out["action_ranges"] == probe["action_ranges"][:1]
     assert out["observation_tokens"] == probe["observation_tokens"][:after_one]
     assert out["extra_logs"]["rlvr/status/error"] == 0.0 and out["reward"] == 0.0
+    # the tool-use extra logs (OpenRLHF averages them per step): those of each episode as played
+    assert set(out["extra_logs"]) == set(probe["extra_logs"]) == set(AGENT_LOG_KEYS)
+    assert {k: probe["extra_logs"][f"rlvr/{k}"] for k in EPISODE_METRICS} == {
+        "tool_call_rate": 1.0, "tool_calls": 1.0, "tool_errors": 0.0, "turns": 2.0}  # a call, then the answer
+    assert {k: out["extra_logs"][f"rlvr/{k}"] for k in EPISODE_METRICS} == {
+        "tool_call_rate": 1.0, "tool_calls": 1.0, "tool_errors": 0.0, "turns": 1.0}  # cut after the call
 
 
 # -- (d) parity over the recorded rollouts -----------------------------------------------------------------

@@ -31,6 +31,7 @@ from rlvr.adapters.trl.agent import (  # noqa: E402
 from rlvr.adapters.trl.data import task_from_row  # noqa: E402
 from rlvr.adapters.trl.rollout import RolloutReward  # noqa: E402
 from rlvr.core.errors import AdapterError, ConfigError  # noqa: E402
+from rlvr.core.metrics import EPISODE_METRICS, episode_metrics  # noqa: E402
 from rlvr.core.types import EnvSpec, Message, Task, Verdict  # noqa: E402
 from rlvr.environments.multi_turn import MultiTurnEnv, ToolEnv  # noqa: E402
 from rlvr.verifiers.registry import get_verifier  # noqa: E402
@@ -319,6 +320,14 @@ def test_trl_tool_loop_calls_rlvr_tools_and_scores_the_final_answer(
         assert ids[zeros[-1] + 1: zeros[-1] + 1 + len(answer)] == answer
     expected = [tool_env.score(tool_env.tasks[i], "So the answer is \\boxed{5}.").status for i in (0, 0, 1, 1)]
     assert [v.status for v in reward.last_verdicts] == expected
+    # the tool-use metrics TRL logs for this step are those of the four episodes: one call each, none failed,
+    # two rlvr turns (the call and the final answer)
+    metrics = {**trainer._metrics["eval"], **trainer._metrics["train"]}  # the mode follows model.training
+    logged = {k.rsplit("/", 1)[1]: v for k, v in metrics.items() if k.startswith("rlvr/rlvr_test/")}
+    assert {k: logged[k] for k in EPISODE_METRICS} == {"tool_call_rate": [1.0], "tool_calls": [1.0],
+                                                       "tool_errors": [0.0], "turns": [2.0]}
+    assert episode_metrics(env.episode.trajectory() for env in trainer.environments[:4]) == {
+        k: v[0] for k, v in logged.items() if k in EPISODE_METRICS}
 
 
 # -- rollout_func ---------------------------------------------------------------------------------
@@ -351,7 +360,8 @@ def test_rollout_func_masks_exactly_the_environment_tokens(tiny_dir: Path, tool_
         out = fn(prompts, trainer)
     finally:
         env.close()
-    assert set(out) == {"prompt_ids", "completion_ids", "logprobs", "env_mask", "rlvr_verdict"}
+    assert set(out) == {"prompt_ids", "completion_ids", "logprobs", "env_mask", "rlvr_verdict", "rlvr_episode"}
+    assert out["rlvr_episode"] == [episode_metrics([t]) for t in fn.last_trajectories]
     assert all(len(v) == 4 for v in out.values())
     assert [t.info["sample"] for t in fn.last_trajectories] == [0, 1, 0, 1]  # num_generations per prompt
     assert [t.task_id for t in fn.last_trajectories] == [dataset[0]["task_id"]] * 2 + [dataset[1]["task_id"]] * 2
@@ -368,8 +378,14 @@ def test_rollout_func_masks_exactly_the_environment_tokens(tiny_dir: Path, tool_
         assert env_text == "<|im_end|>\n<|im_start|>user\nCheck your answer.<|im_end|>\n<|im_start|>assistant\n"
         assert all(lp == 0.0 for lp in lps[start:end]) and all(lp < 0.0 for lp in lps[:start])
         assert out["prompt_ids"][i] == traj.tokens.prompt_ids
-    rewards = reward(prompts=prompts, completions=["x"] * 4, rlvr_verdict=out["rlvr_verdict"])
+    logged: dict[str, float] = {}
+    rewards = reward(prompts=prompts, completions=["x"] * 4, rlvr_verdict=out["rlvr_verdict"],
+                     rlvr_episode=out["rlvr_episode"], log_metric=logged.__setitem__)
     assert rewards == [v.reward for v in reward.last_verdicts] and None not in rewards
+    # no tools, and every episode two model turns (the answer, then the check)
+    assert {k: logged[f"rlvr/rlvr_check/{k}"] for k in EPISODE_METRICS} == {
+        "tool_call_rate": 0.0, "tool_calls": 0.0, "tool_errors": 0.0, "turns": 2.0}
+    assert all(t.info["turns"] == 2 for t in fn.last_trajectories)
     assert reward(prompts=["p"], completions=["x"], rlvr_verdict=[Verdict.error("boom").model_dump()]) == [None]
     with pytest.raises(AdapterError, match="not in the trainer's datasets"):
         fn([[{"role": "user", "content": "unknown"}]], trainer)

@@ -55,6 +55,7 @@ import rlvr  # noqa: E402
 from rlvr.adapters.export import close_cached_envs, decode_reference  # noqa: E402
 from rlvr.adapters.verl import UnscorableSampleError, export_verl, verl_config, verl_overrides, verl_replay  # noqa: E402
 from rlvr.core.errors import BackendError  # noqa: E402
+from rlvr.core.metrics import EPISODE_METRICS  # noqa: E402
 from rlvr.core.types import Message  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "rollouts.json"
@@ -325,6 +326,12 @@ def test_agent_loop_in_verl_worker_masks_exactly_the_env_tokens(mt_export: Path,
     # the masked tokens are the environment's turns: decoded, they hold the tool answers, never model text
     env_text = tokenizer.decode([t for t, m in zip(response, mask, strict=True) if m == 0])
     assert env_text.count("<tool_response>") == 2 and "<tool_call>" not in env_text
+    # the episode's tool use rides in reward_extra_info, one value per sample, as veRL batches it
+    assert {f"rlvr_{k}" for k in EPISODE_METRICS} <= set(out.meta_info["reward_extra_keys"])
+    logged = {k: float(out.non_tensor_batch[f"rlvr_{k}"][0]) for k in EPISODE_METRICS}
+    errors = env_text.count("Error")
+    assert errors >= 1 and logged == {"tool_call_rate": 1.0, "tool_calls": 2.0, "tool_errors": float(errors),
+                                      "turns": float(len(turns))}
 
 
 def test_agent_loop_tags_the_weight_versions_verl_v1_needs(mt_export: Path, model_dir: Path, tokenizer: Any) -> None:

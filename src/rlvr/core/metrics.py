@@ -1,4 +1,4 @@
-"""Verdict metrics, computed in one place: counts per status, mean reward, per-task counts and pass@k.
+"""Verdict and episode metrics in one place: counts per status, mean reward, pass@k, tool use per episode.
 
 `rlvr verify`, `rlvr eval` and `rlvr synth` count their verdicts with `VerdictStats` (each adds
 what only it knows: bad rows, episode errors, resumed rows). Rules every report shares:
@@ -10,6 +10,15 @@ what only it knows: bad rows, episode errors, resumed rows). Rules every report 
   on Code", eq. 1): per task with n scored samples of which c are correct,
   `1 - C(n-c, k) / C(n, k)`, computed as the product `1 - prod_{i=n-c+1..n} (1 - k/i)` (their
   numerically stable form), averaged over the tasks with at least k scored samples.
+
+Episode metrics (`EpisodeStats`, `episode_metrics`; keys `EPISODE_METRICS`), read from what the
+episode driver records in `Trajectory.info` (`rlvr.rollout.driver.EpisodeRun`): `turns` (model
+turns) and `step_components` (a `ToolEnv`'s `tool_calls` and `tool_errors` summed over the
+episode). Each is a mean over episodes of a per-episode value, so the metrics of one episode are
+its values and a trainer that averages per-sample values over a batch (OpenRLHF's `extra_logs`,
+veRL's `reward_extra_info`) gets exactly the batch metrics. `rlvr eval` and `rlvr synth` report
+them, and TRL, veRL and OpenRLHF log them per step. An episode that broke counts with the calls
+and turns it made before it broke.
 """
 
 from __future__ import annotations
@@ -20,9 +29,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rlvr.core.errors import ConfigError
-from rlvr.core.types import STATUSES
+from rlvr.core.types import STATUSES, Trajectory
 
-__all__ = ["TaskCounts", "VerdictStats", "mean_pass_at", "pass_at_k", "status_fractions"]
+__all__ = [
+    "EPISODE_METRICS",
+    "EpisodeStats",
+    "TaskCounts",
+    "VerdictStats",
+    "episode_metrics",
+    "mean_pass_at",
+    "pass_at_k",
+    "status_fractions",
+]
 
 
 def status_fractions(statuses: Iterable[str]) -> dict[str, float]:
@@ -125,3 +143,64 @@ class VerdictStats:
     def pass_at(self, k: int) -> tuple[float | None, int]:
         """(mean pass@k over tasks with >= k scored samples, number of such tasks); see `mean_pass_at`."""
         return mean_pass_at(self.tasks.values(), k)
+
+
+EPISODE_METRICS: tuple[str, ...] = ("tool_call_rate", "tool_calls", "tool_errors", "turns")
+"""Keys of `episode_metrics`, means over episodes: `tool_call_rate` (episodes with >= 1 tool call),
+`tool_calls` (calls per episode), `tool_errors` (calls per episode answered with an error: a
+malformed call -- unparsable arguments, no tool name, an unclosed tag --, an unknown tool, bad
+arguments, a tool that failed or timed out) and `turns` (model turns per episode)."""
+
+
+@dataclass
+class EpisodeStats:
+    """Tool-use counts over a set of episodes (see the module docstring).
+
+    Attributes:
+        episodes: episodes counted.
+        with_calls: episodes with at least one tool call.
+        tool_calls: tool calls made, all episodes.
+        tool_errors: calls answered with an error, all episodes.
+        turns: model turns, all episodes.
+    """
+
+    episodes: int = 0
+    with_calls: int = 0
+    tool_calls: float = 0.0
+    tool_errors: float = 0.0
+    turns: int = 0
+
+    def add(self, trajectory: Trajectory) -> None:
+        """Count one episode from its `info` (`turns`, `step_components`; absent counts as 0)."""
+        components = trajectory.info.get("step_components") or {}
+        calls = float(components.get("tool_calls", 0.0))
+        self.episodes += 1
+        self.with_calls += calls > 0
+        self.tool_calls += calls
+        self.tool_errors += float(components.get("tool_errors", 0.0))
+        self.turns += int(trajectory.info.get("turns", 0))
+
+    def metrics(self) -> dict[str, float]:
+        """The `EPISODE_METRICS` means over the episodes counted (every key; 0.0 when none were).
+
+        Example:
+            >>> stats = EpisodeStats()
+            >>> for calls, errors, turns in [(2, 1, 3), (0, 0, 1)]:
+            ...     stats.add(Trajectory(task_id="t", messages=[], info={
+            ...         "turns": turns, "step_components": {"tool_calls": calls, "tool_errors": errors}}))
+            >>> stats.metrics()
+            {'tool_call_rate': 0.5, 'tool_calls': 1.0, 'tool_errors': 0.5, 'turns': 2.0}
+        """
+        n = self.episodes
+        if not n:
+            return dict.fromkeys(EPISODE_METRICS, 0.0)
+        return {"tool_call_rate": self.with_calls / n, "tool_calls": self.tool_calls / n,
+                "tool_errors": self.tool_errors / n, "turns": self.turns / n}
+
+
+def episode_metrics(trajectories: Iterable[Trajectory]) -> dict[str, float]:
+    """`EPISODE_METRICS` of a batch of episodes (of one episode: its own values); see `EpisodeStats`."""
+    stats = EpisodeStats()
+    for trajectory in trajectories:
+        stats.add(trajectory)
+    return stats.metrics()

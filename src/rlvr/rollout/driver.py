@@ -118,6 +118,9 @@ class EpisodeRun:
         reset_info: the environment's `reset` info (`{"task_id", ...}`), empty before `reset`.
         tokens: the episode's `EpisodeTokens` (after `reset`), or None.
         rewards: per-step rewards, in order.
+        step_components: the environment's step components (`StepResult.info["components"]`, e.g. a
+            `ToolEnv`'s `tool_calls` / `tool_errors`) summed over the turns so far.
+        turn: model turns played so far (`act` calls).
         finish_reasons: the policy's finish reason per model turn (`play` only).
         verdict: the final verdict once the episode ended (None if the environment gave none).
         done: True once the episode ended.
@@ -141,6 +144,7 @@ class EpisodeRun:
         self.reset_info: dict[str, Any] = {}
         self.tokens: EpisodeTokens | None = None
         self.rewards: list[float] = []
+        self.step_components: dict[str, float] = {}
         self.finish_reasons: list[str | None] = []
         self.verdict: Verdict | None = None
         self.done = False
@@ -198,6 +202,8 @@ class EpisodeRun:
             self._record_history(before, message, result.messages)
         self.turn += 1
         self.rewards.append(result.reward)
+        for name, value in (result.info.get("components") or {}).items():
+            self.step_components[name] = self.step_components.get(name, 0.0) + float(value)
         if result.terminated or result.truncated:
             self.verdict, self.done = result.verdict, True
         elif tokens is not None:
@@ -313,14 +319,20 @@ class EpisodeRun:
                                f"to generate within the token budget of {self.budget.limit}; raise it"))
 
     # -- the result ----------------------------------------------------------------------
+    def _counts(self) -> dict[str, Any]:
+        """`turns` (model turns) and `step_components` (their sums): what `rlvr.core.metrics.EpisodeStats` reads."""
+        return {"turns": self.turn, "step_components": dict(self.step_components)}
+
     def trajectory(self) -> Trajectory:
         """The episode as a `Trajectory`: messages (the env's history), rewards, verdict, token fields.
+
+        `info` holds `sample`, `finish_reasons`, `turns` (model turns played), `step_components` (the
+        environment's step components summed over the episode) and the token layout fields.
 
         Raises:
             TokenAlignmentError: layout 'episode' on an episode whose tokens do not line up.
         """
-        info: dict[str, Any] = {"sample": self.sample, "finish_reasons": self.finish_reasons,
-                                "turns": len(self.finish_reasons)}
+        info: dict[str, Any] = {"sample": self.sample, "finish_reasons": self.finish_reasons, **self._counts()}
         fields: dict[str, Any] = {}
         if self.tokens is not None and self.tokens.model_turns and self.layout is not None:
             fields = self.tokens.trajectory_fields(self.layout)
@@ -333,7 +345,7 @@ class EpisodeRun:
         detail = f"{type(exc).__name__}: {exc}"
         return Trajectory(task_id=self.task_id, messages=list(self.messages), rewards=list(self.rewards),
                           verdict=Verdict.error(f"rollout failed: {detail}"), error=detail,
-                          info={"sample": self.sample})
+                          info={"sample": self.sample, **self._counts()})
 
     def training_sample(self) -> TrainingSample:
         """The finished episode as one trainer sample: the one masking rule TRL, veRL and OpenRLHF apply.

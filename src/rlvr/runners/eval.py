@@ -24,14 +24,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, model_validator
 
 from rlvr.core.errors import ConfigError, DataError
-from rlvr.core.metrics import VerdictStats
+from rlvr.core.metrics import EpisodeStats, VerdictStats
 from rlvr.core.types import Trajectory
 from rlvr.environments.base import Environment
 from rlvr.rollout.batch import clone_factory, rollout
@@ -55,12 +55,14 @@ class EvalStats(VerdictStats):
         resumed: trajectories found in the output at start.
         written: trajectories written by this run.
         first_error: the `error` of the first broken episode counted (None: none broke).
+        episodes: the tool-use counts (tool-call rate, failed calls, turns; `EpisodeStats`).
     """
 
     errors: int = 0
     resumed: int = 0
     written: int = 0
     first_error: str | None = None
+    episodes: EpisodeStats = field(default_factory=EpisodeStats)
 
     def add(self, traj: Trajectory) -> None:
         """Count one trajectory (a missing verdict counts as `error`)."""
@@ -68,6 +70,7 @@ class EvalStats(VerdictStats):
         self.count(verdict.status if verdict is not None else "error", verdict.reward if verdict is not None else None,
                    traj.task_id)
         self.errors += traj.error is not None
+        self.episodes.add(traj)
         if self.first_error is None:
             self.first_error = traj.error
 

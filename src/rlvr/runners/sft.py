@@ -46,11 +46,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.files import atomic_open
 from rlvr.core.types import Message
+from rlvr.runners.config import CommandConfig
 
 __all__ = [
     "BadRow",
@@ -293,10 +294,8 @@ def read_examples(
 
 
 # -- the command ----------------------------------------------------------------------------------
-class SftConfig(BaseModel):
-    """One `rlvr sft` run (the CLI builds it; `run_sft` runs it). Frozen; unknown fields are refused."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class SftConfig(CommandConfig):
+    """One `rlvr sft` run (the CLI builds it with `build`; `run_sft` runs it). Frozen; unknown fields are refused."""
 
     # -- data and model
     data: Path = Field(description="The demonstrations: an sft.jsonl written by rlvr synth.")
@@ -423,7 +422,7 @@ def _device_args() -> dict[str, Any]:
     return {"use_cpu": True, "bf16": False, "dataloader_pin_memory": False}
 
 
-def _sft_args(config: SftConfig, out: Path) -> Any:
+def _sft_args(config: SftConfig, out: Path, *, tqdm: bool) -> Any:
     from trl import SFTConfig
 
     return SFTConfig(
@@ -432,7 +431,7 @@ def _sft_args(config: SftConfig, out: Path) -> Any:
         gradient_accumulation_steps=config.gradient_accumulation_steps, learning_rate=config.learning_rate,
         lr_scheduler_type=config.lr_scheduler_type, warmup_steps=config.warmup_steps, seed=config.seed,
         data_seed=config.seed, max_length=config.max_length, save_strategy="steps", save_steps=config.save_steps,
-        save_total_limit=2, logging_steps=1, report_to="none", disable_tqdm=False, activation_checkpointing=False,
+        save_total_limit=2, logging_steps=1, report_to="none", disable_tqdm=not tqdm, activation_checkpointing=False,
     )
 
 
@@ -446,12 +445,17 @@ def _report_bad_rows(data: Path, bad: list[BadRow], used: int) -> None:
         print(f"  ... and {len(bad) - 20} more (all in {DATA_REPORT})", file=sys.stderr)
 
 
-def run_sft(config: SftConfig) -> SftResult:
+def run_sft(config: SftConfig, *, callbacks: Sequence[Any] = ()) -> SftResult:
     """The `rlvr sft` command: tokenize the rows, train with TRL's `SFTTrainer`, save the model to `config.output`.
 
     Resumes from the last complete checkpoint in `OUT/checkpoints/` when the configuration is the
-    same (a finished run resumes at its last step and trains no further). The trainer shows a
-    progress bar (tqdm) and logs the loss every step.
+    same (a finished run resumes at its last step and trains no further). The trainer logs the loss
+    every step.
+
+    Args:
+        config: the run.
+        callbacks: `transformers.TrainerCallback`s added to the trainer (the CLI's progress bar);
+            with none, the trainer shows its own tqdm bar.
 
     Raises:
         ConfigError: bad options, an output holding another run, a model without a fast tokenizer.
@@ -477,8 +481,8 @@ def run_sft(config: SftConfig) -> SftResult:
                                     "lines": [e.line for e in examples],
                                     "bad_rows": [{"line": b.line, "reason": b.reason} for b in bad]})
     dataset = Dataset.from_dict({"input_ids": [e.input_ids for e in examples], "labels": [e.labels for e in examples]})
-    trainer = SFTTrainer(model=model_path, args=_sft_args(config, out), train_dataset=dataset,
-                         processing_class=tokenizer)
+    trainer = SFTTrainer(model=model_path, args=_sft_args(config, out, tqdm=not callbacks), train_dataset=dataset,
+                         processing_class=tokenizer, callbacks=list(callbacks) or None)
     start = time.monotonic()
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     wall = time.monotonic() - start

@@ -305,7 +305,8 @@ def run_synth(config: SynthConfig, *, progress: Any = None) -> SynthResult:
     run = {"wall_s": round(wall_s, 3), "samples_written": stats.written, "samples_resumed": stats.resumed,
            "samples_per_s": round(stats.written / wall_s, 3) if wall_s > 0 and stats.written else None}
     report = build_report(summary, directory=directory, n=config.n, tasks=len(tasks), band=config.band,
-                          keep=config.keep, dedup=config.dedup, config=record, run=run)
+                          keep=config.keep, dedup=config.dedup, config=record, run=run,
+                          episodes=stats.episodes.metrics())
     write_report(directory, report)
     return SynthResult(directory=directory, summary=summary, report=report, resumed=stats.resumed,
                        written=stats.written)

@@ -8,7 +8,8 @@ use), `samples`, `statuses` (status -> samples), `episode_errors`, `pass_at` (`"
 tasks per pass rate, K+1 bins up to K = 20, else 21), `tokens` (`sampled`, `prompt`, `samples`
 with token fields; null without them, e.g. scripted policies), `time` (`verify_s`, the sum of
 the verdicts' `elapsed_s`, and this run's `wall_s`, `samples_written`, `samples_resumed`,
-`samples_per_s`), `runs` (every run's `time` entry, oldest first, kept across resumes).
+`samples_per_s`), `runs` (every run's `time` entry, oldest first, kept across resumes),
+`episodes` (the tool-use metrics of every sample: `rlvr.core.metrics.EPISODE_METRICS`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def histogram(rates: list[float], n: int) -> dict[str, list[Any]]:
 
 
 def build_report(summary: Any, *, directory: Path, n: int, tasks: int, band: tuple[float, float], keep: str,
-                 dedup: bool, config: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+                 dedup: bool, config: dict[str, Any], run: dict[str, Any],
+                 episodes: dict[str, float]) -> dict[str, Any]:
     """The `report.json` object (keys: module docstring); earlier runs come from `directory/report.json`."""
     runs: list[dict[str, Any]] = []
     previous = directory / "report.json"
@@ -67,7 +69,7 @@ def build_report(summary: Any, *, directory: Path, n: int, tasks: int, band: tup
                         "unsampled": tasks - len(summary.counts)},
         "tasks_all_error": [c.task_id for c in summary.counts if c.pass_rate is None],
         "histogram": histogram(rates, n), "tokens": tokens,
-        "time": {"verify_s": round(summary.verify_s, 3), **run}, "runs": [*runs, run],
+        "time": {"verify_s": round(summary.verify_s, 3), **run}, "runs": [*runs, run], "episodes": episodes,
     }
 
 
@@ -108,6 +110,11 @@ def _render_html(report: dict[str, Any], png_b64: str) -> str:
     pass_at = _rows([(f"pass@{k}", "n/a" if v["value"] is None else f"{v['value']:.4f} ({v['tasks']} tasks)")
                      for k, v in report["pass_at"].items()])
     statuses = _rows([(s, report["statuses"][s]) for s in STATUSES])
+    episodes = report["episodes"]
+    tool_use = _rows([("tool-call rate (samples with a call)", f"{episodes['tool_call_rate']:.3f}"),
+                      ("tool calls / sample", f"{episodes['tool_calls']:.3f}"),
+                      ("failed tool calls / sample", f"{episodes['tool_errors']:.3f}"),
+                      ("model turns / sample", f"{episodes['turns']:.2f}")])
     tokens = report["tokens"] or {}
     cost = _rows([("sampled tokens", tokens.get("sampled", "n/a")), ("prompt tokens", tokens.get("prompt", "n/a")),
                   ("verification s (sum)", time_["verify_s"]), ("this run: wall s", time_["wall_s"]),
@@ -125,6 +132,7 @@ def _render_html(report: dict[str, Any], png_b64: str) -> str:
 <h2>pass@k (unbiased, Chen et al. 2021)</h2><table>{pass_at}</table>
 <h2>Pass rate per task</h2><img alt="pass-rate histogram" src="data:image/png;base64,{png_b64}">
 <h2>Verdict statuses</h2><table>{statuses}</table>
+<h2>Tool use</h2><table>{tool_use}</table>
 <h2>Tokens and time</h2><table>{cost}</table>
 <h2>Tasks with only error samples</h2><p>{escape(errors)}</p>
 </body></html>

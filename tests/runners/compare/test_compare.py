@@ -49,8 +49,10 @@ def _summary() -> dict[str, Any]:
                       "results": [{"id": "a", "reward": 1.0, "status": "correct"},
                                   {"id": "b", "reward": None, "status": "error"}]},
            "train": {"steps": 2, "wall_s": 20.0, "tokens_per_s": 120.0, "final_reward": 0.5,
-                     "curve": [{"step": 1.0, "reward": 0.25, "correct": 0.25, "no_answer": 0.75},
-                               {"step": 2.0, "reward": 0.5, "correct": 0.5, "no_answer": 0.5}]},
+                     "curve": [{"step": 1.0, "reward": 0.25, "correct": 0.25, "no_answer": 0.75,
+                                "tool_call_rate": 0.5, "turns": 1.5},
+                               {"step": 2.0, "reward": 0.5, "correct": 0.5, "no_answer": 0.5,
+                                "tool_call_rate": 1.0, "turns": 2.0}]},
            "command": ["python", "-m", "rlvr.runners.cli", "train"], "export_dir": None}
     verl = {"backend": "verl", "python": "/v/python", "status": "dry-run", "reason": "no CUDA GPU visible",
             "probe": {"cuda_devices": 0, "backend": "0.9.1"},
@@ -70,16 +72,20 @@ def test_report_embeds_every_plot_and_flags_disagreement(tmp_path: Path) -> None
 
     summary = _summary()
     plots = figures(summary)
-    assert set(plots) == {"reward_curves", "reward_agreement", "status_counts", "timing"}
+    assert set(plots) == {"reward_curves", "tool_use", "reward_agreement", "status_counts", "timing"}
     for png in plots.values():
         assert png is not None and base64.b64decode(png)[:4] == b"\x89PNG"
     page = write_report(summary, tmp_path / "report.html").read_text()
-    assert len(re.findall(r"src='data:image/png;base64,", page)) == 4
+    assert len(re.findall(r"src='data:image/png;base64,", page)) == 5
     assert "<b>verl</b> b: reward 0.0 != expected None" in page and "class='bad'" in page
     assert "a=&lt;b&gt;" in page and "unavailable: not installed" in page  # escaped, and the reason shown
     assert "http" not in page.replace("http-equiv", "")  # self-contained: nothing fetched
     no_training = {**summary, "backends": [summary["backends"][2]], "records": []}
-    assert figures(no_training)["reward_curves"] is None
+    assert figures(no_training)["reward_curves"] is None and figures(no_training)["tool_use"] is None
+    single_turn = [{k: v for k, v in r.items() if k not in ("tool_call_rate", "turns")}
+                   for r in summary["backends"][0]["train"]["curve"]]
+    trl_single = {**summary["backends"][0], "train": {**summary["backends"][0]["train"], "curve": single_turn}}
+    assert figures({**summary, "backends": [trl_single]})["tool_use"] is None  # nothing logged: no plot
     assert "Nothing to plot" in write_report(no_training, tmp_path / "empty.html").read_text()
 
 

@@ -22,6 +22,15 @@ def test_curve_row_reads_the_status_fractions_of_the_named_reward() -> None:
     assert (curve_row(log, 0.0, reward_name="format") or {})["correct"] == 1.0
     assert (curve_row(log, 0.0) or {})["correct"] == 0.5  # no name: the first rlvr/<name>/<status> key
     assert curve_row({"step": 1, "loss": 0.1}, 0.0) is None and curve_row({"step": 1, "reward": None}, 0.0) is None
+    assert (row["tool_call_rate"], row["turns"]) == (None, None)  # a single-turn reward logs no episode metrics
+
+
+def test_curve_row_reads_the_episode_metrics_of_a_multi_turn_reward() -> None:
+    log = {"step": 2, "reward": 1.0, "rlvr/agent/correct": 1.0, "rlvr/agent/tool_call_rate": 0.75,
+           "rlvr/agent/tool_calls": 1.25, "rlvr/agent/tool_errors": 0.25, "rlvr/agent/turns": 2.5}
+    row = curve_row(log, 0.0)
+    assert row is not None
+    assert [row[k] for k in ("tool_call_rate", "tool_calls", "tool_errors", "turns")] == [0.75, 1.25, 0.25, 2.5]
 
 
 def test_curve_csv_has_the_fixed_columns_then_the_extras_and_is_rewritten_whole(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rlvr.core.metrics import EPISODE_METRICS
 from rlvr.runners.train.curve import read_curve_csv
-from rlvr.runners.train.logs import read_verl_curve
+from rlvr.runners.train.logs import openrlhf_rows, read_verl_curve
 
 
 def test_curve_readers(tmp_path: Path) -> None:
@@ -27,3 +28,15 @@ def test_curve_readers(tmp_path: Path) -> None:
                                          "elapsed_s": 2.0},
                                         {"step": 2.0, "reward": None, "correct": None, "num_tokens": 250.0,
                                          "elapsed_s": 4.0}]
+
+
+def test_openrlhf_rows_read_the_status_and_tool_use_scalars_of_rlvr_s_agent() -> None:
+    # per-step scalars as OpenRLHF's TensorBoard logger writes them: train/<experience info key>, the batch mean
+    scalars = [{"step": 1, "train/reward": 0.5, "train/rlvr/status/correct": 0.5, "train/rlvr/tool_call_rate": 0.75,
+                "train/rlvr/tool_calls": 1.5, "train/rlvr/tool_errors": 0.25, "train/rlvr/turns": 2.5,
+                "train/timing/step_total": 4.0},
+               {"step": 2, "train/reward": 1.0, "train/rlvr/status/correct": 1.0}]  # a single-turn run: none
+    first, second = openrlhf_rows(scalars)
+    assert (first["step"], first["reward"], first["correct"], first["elapsed_s"]) == (1.0, 0.5, 0.5, 4.0)
+    assert [first[k] for k in EPISODE_METRICS] == [0.75, 1.5, 0.25, 2.5]
+    assert [second[k] for k in EPISODE_METRICS] == [None] * 4

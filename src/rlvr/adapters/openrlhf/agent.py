@@ -45,11 +45,13 @@ from rlvr.adapters.export import cached_env
 from rlvr.adapters.openrlhf.data import decode_label, task_label
 from rlvr.adapters.openrlhf.reward import EXTRA_LOG_KEYS, extra_logs
 from rlvr.core.errors import AdapterError, ConfigError, MissingExtraError
-from rlvr.core.types import Message, Task, Verdict
+from rlvr.core.metrics import EPISODE_METRICS, episode_metrics
+from rlvr.core.types import Message, Task, Trajectory, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
 from rlvr.rollout.policy import Episode, Generation
 
 __all__ = [
+    "AGENT_LOG_KEYS",
     "CompletionOutput",
     "ReplayEngine",
     "RequestOutput",
@@ -194,10 +196,18 @@ class _InstanceMixin:
                            "by OpenRLHF's MultiTurnAgentExecutor")
 
 
-def _verdict_output(verdict: Verdict) -> dict[str, Any]:
+AGENT_LOG_KEYS: tuple[str, ...] = (*EXTRA_LOG_KEYS, *(f"rlvr/{key}" for key in EPISODE_METRICS))
+"""Keys of the agent's `extra_logs`: the reward function's (`EXTRA_LOG_KEYS`) and the episode's tool-use
+metrics `rlvr/<key>` (`rlvr.core.metrics.EPISODE_METRICS`). OpenRLHF logs the batch mean of each per
+step (`train/rlvr/tool_call_rate`, ...); an episode that never started counts 0 calls and 0 turns."""
+
+
+def _verdict_output(verdict: Verdict, trajectory: Trajectory | None = None) -> dict[str, Any]:
+    """`reward`, `scores` and `extra_logs` (`AGENT_LOG_KEYS`) of one episode."""
     value = _verdict_value(verdict)
-    logs = extra_logs(verdict)
-    return {"reward": value, "scores": value, "extra_logs": {k: logs.get(k, 0.0) for k in EXTRA_LOG_KEYS}}
+    logs = {**extra_logs(verdict),
+            **{f"rlvr/{k}": v for k, v in episode_metrics([trajectory] if trajectory else []).items()}}
+    return {"reward": value, "scores": value, "extra_logs": {k: logs.get(k, 0.0) for k in AGENT_LOG_KEYS}}
 
 
 class _EnginePolicy:
@@ -269,7 +279,7 @@ async def _execute(self: Any, prompt: str, label: str, sampling_params: Any, max
         logprobs = [0.0] * start + (tokens.logprobs or [0.0] * len(tokens.completion_ids))
     truncated = bool(run.finish_reasons) and run.finish_reasons[-1] == "length"
     return _output(prompt, label, images, sample.verdict, [*tokens.prompt_ids, *tokens.completion_ids], ranges,
-                   logprobs, truncated)
+                   logprobs, truncated, sample.trajectory)
 
 
 def _runs_of_ones(mask: Sequence[int]) -> list[tuple[int, int]]:
@@ -284,10 +294,10 @@ def _runs_of_ones(mask: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def _output(prompt: str, label: str, images: Any, verdict: Verdict, ids: list[int], ranges: list[tuple[int, int]],
-            logprobs: list[float] | None, truncated: bool) -> dict[str, Any]:
+            logprobs: list[float] | None, truncated: bool, trajectory: Trajectory | None = None) -> dict[str, Any]:
     """OpenRLHF's executor output dict for one episode."""
     return {"prompt": prompt, "label": label, "images": images, "mm_train_inputs": None,
-            **_verdict_output(verdict), "observation_tokens": ids, "action_ranges": ranges,
+            **_verdict_output(verdict, trajectory), "observation_tokens": ids, "action_ranges": ranges,
             "rollout_log_probs": logprobs, "truncated": truncated}
 
 

@@ -57,6 +57,7 @@ from rlvr.adapters.trl.data import REFERENCE_COLUMN, TASK_ID_COLUMN, require_trl
 from rlvr.adapters.trl.reward import _log, completion_text
 from rlvr.adapters.trl.tools import check_trl_schema, tool_methods
 from rlvr.core.errors import AdapterError, ConfigError
+from rlvr.core.metrics import episode_metrics
 from rlvr.core.types import Message, StepResult, Task, ToolCall, Verdict
 from rlvr.rollout.driver import EpisodeRun
 
@@ -284,7 +285,10 @@ class EpisodeReward:
     **columns, log_metric=..., log_extra=...)`. For each rollout it passes the text of the last
     assistant message of `completions[i]` to `environments[i]`, which ends the rlvr episode; it
     returns `verdict.reward`, None for `error` verdicts (TRL masks them). Metrics are logged like
-    `VerifierReward`'s: `rlvr/<name>/<status>` and `rlvr/<name>/verify_s`.
+    `VerifierReward`'s: `rlvr/<name>/<status>` and `rlvr/<name>/verify_s`, and the episodes' tool-use
+    metrics `rlvr/<name>/<key>` (`rlvr.core.metrics.episode_metrics`; on this path each tool call TRL
+    runs is one turn of the rlvr episode, so `turns` counts calls + the final answer, and a call TRL
+    could not parse never reaches the env: TRL answers it and the episode does not count it).
 
     Attributes:
         __name__: the name TRL logs the reward under (`rewards/<name>/mean`).
@@ -309,7 +313,10 @@ class EpisodeReward:
         verdicts = [self._finish(env, c) for env, c in zip(environments, completions, strict=True)]
         self.last_verdicts = verdicts
         self.calls += 1
-        _log(self.__name__, verdicts, time.monotonic() - start, kwargs.get("log_metric"), kwargs.get("log_extra"))
+        episodes = episode_metrics(env.episode.trajectory() for env in environments
+                                   if isinstance(env, _RlvrEnvironment) and env.episode is not None)
+        _log(self.__name__, verdicts, time.monotonic() - start, kwargs.get("log_metric"), kwargs.get("log_extra"),
+             episodes)
         return [v.reward for v in verdicts]
 
     @staticmethod

@@ -65,8 +65,10 @@ __all__ = [
 
 
 METRIC_PREFIX = "rlvr"
-"""Metrics logged through TRL's `log_metric`: `rlvr/<reward name>/<status>` (fraction of the batch)
-and `rlvr/<reward name>/verify_s`."""
+"""Metrics logged through TRL's `log_metric`: `rlvr/<reward name>/<status>` (fraction of the batch),
+`rlvr/<reward name>/verify_s`, and for multi-turn rewards (`rlvr.adapters.trl.agent.EpisodeReward`,
+`rlvr.adapters.trl.rollout.RolloutReward`) the episode metrics `rlvr/<reward name>/<key>` of
+`rlvr.core.metrics.EPISODE_METRICS` (tool-call rate, tool calls, failed calls, turns)."""
 
 
 logger = logging.getLogger(__name__)
@@ -186,12 +188,15 @@ def _log(
     elapsed_s: float,
     log_metric: Callable[[str, float], None] | None,
     log_extra: Callable[[str, list[Any]], None] | None,
+    episodes: dict[str, float] | None = None,
 ) -> None:
-    """Report status fractions and verification time through TRL 1.16's `log_metric`/`log_extra`."""
+    """Report status fractions, verification time and the `episodes` metrics via TRL's `log_metric`/`log_extra`."""
     if log_metric is not None and verdicts:
         for status, fraction in status_fractions(v.status for v in verdicts).items():
             log_metric(f"{METRIC_PREFIX}/{name}/{status}", fraction)
         log_metric(f"{METRIC_PREFIX}/{name}/verify_s", elapsed_s)
+        for key, value in (episodes or {}).items():
+            log_metric(f"{METRIC_PREFIX}/{name}/{key}", value)
     if log_extra is not None:
         log_extra(f"{name}/status", [v.status for v in verdicts])
         log_extra(f"{name}/extracted", [v.extracted for v in verdicts])

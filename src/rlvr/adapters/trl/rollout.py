@@ -34,6 +34,7 @@ from typing import Any
 from rlvr.adapters.trl.data import task_from_row
 from rlvr.adapters.trl.reward import _log
 from rlvr.core.errors import AdapterError, ConfigError
+from rlvr.core.metrics import EPISODE_METRICS, episode_metrics
 from rlvr.core.types import Message, Task, ToolCall, Verdict
 from rlvr.environments.actions import TextTag, parse_actions
 from rlvr.environments.base import Environment
@@ -42,9 +43,19 @@ from rlvr.rollout.driver import TokenBudget, TrainingSample
 from rlvr.rollout.policy import Episode, Generation
 from rlvr.rollout.tokens import render_prompt_ids
 
-__all__ = ["MULTI_TURN_PATHS", "VERDICT_FIELD", "RolloutReward", "TrainerPolicy", "multi_turn_hooks", "rollout_func"]
+__all__ = [
+    "EPISODE_FIELD",
+    "MULTI_TURN_PATHS",
+    "VERDICT_FIELD",
+    "RolloutReward",
+    "TrainerPolicy",
+    "multi_turn_hooks",
+    "rollout_func",
+]
 
 VERDICT_FIELD = "rlvr_verdict"
+EPISODE_FIELD = "rlvr_episode"
+"""The `rollout_func` output field of each episode's tool-use metrics (`rlvr.core.metrics.episode_metrics`)."""
 """Extra field of rlvr's `rollout_func` output: each episode's final `Verdict.model_dump()`."""
 
 
@@ -219,8 +230,9 @@ def rollout_func(env: Environment, *, concurrency: int = 8,
 
     Returns:
         `fn(prompts, trainer) -> {"prompt_ids", "completion_ids", "logprobs", "env_mask",
-        "rlvr_verdict"}`, one entry per prompt, in order; `rlvr_verdict` holds `Verdict.model_dump()`
-        dicts for `RolloutReward`. `fn.last_trajectories` keeps the latest batch's trajectories.
+        "rlvr_verdict", "rlvr_episode"}`, one entry per prompt, in order; `rlvr_verdict` holds
+        `Verdict.model_dump()` dicts and `rlvr_episode` each episode's tool-use metrics, for
+        `RolloutReward`. `fn.last_trajectories` keeps the latest batch's trajectories.
 
     Raises:
         AdapterError: (when called) a prompt is not a row of the trainer's datasets, or two rows
@@ -242,15 +254,23 @@ def rollout_func(env: Environment, *, concurrency: int = 8,
                                               budget=budget))
         fn.last_trajectories = [s.trajectory for s in samples]  # type: ignore[attr-defined]
         out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [],
-                                     VERDICT_FIELD: []}
+                                     VERDICT_FIELD: [], EPISODE_FIELD: []}
         for sample, task in zip(samples, [t for t in tasks for _ in range(size)], strict=True):
             for key, value in sample_fields(sample, task, env, policy.tokenizer).items():
                 out[key].append(value)
             out[VERDICT_FIELD].append(sample.verdict.model_dump())
+            out[EPISODE_FIELD].append(episode_metrics([sample.trajectory]))
         return out
 
     fn.last_trajectories = []  # type: ignore[attr-defined]
     return fn
+
+
+def _mean_metrics(column: Sequence[dict[str, float]] | None) -> dict[str, float] | None:
+    """The batch's episode metrics: the mean of each episode's (`EPISODE_FIELD`); None without the field."""
+    if not column:
+        return None
+    return {key: sum(float(m[key]) for m in column) / len(column) for key in EPISODE_METRICS}
 
 
 class RolloutReward:
@@ -258,7 +278,8 @@ class RolloutReward:
 
     TRL 1.16 forwards every extra key of the rollout function's output to the reward functions, one
     value per completion; this reads the `rlvr_verdict` field (the episode's final Verdict, scored
-    inside the rollout) and returns its reward, None for `error` (masked). Metrics as `VerifierReward`.
+    inside the rollout) and returns its reward, None for `error` (masked). Metrics as `VerifierReward`,
+    plus the batch's tool-use metrics from the `rlvr_episode` field (`EPISODE_FIELD`).
 
     Attributes:
         __name__: the name TRL logs the reward under.
@@ -282,7 +303,7 @@ class RolloutReward:
         self.last_verdicts = verdicts
         self.calls += 1
         _log(self.__name__, verdicts, sum(v.elapsed_s for v in verdicts), kwargs.get("log_metric"),
-             kwargs.get("log_extra"))
+             kwargs.get("log_extra"), _mean_metrics(kwargs.get(EPISODE_FIELD)))
         return [v.reward for v in verdicts]
 
     def __repr__(self) -> str:

@@ -57,7 +57,7 @@ from verl.workers.rollout.replica import TokenOutput
 from rlvr.adapters.export import cached_env
 from rlvr.adapters.verl.data import export_verl, task_row
 from rlvr.adapters.verl.launch import verl_config, verl_overrides
-from rlvr.adapters.verl.reward import check_on_error, env_of, row_reference, score_result
+from rlvr.adapters.verl.reward import check_on_error, env_of, episode_extra_info, row_reference, score_result
 from rlvr.core.errors import AdapterError
 from rlvr.core.types import Message, Task, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
@@ -143,6 +143,7 @@ class RlvrAgentLoop(AgentLoopBase):  # type: ignore[misc]
         assert sample.tokens is not None
         score, info = score_result(error or sample.verdict, on_error=self.on_error,
                                    where=f"task {task.id!r} ({env_id})")
+        info.update(episode_extra_info(sample.trajectory))
         tokens, n = sample.tokens, self.response_length
         timing = {"generate_sequences": policy.seconds,
                   "tool_calls": time.perf_counter() - start - policy.seconds}

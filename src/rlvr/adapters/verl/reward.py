@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 from rlvr.adapters.export import cached_env, check_export_format, decode_reference, verify_text
 from rlvr.core.errors import AdapterError, ConfigError
-from rlvr.core.metrics import status_fractions
-from rlvr.core.types import Verdict
+from rlvr.core.metrics import episode_metrics, status_fractions
+from rlvr.core.types import Trajectory, Verdict
 from rlvr.verifiers.registry import VerifierSpec
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ __all__ = [
     "check_on_error",
     "compute_score",
     "env_of",
+    "episode_extra_info",
     "reward_extra_info",
     "row_reference",
     "score_result",
@@ -114,6 +115,19 @@ def reward_extra_info(verdict: Verdict) -> dict[str, Any]:
     out.update({f"rlvr_{status}": value for status, value in status_fractions([verdict.status]).items()})
     out["rlvr_elapsed_s"] = float(verdict.elapsed_s or 0.0)
     return out
+
+
+def episode_extra_info(trajectory: Trajectory) -> dict[str, float]:
+    """The episode's tool-use metrics as `reward_extra_info` keys `rlvr_<key>` (`rlvr.core.metrics.EPISODE_METRICS`).
+
+    rlvr's agent loop (`rlvr.adapters.verl.agent`) adds them to every episode's `reward_extra_info`,
+    so veRL batches them like the verdict fields. Where veRL 0.9 shows them: its validation metrics
+    (`val-aux/<data source>/rlvr_tool_call_rate/mean@N`, ...: `process_validation_metrics` over every
+    numeric extra-info key) and the generation dumps of the legacy trainer (`trainer.rollout_data_dir`);
+    its training-step metrics are computed from the batch tensors and `num_turns` only
+    (`training/num_turns/mean`), never from `reward_extra_info`.
+    """
+    return {f"rlvr_{key}": value for key, value in episode_metrics([trajectory]).items()}
 
 
 def score_result(verdict: Verdict, *, on_error: str = "raise", where: str = "") -> tuple[float, dict[str, Any]]:

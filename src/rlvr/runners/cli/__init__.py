@@ -11,6 +11,7 @@ export.py    rlvr export    the files a veRL or OpenRLHF run needs
 compare.py   rlvr compare   several backends on one environment, one report
 serve.py     rlvr serve     an environment behind OpenEnv's server
 synth.py     rlvr synth     verified SFT rows and pass-rate-banded RL tasks
+sft.py       rlvr sft       warm-start a model on synth's verified demonstrations (TRL SFTTrainer)
 forge.py     rlvr forge     repository bug-fix tasks with hidden tests from real Python projects
 app.py       the typer app, consoles, shared options, error and progress printing
 ```
@@ -31,7 +32,7 @@ Example:
 
 from __future__ import annotations
 
-from rlvr.runners.cli import check, compare, envs, eval, export, forge, sample, serve, synth, train, verify
+from rlvr.runners.cli import check, compare, envs, eval, export, forge, sample, serve, sft, synth, train, verify
 from rlvr.runners.cli.app import Command, app
 
 __all__ = ["COMMANDS", "app", "main"]
@@ -47,6 +48,7 @@ COMMANDS: tuple[Command, ...] = (
     compare.COMMAND,
     serve.COMMAND,
     synth.COMMAND,
+    sft.COMMAND,
     forge.COMMAND,
 )
 """Every `rlvr` command, in the order `rlvr --help` lists them."""

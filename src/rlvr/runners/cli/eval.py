@@ -132,7 +132,7 @@ def _run(config: EvalConfig) -> EvalStats:
 
 
 def _report_table(stats: EvalStats, *, k: int, title: str) -> Any:
-    """A rich table: pass@1, pass@k, mean reward, counts per verdict status, errors, resumed/written."""
+    """A rich table: pass@1, pass@k, mean reward, tool use, counts per verdict status, errors, resumed/written."""
     from rich.table import Table
 
     table = Table(title=title)
@@ -143,6 +143,10 @@ def _report_table(stats: EvalStats, *, k: int, title: str) -> Any:
         table.add_row(f"pass@{kk}", "n/a" if value is None else f"{value:.3f}  ({tasks} tasks)")
     mean = stats.mean_reward
     table.add_row("mean reward", "n/a" if mean is None else f"{mean:.3f}", end_section=True)
+    episodes = stats.episodes.metrics()
+    table.add_row("tool-call rate (episodes with a call)", f"{episodes['tool_call_rate']:.3f}")
+    table.add_row("failed tool calls / episode", f"{episodes['tool_errors']:.3f}")
+    table.add_row("model turns / episode", f"{episodes['turns']:.2f}", end_section=True)
     for status in STATUSES:
         table.add_row(status, str(stats.statuses.get(status, 0)))
     table.add_row("total", str(stats.total), end_section=True)

@@ -119,6 +119,10 @@ def _table(report: dict[str, Any], output: Path) -> Table:
     table.add_row("tasks below / above band / all error",
                   f"{counts['below']} / {counts['above']} / {counts['all_error']}")
     table.add_row(f"sft.jsonl rows (keep {report['keep']})", str(report["sft_rows"]), end_section=True)
+    episodes = report["episodes"]
+    table.add_row("tool-call rate / failed calls per sample",
+                  f"{episodes['tool_call_rate']:.3f} / {episodes['tool_errors']:.3f}")
+    table.add_row("model turns per sample", f"{episodes['turns']:.2f}", end_section=True)
     time_ = report["time"]
     table.add_row("resumed / written now", f"{time_['samples_resumed']} / {time_['samples_written']}")
     rate = time_["samples_per_s"]

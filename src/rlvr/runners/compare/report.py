@@ -2,7 +2,8 @@
 
 Sections: a table per backend (status, interpreter and versions, parity agreement, steps, final
 reward, wall time, seconds per step, tokens/s, peak memory, how its settings were aligned),
-then the plots -- reward curves per backend where trained, reward
+then the plots -- reward curves per backend where trained, tool-call rate and turns per step
+(multi-turn runs whose trainer logged them), reward
 agreement of the parity records (rlvr's expected reward vs each backend's), verdict status counts,
 wall time and tokens/s -- then the per-record parity table and each backend's command.
 
@@ -43,6 +44,31 @@ def _reward_curves(backends: list[dict[str, Any]]) -> str | None:
     ax.set_title("Reward per training step")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
+    return png_base64(fig)
+
+
+def _tool_use(backends: list[dict[str, Any]]) -> str | None:
+    """Tool-call rate and model turns per episode, per training step and backend (where logged)."""
+    curves = {b["backend"]: [r for r in b["train"]["curve"] if r.get("tool_call_rate") is not None]
+              for b in backends if b.get("train") and b["train"].get("curve")}
+    curves = {name: rows for name, rows in curves.items() if rows}
+    if not curves:
+        return None
+    from matplotlib.ticker import MaxNLocator
+
+    fig = figure(10, 4)
+    for i, (key, label) in enumerate([("tool_call_rate", "episodes with a tool call"),
+                                      ("turns", "model turns per episode")]):
+        ax = fig.add_subplot(1, 2, i + 1)
+        for name, rows in curves.items():
+            ax.plot([r["step"] for r in rows], [r.get(key) for r in rows], marker="o", label=name,
+                    color=_COLORS.get(name))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("training step")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    fig.suptitle("Tool use per training step")
     return png_base64(fig)
 
 
@@ -135,10 +161,11 @@ def _timing(backends: list[dict[str, Any]]) -> str | None:
 def figures(summary: dict[str, Any]) -> dict[str, str | None]:
     """The report's plots as base64 PNG strings (None where there is nothing to plot).
 
-    Keys: `reward_curves`, `reward_agreement`, `status_counts`, `timing`.
+    Keys: `reward_curves`, `tool_use`, `reward_agreement`, `status_counts`, `timing`.
     """
     backends = summary["backends"]
-    return {"reward_curves": _reward_curves(backends), "reward_agreement": _agreement(summary),
+    return {"reward_curves": _reward_curves(backends), "tool_use": _tool_use(backends),
+            "reward_agreement": _agreement(summary),
             "status_counts": _status_counts(summary), "timing": _timing(backends)}
 
 
@@ -198,7 +225,8 @@ def _render_html(summary: dict[str, Any]) -> str:
     import shlex
 
     plots = figures(summary)
-    titles = {"reward_curves": "Reward curves", "reward_agreement": "Reward agreement",
+    titles = {"reward_curves": "Reward curves", "tool_use": "Tool use (multi-turn runs)",
+              "reward_agreement": "Reward agreement",
               "status_counts": "Verdict status counts", "timing": "Wall time and tokens/s"}
     sections = []
     for key, title in titles.items():

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rlvr.adapters.trl import METRIC_PREFIX
+from rlvr.core.metrics import EPISODE_METRICS
 from rlvr.core.types import STATUSES
 from rlvr.runners.report import figure
 
@@ -23,10 +24,14 @@ __all__ = ["CURVE_COLUMNS", "EXTRA_COLUMNS", "curve_row", "plot_reward_curve", "
            "reward_curve_callback", "to_float", "write_curve_csv"]
 
 CURVE_COLUMNS: tuple[str, ...] = (
-    "step", "reward", "reward_std", *STATUSES, "completion_length", "elapsed_s", "peak_rss_mb", "num_tokens",
+    "step", "reward", "reward_std", *STATUSES, *EPISODE_METRICS, "completion_length", "elapsed_s", "peak_rss_mb",
+    "num_tokens",
 )
-"""Columns of `reward_curve.csv`; the status columns are fractions of the step's completions;
-`num_tokens` is TRL's running count of tokens seen (prompts + completions, `num_input_tokens_seen`)."""
+"""Columns of `reward_curve.csv`; the status columns are fractions of the step's completions; the
+episode columns (`rlvr.core.metrics.EPISODE_METRICS`: tool-call rate, tool calls, failed calls and
+model turns per episode) are empty where the trainer did not log them (single-turn runs; veRL, whose
+training-step metrics never include rlvr's); `num_tokens` is TRL's running count of tokens seen
+(prompts + completions, `num_input_tokens_seen`)."""
 
 EXTRA_COLUMNS: tuple[str, ...] = ("step_s", "tokens_per_s", "reward_min", "reward_max", "rollout_actor_corr",
                                   "grad_norm")
@@ -42,11 +47,11 @@ def to_float(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _status_metric(log: dict[str, Any], status: str, reward_name: str | None) -> Any:
-    """`rlvr/<reward_name>/<status>` from a log entry; with no name, the first `rlvr/*/<status>` key."""
+def _reward_metric(log: dict[str, Any], key: str, reward_name: str | None) -> Any:
+    """`rlvr/<reward_name>/<key>` from a log entry; with no name, the first `rlvr/*/<key>` key."""
     if reward_name is not None:
-        return log.get(f"{METRIC_PREFIX}/{reward_name}/{status}")
-    prefix, suffix = f"{METRIC_PREFIX}/", f"/{status}"
+        return log.get(f"{METRIC_PREFIX}/{reward_name}/{key}")
+    prefix, suffix = f"{METRIC_PREFIX}/", f"/{key}"
     for key, value in log.items():
         if key.startswith(prefix) and key.endswith(suffix) and key.count("/") == 2:
             return value
@@ -57,7 +62,8 @@ def curve_row(log: dict[str, Any], elapsed_s: float, reward_name: str | None = N
     """One `reward_curve.csv` row from a TRL training log entry; None for entries without a reward.
 
     Status fractions come from the `rlvr/<reward_name>/<status>` metrics logged by
-    `rlvr.adapters.trl.VerifierReward` (with `reward_name` None: the first such reward found).
+    `rlvr.adapters.trl.VerifierReward` (with `reward_name` None: the first such reward found), the
+    episode columns from the multi-turn rewards' `rlvr/<reward_name>/<key>` metrics.
     """
     if "reward" not in log or log.get("reward") is None:
         return None
@@ -70,8 +76,8 @@ def curve_row(log: dict[str, Any], elapsed_s: float, reward_name: str | None = N
         "peak_rss_mb": _peak_rss_mb(),
         "num_tokens": log.get("num_tokens"),
     }
-    for status in STATUSES:
-        row[status] = _status_metric(log, status, reward_name)
+    for key in (*STATUSES, *EPISODE_METRICS):
+        row[key] = _reward_metric(log, key, reward_name)
     return row
 
 

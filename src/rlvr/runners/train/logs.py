@@ -27,6 +27,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from rlvr.core.metrics import EPISODE_METRICS
 from rlvr.core.types import STATUSES
 from rlvr.runners.train.curve import EXTRA_COLUMNS, plot_reward_curve, to_float, write_curve_csv
 
@@ -103,7 +104,9 @@ def read_openrlhf_curve(python: str, tensorboard_dir: Path) -> list[dict[str, An
     phase timings (`timing/step_total` = generation + make_experience + ppo_train + broadcast).
 
     Returns:
-        Rows with `step`, `reward`, `reward_std`, the verdict-status fractions, `completion_length`,
+        Rows with `step`, `reward`, `reward_std`, the verdict-status fractions, the episode metrics
+        (`train/rlvr/<key>` of rlvr's multi-turn agent, `rlvr.adapters.openrlhf.agent.AGENT_LOG_KEYS`),
+        `completion_length`,
         `elapsed_s` (running sum of step times), `step_s`, `num_tokens` (running sum of total_length x
         num_samples), `tokens_per_s` (the step's tokens / its time) and `grad_norm`; [] when there is no log.
     """
@@ -136,6 +139,8 @@ def openrlhf_rows(scalars: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "tokens_per_s": round(step_tokens / step_s, 2) if step_tokens and step_s else None}
         for status in STATUSES:
             row[status] = to_float(raw.get(f"train/rlvr/status/{status}"))
+        for key in EPISODE_METRICS:  # the agent's extra logs (multi-turn runs only)
+            row[key] = to_float(raw.get(f"train/rlvr/{key}"))
         rows.append(row)
     return rows
 
