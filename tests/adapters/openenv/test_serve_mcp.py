@@ -11,7 +11,6 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +26,6 @@ from rlvr.environments.base import Environment
 from rlvr.rollout.driver import EpisodeRun
 
 pytestmark = pytest.mark.extras
-
-
-@pytest.fixture(scope="module")
-def tool_env() -> Iterator[Environment]:
-    env = rlvr.make("math/reasoning-gym-tool-v1", task="basic_arithmetic", size=3, seed=5)
-    yield env
-    env.close()
 
 
 async def _in_process(env: Environment, task: Task, actions: list[Message]) -> tuple[str, list[float | None]]:
