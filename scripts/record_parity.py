@@ -4,10 +4,11 @@ The records are built from rlvr environments and the SmolLM2 tokenizer only (no 
 are the token ids of given texts + `<|im_end|>`); `expected` is what rlvr gives directly (see
 `rlvr.runners.parity`). `episodes.json` holds the cross-trainer episodes (`EPISODE_KINDS`: tool
 calls, a malformed call, a wrong final answer, truncation at max_turns, an error verdict, a template
-that rewrites history) that every trainer path's test compares with. Rerun after a deliberate
+that rewrites history) that every trainer path's test compares with; `mcp_episodes.json` the same
+for the MCP task family (`MCP_KINDS` of mcp/git-v1: needs the `mcp` extra). Rerun after a deliberate
 verifier or environment change, and review the diff:
 
-    python scripts/record_parity.py            # rewrites tests/data/parity/rollouts.json and episodes.json
+    python scripts/record_parity.py            # rewrites tests/data/parity/{rollouts,episodes,mcp_episodes}.json
     python scripts/record_parity.py --check    # exit 1 if a fixture no longer matches rlvr
 """
 
@@ -21,9 +22,15 @@ from typing import Any
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "parity" / "rollouts.json"
 EPISODES = FIXTURE.with_name("episodes.json")
+MCP_EPISODES = FIXTURE.with_name("mcp_episodes.json")
 
 SINGLE_TURN = ("math/reasoning-gym-v1", {"task": "basic_arithmetic", "size": 8, "seed": 0})
 MULTI_TURN = ("math/reasoning-gym-tool-v1", {"task": "basic_arithmetic", "size": 8, "seed": 0})
+MCP = ("mcp/git-v1", {"size": 1})
+MCP_KINDS = ("oracle", "max_turns", "error_reference")
+"""The MCP episodes (tools on mcp-server-git in the sandbox, a state check for the verdict): a correct, a
+truncated (incorrect, 0) and a broken-grader (error, None) episode; the other kinds test templates and
+argument errors that the calculator episodes already cover."""
 
 
 def build() -> dict[str, Any]:
@@ -46,6 +53,14 @@ def build_episodes() -> dict[str, Any]:
     return {"tokenizer": "smollm2", "records": build_episode_records(*MULTI_TURN, load_tokenizer_for("smollm2"))}
 
 
+def build_mcp_episodes() -> dict[str, Any]:
+    """The cross-trainer MCP episodes: `MCP_KINDS` on task 0 of mcp/git-v1 (needs the `mcp` extra)."""
+    from rlvr.runners.parity.records import build_episode_records, load_tokenizer_for
+
+    records = build_episode_records(*MCP, load_tokenizer_for("smollm2"))
+    return {"tokenizer": "smollm2", "records": [r for r in records if r["kind"] in MCP_KINDS]}
+
+
 def _write_or_check(data: dict[str, Any], path: Path, check: bool) -> bool:
     """Write `data` to `path` (or compare with it); True when written or equal."""
     if check:
@@ -65,9 +80,11 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="compare with the stored fixture instead of writing")
     parser.add_argument("--output", type=Path, default=FIXTURE)
     parser.add_argument("--episodes-output", type=Path, default=EPISODES)
+    parser.add_argument("--mcp-episodes-output", type=Path, default=MCP_EPISODES)
     args = parser.parse_args()
     ok = _write_or_check(build(), args.output, args.check)
     ok = _write_or_check(build_episodes(), args.episodes_output, args.check) and ok
+    ok = _write_or_check(build_mcp_episodes(), args.mcp_episodes_output, args.check) and ok
     return 0 if ok else 1
 
 

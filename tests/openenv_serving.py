@@ -60,6 +60,15 @@ def rlvr_serve(env_id: str, *args: str) -> tuple[subprocess.Popen[str], str]:
     return start_server(argv, port), f"http://127.0.0.1:{port}"
 
 
+def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Poll `condition` every 50 ms; AssertionError naming `what` past `timeout_s` seconds."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

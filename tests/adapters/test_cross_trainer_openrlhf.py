@@ -31,6 +31,8 @@ from rlvr.runners.parity.replay import compare_replay  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "parity" / "episodes.json"
 RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["records"]
+MCP_RECORDS: list[dict[str, Any]] = json.loads(FIXTURE.with_name("mcp_episodes.json").read_text())["records"]
+"""The MCP task family's episodes (mcp/git-v1: tools on mcp-server-git in the sandbox, a state-check verdict)."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -44,7 +46,7 @@ def tokenizer(smollm2_tokenizer: Any) -> Any:
     return smollm2_tokenizer
 
 
-@pytest.mark.parametrize("record", RECORDS, ids=lambda r: r["kind"])
+@pytest.mark.parametrize("record", [*RECORDS, *MCP_RECORDS], ids=lambda r: r["id"])
 def test_openrlhf_agent_executor_gives_the_fixture(tokenizer: Any, record: dict[str, Any],
                                                    episode_copies: Any) -> None:
     copies = episode_copies(record["env_id"], record["env_args"])

@@ -33,3 +33,11 @@ def math_env() -> Iterator[Environment]:
     env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=8, seed=11)
     yield env
     env.close()
+
+
+@pytest.fixture(scope="module")
+def tool_env() -> Iterator[Environment]:
+    """A small offline tool env (3 reasoning-gym arithmetic tasks with the calculator tool)."""
+    env = rlvr.make("math/reasoning-gym-tool-v1", task="basic_arithmetic", size=3, seed=5)
+    yield env
+    env.close()

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from openenv.core.generic_client import GenericEnvClient
 
-import rlvr
 from openenv_serving import Serving, oracle_action, wire
 from rlvr.core.types import EnvSpec, Message, Task
 from rlvr.environments.base import Environment
@@ -17,13 +15,6 @@ from rlvr.environments.single_turn import SingleTurnEnv
 from rlvr.verifiers.testing import ConstantVerifier
 
 pytestmark = pytest.mark.extras
-
-
-@pytest.fixture(scope="module")
-def tool_env() -> Iterator[Environment]:
-    env = rlvr.make("math/reasoning-gym-tool-v1", task="basic_arithmetic", size=2, seed=5)
-    yield env
-    env.close()
 
 
 def test_reset_by_task_id_shows_that_tasks_prompt(serve_env: Serving, math_env: Environment) -> None:

@@ -13,28 +13,19 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pytest
 from openenv.core.generic_client import GenericEnvClient
 
 import rlvr
-from openenv_serving import Serving, oracle_action
+from openenv_serving import Serving, oracle_action, wait_for
 from rlvr.core.types import EnvSpec, Message, StepResult, Task
 from rlvr.environments.base import Environment
 from rlvr.environments.single_turn import SingleTurnEnv
 from rlvr.verifiers.testing import ConstantVerifier
 
 pytestmark = pytest.mark.extras
-
-
-def _wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_concurrent_sessions_never_share_episode_state(serve_env: Serving, math_env: Environment) -> None:
@@ -54,7 +45,7 @@ def test_concurrent_sessions_never_share_episode_state(serve_env: Serving, math_
 
     with serve_env(math_env, max_sessions=12) as (url, host):
         got = asyncio.run(main(url))
-        _wait_for(lambda: not host.sessions(), 5, "the sessions to close")
+        wait_for(lambda: not host.sessions(), 5, "the sessions to close")
     for k, (reset_id, reward, step_id) in enumerate(got):
         assert reset_id == step_id == tasks[k % len(tasks)].id
         assert reward == (1.0 if k % 2 == 0 else 0.0)
@@ -73,7 +64,7 @@ def test_past_capacity_a_session_is_refused_then_admitted_when_a_slot_frees(serv
         assert time.monotonic() - started < 5  # a refusal, not a hang
         third.close()
         first.close()
-        _wait_for(lambda: len(host.sessions()) == 1, 5, "the closed session's slot")
+        wait_for(lambda: len(host.sessions()) == 1, 5, "the closed session's slot")
         with GenericEnvClient(base_url=url).sync() as fourth:
             assert fourth.reset(task_id=math_env.tasks[0].id).observation["task_id"] == math_env.tasks[0].id
         second.close()
@@ -117,7 +108,7 @@ def test_the_idle_reaper_frees_a_silent_sessions_slot(serve_env: Serving, math_e
     with serve_env(math_env, max_sessions=1, idle_timeout_s=1.0) as (url, host):
         idle = GenericEnvClient(base_url=url).sync()
         idle.reset(seed=0)
-        _wait_for(lambda: not host.sessions(), 9, "the reaper")
+        wait_for(lambda: not host.sessions(), 9, "the reaper")
         with pytest.raises(RuntimeError, match="session was closed"):
             idle.step({"content": "late"})
         idle.close()
@@ -142,9 +133,9 @@ def test_a_half_open_socket_loses_its_slot_to_keepalive_pings(serve_env: Serving
                      f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
         assert raw.recv(4096).startswith(b"HTTP/1.1 101")
         raw.sendall(_frame({"type": "reset", "data": {"seed": 0}}))
-        _wait_for(lambda: len(host.sessions()) == 1, 5, "the raw client's episode")
+        wait_for(lambda: len(host.sessions()) == 1, 5, "the raw client's episode")
         # from here the client reads nothing and answers no ping: a vanished peer
-        _wait_for(lambda: not host.sessions(), 5, "keepalive to drop the half-open session")
+        wait_for(lambda: not host.sessions(), 5, "keepalive to drop the half-open session")
         with GenericEnvClient(base_url=url).sync() as fresh:
             assert fresh.reset(seed=1).observation["messages"]
         raw.close()
@@ -161,7 +152,7 @@ def test_closing_a_session_closes_its_sandbox_and_keeps_the_shared_verifier(serv
             sandbox = served.episode._session.session  # type: ignore[attr-defined]
             assert sandbox.alive
             client.close()
-            _wait_for(lambda: not sandbox.alive and sandbox.closed, 10, "the session's sandbox to close")
+            wait_for(lambda: not sandbox.alive and sandbox.closed, 10, "the session's sandbox to close")
             with GenericEnvClient(base_url=url).sync() as again:  # the shared env still serves
                 first = again.reset(task_id="dedupe-emails")
                 assert first.observation["task_id"] == "dedupe-emails"

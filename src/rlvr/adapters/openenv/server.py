@@ -1,8 +1,11 @@
 """An rlvr environment behind OpenEnv's own server: one `ServedEnv` per session, one shared rlvr env.
 
-`create_served_app(env, ...)` builds OpenEnv's FastAPI app (`openenv.core.env_server.http_server.
-create_fastapi_app`) with a factory of `ServedEnv`s, so the protocol (WebSocket `/ws` sessions,
-`/health`, `/schema`, the HTTP routes, the task API) is OpenEnv's. The rlvr environment is loaded
+`create_served_app(env, ...)` builds a FastAPI app with OpenEnv's routes (`openenv.core.env_server.
+http_server.HTTPEnvServer`) and a factory of `ServedEnv`s, so the protocol (WebSocket `/ws` sessions,
+`/health`, `/schema`, `/mcp`, the HTTP routes, the task API) is OpenEnv's; its session routes are
+replaced by guarded ones (`rlvr.adapters.openenv.routes`: every route within `max_sessions`, a session
+id never opens another client's episode). The session's tools are served over `/mcp` (`ServedTools`:
+`tools/list`, and `tools/call` stepping that session's episode). The rlvr environment is loaded
 once (dataset and verifier pool shared); each session plays its episodes on its own
 `env.episode_copy()`, made at reset, in the episode driver (`rlvr.rollout.driver.EpisodeRun`: the
 client's reset is `reset`, each action an `act`, so the step, end and scoring rules are those of
@@ -23,23 +26,27 @@ a step after the episode ended is refused (no second score, no more reward); the
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import threading
 import uuid
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from openenv.core.env_server.http_server import create_fastapi_app
+from fastapi import FastAPI
+from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
-from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, State
+from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, ServerMode, State
 
+from rlvr.adapters.openenv.routes import guard_routes
 from rlvr.adapters.openenv.wire import ChatAction, ChatObservation, action_model, served_name
 from rlvr.core.errors import ConfigError
-from rlvr.core.types import Message, StepResult, Task, Verdict
+from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment, as_message
 from rlvr.rollout.driver import EpisodeRun
 
-__all__ = ["ServedEnv", "ServedHost", "create_served_app"]
+__all__ = ["FINAL_ANSWER_TOOL", "ServedEnv", "ServedHost", "ServedTools", "create_served_app", "mcp_tools"]
 
 DEFAULT_SPLIT = "default"
 """Name of the one task split served when the environment's arguments name none (`split=`)."""
@@ -122,6 +129,91 @@ class ServedHost:
         return len(live)
 
 
+FINAL_ANSWER_TOOL = "submit_answer"
+"""The MCP tool that ends an episode with a final answer: `tools/call submit_answer {"answer": TEXT}` plays
+the assistant message TEXT with no tool call, the final-answer convention of every rlvr environment."""
+
+
+def final_answer_tool() -> dict[str, Any]:
+    """The MCP tool `FINAL_ANSWER_TOOL` (`{"name", "description", "inputSchema"}`)."""
+    return {"name": FINAL_ANSWER_TOOL,
+            "description": "End the episode with your final answer; the episode is scored on it.",
+            "inputSchema": {"type": "object", "properties": {"answer": {
+                "type": "string", "description": "The final answer, as the final assistant message."}},
+                "required": ["answer"], "additionalProperties": False}}
+
+
+def mcp_tools(spec: EnvSpec) -> list[dict[str, Any]]:
+    """The MCP tools a served env offers: its OpenAI tool schemas as MCP tools, then `FINAL_ANSWER_TOOL`.
+
+    Raises:
+        ConfigError: the environment has a tool named `FINAL_ANSWER_TOOL` itself.
+    """
+    tools = []
+    for schema in spec.tools:
+        function = schema.get("function", schema)
+        if function.get("name") == FINAL_ANSWER_TOOL:
+            raise ConfigError(f"environment {spec.id!r} has a tool named {FINAL_ANSWER_TOOL!r}, the name `rlvr serve` "
+                              "gives its final-answer MCP tool; rename the environment's tool")
+        tools.append({"name": function["name"], "description": function.get("description", ""),
+                      "inputSchema": function.get("parameters") or {"type": "object", "properties": {}}})
+    return [*tools, final_answer_tool()]
+
+
+class ServedTools:
+    """One session's tools as OpenEnv's `/mcp` handler uses an environment's `mcp_client`.
+
+    `tools/list` lists `mcp_tools(env.spec)`; `tools/call` plays one assistant message in the
+    session's episode (the same `EpisodeRun.act` as a WebSocket step): a call of an env tool is a
+    message with that one native tool call, a call of `FINAL_ANSWER_TOOL` the message with the answer as
+    its content and no call. The result is an MCP `CallToolResult`: `content` (the environment's answer
+    as text) and `structuredContent`, the observation a WebSocket step returns (`messages`,
+    `task_id`, `done`, `reward`, `verdict`, `metadata`).
+    """
+
+    def __init__(self, served: ServedEnv) -> None:
+        self._served = served
+
+    def is_connected(self) -> bool:
+        """Always True: the tools are the session's own, nothing to connect to."""
+        return True
+
+    async def __aenter__(self) -> ServedTools:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The MCP tools (`{"name", "description", "inputSchema"}`)."""
+        return mcp_tools(self._served._host.env.spec)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Play the call in the session's episode; returns `{"content", "structuredContent", "isError"}`.
+
+        Raises:
+            ConfigError: `arguments` is not an object, `FINAL_ANSWER_TOOL` without a string `answer`, no
+                running episode (reset over the session's WebSocket first), or the episode is over.
+        """
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ConfigError(f"tools/call arguments must be a JSON object, got {type(arguments).__name__}")
+        if name == FINAL_ANSWER_TOOL:
+            answer = arguments.get("answer")
+            if not isinstance(answer, str) or set(arguments) != {"answer"}:
+                raise ConfigError(f'{FINAL_ANSWER_TOOL} takes one argument, {{"answer": string}}; got {arguments!r}')
+            message = Message(role="assistant", content=answer)
+        else:
+            call = {"id": f"mcp_{self._served.state.step_count + 1}", "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)}}
+            message = as_message({"content": "", "tool_calls": [call]})
+        observation = await self._served._play(message)
+        shown = observation.model_dump(mode="json")
+        text = "\n".join(str(m.get("content") or "") for m in observation.messages)
+        return {"content": [{"type": "text", "text": text}], "structuredContent": shown, "isError": False}
+
+
 class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type: ignore[misc]
     """One OpenEnv session's environment: rlvr episodes on its own episode copy of the shared env."""
 
@@ -134,6 +226,7 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
         self._state = State(episode_id=None, step_count=0)
         self._ended_by: str | None = None
         self._closed = False
+        self._turn_lock = asyncio.Lock()
 
     @property
     def episode(self) -> Environment | None:
@@ -154,12 +247,13 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
                               "or split and index")
         self._check_open()
         task = self._select(task_id, split, index)
-        self._release()
-        run = EpisodeRun(self._host.env.episode_copy(), task, layout=None)
-        self._run = run
-        self._host.track(self)
-        self._ended_by = None
-        prompt = await run.reset(seed)
+        async with self._turn_lock:
+            self._release()
+            run = EpisodeRun(self._host.env.episode_copy(), task, layout=None)
+            self._run = run
+            self._host.track(self)
+            self._ended_by = None
+            prompt = await run.reset(seed)
         task_id = run.reset_info["task_id"]
         self._state = State(episode_id=episode_id or uuid.uuid4().hex, step_count=0, task_id=task_id)
         return ChatObservation(messages=_dicts(prompt), task_id=task_id, done=False, reward=None,
@@ -186,22 +280,32 @@ class ServedEnv(OpenEnvEnvironment[ChatAction, ChatObservation, State]):  # type
         Raises:
             ConfigError: no running episode (not reset, already ended, or the session was closed).
         """
-        self._check_open()
-        run = self._run
-        if run is None:
-            raise ConfigError("no episode: send reset first")
-        if run.done:
-            why = f" ({self._ended_by})" if self._ended_by else ""
-            raise ConfigError(f"the episode is over{why}; reset to start another")
-        message = as_message({"content": action.content, "tool_calls": action.tool_calls})
-        try:
-            result = await run.act(message)
-        except Exception as exc:  # the episode's state is unknown now: end it, tell the client
-            self._ended_by = f"the environment failed: {type(exc).__name__}"
-            run.end(Verdict.error(f"{self._ended_by}: {exc}"))
-            raise
-        self._state.step_count += 1
-        return self._observation(result, run)
+        return await self._play(as_message({"content": action.content, "tool_calls": action.tool_calls}))
+
+    async def _play(self, message: Message) -> ChatObservation:
+        """Step the session's episode with one assistant message (one at a time: WebSocket and MCP calls queue)."""
+        async with self._turn_lock:
+            self._check_open()
+            run = self._run
+            if run is None:
+                raise ConfigError("no episode: send reset first (over the session's WebSocket /ws)")
+            if run.done:
+                why = f" ({self._ended_by})" if self._ended_by else ""
+                raise ConfigError(f"the episode is over{why}; reset to start another")
+            try:
+                result = await run.act(message)
+            except Exception as exc:  # the episode's state is unknown now: end it, tell the client
+                self._ended_by = f"the environment failed: {type(exc).__name__}"
+                run.end(Verdict.error(f"{self._ended_by}: {exc}"))
+                raise
+            self._state.step_count += 1
+            return self._observation(result, run)
+
+    # -- the session's tools over OpenEnv's /mcp (tools/list, tools/call) -----------------
+    @property
+    def mcp_client(self) -> ServedTools:
+        """The session's tools as OpenEnv's `/mcp` handler calls them (`tools/list`, `tools/call`)."""
+        return ServedTools(self)
 
     def _observation(self, result: StepResult, run: EpisodeRun) -> ChatObservation:
         done = result.terminated or result.truncated
@@ -297,7 +401,11 @@ def create_served_app(env: Environment, *, max_sessions: int = 64, idle_timeout_
             session at shutdown.
 
     Returns:
-        The FastAPI application (its `ServedHost` is `app.state.rlvr_host`).
+        The FastAPI application (its `ServedHost` is `app.state.rlvr_host`, the `SessionGuard` of its
+        routes `app.state.rlvr_sessions`).
+
+    Raises:
+        ConfigError: a bad limit, or the environment has a tool named `FINAL_ANSWER_TOOL`.
     """
     if max_sessions < 1:
         raise ConfigError(f"max_sessions must be >= 1, got {max_sessions}")
@@ -309,8 +417,12 @@ def create_served_app(env: Environment, *, max_sessions: int = 64, idle_timeout_
         return ServedEnv(shared)
 
     factory.__name__ = shared.name
+    mcp_tools(env.spec)  # a tool named like the final-answer tool: refused before serving
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s)
-    app = create_fastapi_app(factory, shared.action_cls, ChatObservation, concurrency_config=config,
-                             env_name=shared.name)
+    server = HTTPEnvServer(factory, shared.action_cls, ChatObservation, concurrency_config=config,
+                           env_name=shared.name)
+    app = FastAPI(title=f"rlvr serve: {env.spec.id}", version="1.0.0")
+    server.register_routes(app, mode=os.environ.get("OPENENV_MODE", ServerMode.SIMULATION.value))
     app.state.rlvr_host = shared
+    app.state.rlvr_sessions = guard_routes(app, server)
     return app

@@ -319,9 +319,15 @@ async def git_state(tools: ToolCaller, task: Task, answer: str) -> str:
     return json.dumps({name: await _fact(tools, name, answer) for name in names}, sort_keys=True)
 
 
+_EPISODE_DATE = "1769904000 +0000"  # 2026-02-01T00:00:00Z in git's internal format (GitPython reads it)
+_SERVER_ENV = tuple(sorted({**_IDENTITY, "GIT_AUTHOR_DATE": _EPISODE_DATE, "GIT_COMMITTER_DATE": _EPISODE_DATE}.items()))
+"""The server's git identity and a fixed date for the commits a policy makes: the same calls give the same
+commit hashes in every episode (so recorded episodes replay identically on every trainer path)."""
+
+
 def _server(task: Task) -> StdioServer:
     return StdioServer(command=("{python}", "-m", "mcp_server_git", "--repository", REPO),
-                       files=repository_files(task), packages=("mcp-server-git",),
+                       files=repository_files(task), packages=("mcp-server-git",), env=_SERVER_ENV,
                        sandbox=SandboxConfig(pool_size=0, memory_mb=2048, processes=128), lifetime_s=600.0)
 
 

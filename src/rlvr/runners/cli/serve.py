@@ -18,7 +18,11 @@ _HELP = "\n\n".join([
     "Actions are one assistant message {\"content\", \"tool_calls\"}; observations carry `messages`, `task_id` "
     "and, when done, `verdict` (reward None when the grader broke). Reset with task_id=..., split+index or seed.",
     "Each session plays on its own episode copy of the one loaded environment; past --max-sessions a new "
-    "session is refused (CAPACITY_REACHED). SIGTERM closes every session and sandbox and exits 0.",
+    "session is refused (CAPACITY_REACHED); stateless POST /reset counts against the same limit, and sessions "
+    "made over HTTP (MCP openenv/session/create) give way to new ones until a WebSocket attaches. SIGTERM "
+    "closes every session and sandbox and exits 0.",
+    "Over OpenEnv's /mcp (MCPToolClient), tools/list gives the env's tools plus submit_answer; tools/call steps "
+    "the session's episode (a tool call; submit_answer {\"answer\"} ends it with that final answer).",
 ])
 
 
