@@ -12,6 +12,7 @@ compare.py   rlvr compare   several backends on one environment, one report
 serve.py     rlvr serve     an environment behind OpenEnv's server
 synth.py     rlvr synth     verified SFT rows and pass-rate-banded RL tasks
 forge.py     rlvr forge     repository bug-fix tasks with hidden tests from real Python projects
+init.py      rlvr init      a pip-installable environment package to fill in (single, tool or multi-turn)
 app.py       the typer app, consoles, shared options, error and progress printing
 ```
 
@@ -31,7 +32,7 @@ Example:
 
 from __future__ import annotations
 
-from rlvr.runners.cli import check, compare, envs, eval, export, forge, sample, serve, synth, train, verify
+from rlvr.runners.cli import check, compare, envs, eval, export, forge, init, sample, serve, synth, train, verify
 from rlvr.runners.cli.app import Command, app
 
 __all__ = ["COMMANDS", "app", "main"]
@@ -48,6 +49,7 @@ COMMANDS: tuple[Command, ...] = (
     serve.COMMAND,
     synth.COMMAND,
     forge.COMMAND,
+    init.COMMAND,
 )
 """Every `rlvr` command, in the order `rlvr --help` lists them."""
 
