@@ -1,4 +1,5 @@
-"""The audit's report and exit status: a weak verifier is caught, an unknown verifier is named, the JSON schema."""
+"""The audit's report and exit status: a weak verifier is caught, a verifier of no known domain gets the generic
+families, the JSON schema."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from rlvr.core.errors import ConfigError
 from rlvr.core.types import EnvSpec, Task, Verdict
 from rlvr.environments.audit import audit, verifier_domain
 from rlvr.environments.registry import registry
@@ -47,7 +47,7 @@ def test_a_weak_verifier_has_every_wrong_probe_as_a_false_pass() -> None:
     assert report.domain == "math" and report.n == 4
     assert report.tried > 40 and report.false_passes == report.tried
     assert report.controls_failed == 0 and report.controls.tried >= 8
-    assert set(report.families) == {"value", "suffix", "hedge", "injection", "glued"}
+    assert set(report.families) == {"value", "suffix", "hedge", "injection", "glued", "empty", "format-only", "guess"}
     example = report.families["value"].examples[0]
     assert set(example) == {"task_id", "family", "probe", "response", "status", "reward", "detail"}
     assert example["status"] == "correct" and len(report.families["value"].examples) == 5
@@ -78,10 +78,13 @@ def test_json_report_schema() -> None:
     assert set(data["controls"]) == {"tried", "failed", "errors", "examples"}
 
 
-def test_an_unknown_verifier_is_named_with_the_known_domains() -> None:
-    with pytest.raises(ConfigError, match=r"no mutation families for a ConstantVerifier verifier.*math, sql, code, "
-                                          r"terminal"):
-        audit(_env(ConstantVerifier()), n=1)
+def test_a_verifier_of_no_known_domain_gets_every_generic_family_and_each_probe_counts() -> None:
+    report = audit(_env(ConstantVerifier()), n=len(TASKS))
+    assert report.domain == "generic" and report.n == 4 and not report.skipped
+    assert set(report.families) == {"empty", "echo", "format-only", "guess"}
+    assert report.false_passes == report.tried >= 10 * report.n and report.controls.tried == 0
+    sound = audit(_env(ConstantVerifier("incorrect", 0.0)), n=len(TASKS))
+    assert sound.domain == "generic" and sound.tried == report.tried and sound.false_passes == 0 and sound.passed
 
 
 runner = CliRunner()
@@ -112,8 +115,8 @@ def test_cli_exits_0_on_a_number_gold_the_verifier_grades_soundly(tmp_path: Path
     assert data["tried"] > 10 and data["controls_failed"] == 0
 
 
-def test_cli_names_an_unknown_verifier_and_a_report_without_the_audit() -> None:
+def test_cli_audits_a_verifier_of_no_known_domain_and_refuses_a_report_without_the_audit() -> None:
     result = runner.invoke(app, ["check", "test/audit-constant-v1", "--adversarial"])
-    assert result.exit_code == 2 and "no mutation families" in result.output
+    assert result.exit_code == 1 and "generic" in result.output and "echo" in result.output, result.output
     result = runner.invoke(app, ["check", "test/audit-constant-v1", "--report", "x.json"])
     assert result.exit_code == 2 and "--adversarial" in result.output

@@ -208,4 +208,5 @@ def test_commands_are_registered_once_in_help_order() -> None:
     group = typer.main.get_command(app)
     names = list(group.commands)  # type: ignore[attr-defined]  # a click Group
     assert names == [command.name for command in COMMANDS] == [
-        "verify", "check", "envs", "sample", "train", "eval", "export", "compare", "serve", "synth", "sft", "forge"]
+        "verify", "check", "envs", "sample", "train", "eval", "export", "compare", "serve", "synth", "sft", "forge",
+        "init"]

@@ -1,9 +1,11 @@
 """The audit driver: probes per task from the verifier's domain, scored in batch, tallied by family.
 
 `audit(env)` picks `n` tasks spread over the dataset (as `rlvr check` does), builds each task's
-probes with its domain's builder (`rlvr.environments.audit.math` / `sql` / `code` / `terminal` /
-`judge`, chosen from the verifier's type as the verifier registry names it), scores them with the
-environment's own verifier (`env.score_batch`, i.e. `verify_batch`), and counts:
+probes -- the generic families every verifier gets (`rlvr.environments.audit.generic`: empty, prompt
+echo, format-only, reference-free guesses) and, for a verifier of a known domain, its domain's
+(`rlvr.environments.audit.math` / `sql` / `code` / `terminal` / `judge`, chosen from the verifier's type
+as the verifier registry names it) -- scores them with the environment's own verifier
+(`env.score_batch`, i.e. `verify_batch`), and counts:
 
 - a *false pass*: a wrong probe that scored `correct`;
 - a *failed control*: a control probe (a right answer written another way) that did not;
@@ -24,10 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import Task, Verdict
+from rlvr.environments.audit.generic import generic_probes
 from rlvr.environments.audit.probe import Probe
 from rlvr.environments.loaders import spread_tasks
 
-__all__ = ["DOMAINS", "AuditReport", "FamilyResult", "audit", "verifier_domain"]
+__all__ = ["DOMAINS", "GENERIC", "AuditReport", "FamilyResult", "audit", "verifier_domain"]
 
 DOMAINS: dict[str, str] = {
     "math": "rlvr.environments.audit.math:math_probes",
@@ -38,6 +41,9 @@ DOMAINS: dict[str, str] = {
     "ruler": "rlvr.environments.audit.judge:judge_probes",
 }
 """Verifier registry name → the probe builder `(reference, verifier) -> list[Probe]` of that domain."""
+
+GENERIC = "generic"
+"""The domain of a verifier of none of the `DOMAINS` types (a user's own): only the generic families."""
 
 MAX_EXAMPLES = 5
 """Examples kept per family (false passes, or failed controls for the control row)."""
@@ -63,11 +69,13 @@ class AuditReport(BaseModel):
 
     env_id: str = Field(description="The audited environment's spec id.")
     domain: str = Field(description="The verifier's domain: math, sql, code, terminal, judge, ruler; remote for "
-                        "openenv/remote-v1.")
+                        "openenv/remote-v1; generic for a verifier of none of these types (the generic families only).")
     n: int = Field(ge=0, description="Tasks audited.")
     families: dict[str, FamilyResult] = Field(description="Wrong probes, by family.")
     controls: FamilyResult = Field(description="Control probes (right answers that must score correct).")
-    skipped: list[str] = Field(default_factory=list, description="Tasks no probe could be built for, with why.")
+    skipped: list[str] = Field(default_factory=list, description="Tasks the domain's probes could not be built for, "
+                               "with why (a reference they cannot read: no probe at all; none that applies: the "
+                               "generic probes only).")
     elapsed_s: float = Field(ge=0, description="Wall-clock time of the audit, seconds.")
 
     @property
@@ -109,13 +117,11 @@ class AuditReport(BaseModel):
 
 
 def verifier_domain(verifier: Any) -> str:
-    """The audit domain of `verifier`: the registry name (math, sql, code, terminal) of its class.
+    """The audit domain of `verifier`: the registry name (math, sql, code, terminal) of its class, else 'generic'.
 
     Wrappers (`FormatReward`, anything with an `inner` verifier) are looked through; subclasses
-    of a registered verifier (a third party's) count as its domain.
-
-    Raises:
-        ConfigError: the verifier is of none of these types (the message names its type).
+    of a registered verifier (a third party's) count as its domain. Any other verifier (a user's
+    own) is 'generic': the audit gives it the generic families only.
     """
     from rlvr.verifiers.registry import registry
 
@@ -127,8 +133,7 @@ def verifier_domain(verifier: Any) -> str:
         if any(c.__name__ == attr and (c.__module__ == module or c.__module__.startswith(module + "."))
                for c in type(inner).__mro__):
             return name
-    raise ConfigError(f"`rlvr check --adversarial` has no mutation families for a {type(inner).__name__} verifier: "
-                      f"it audits verifiers of the types registered as {', '.join(DOMAINS)} (or their subclasses)")
+    return GENERIC
 
 
 def _chosen(tasks: list[Task], task_ids: Sequence[str]) -> list[Task]:
@@ -196,8 +201,7 @@ def audit(
         right ones did not.
 
     Raises:
-        ConfigError: unknown id, bad factory arguments, a verifier the audit has no families for, or an
-            unknown task id.
+        ConfigError: unknown id, bad factory arguments, or an unknown task id.
         DataError: the dataset cannot be read.
     """
     from rlvr.core.registry import load_attr
@@ -210,20 +214,21 @@ def audit(
         if isinstance(env, RemoteOpenEnv):
             return _audit_remote(env, start)
         domain = verifier_domain(env.verifier)
-        build: Callable[[Any, Any], list[Probe]] = load_attr(DOMAINS[domain])
+        build: Callable[[Any, Any], list[Probe]] | None = load_attr(DOMAINS[domain]) if domain in DOMAINS else None
         families: dict[str, FamilyResult] = {}
         controls = FamilyResult()
         skipped: list[str] = []
         tasks = spread_tasks(list(env.tasks), n) if task_ids is None else _chosen(list(env.tasks), task_ids)
         for task in tasks:
             try:
-                probes = build(task.reference, env.verifier)
+                probes = build(task.reference, env.verifier) if build is not None else []
             except (ValueError, DataError) as exc:
                 skipped.append(f"{task.id}: {str(exc)[:200]}")
                 continue
-            if not probes:
-                skipped.append(f"{task.id}: no probe applies to this reference")
-                continue
+            if build is not None and not probes:
+                skipped.append(f"{task.id}: no probe of the {domain} families applies to this reference (the generic "
+                               "ones ran)")
+            probes += generic_probes(task, env.verifier, tasks, echo=domain != "math")
             verdicts = env.score_batch([task] * len(probes), [p.response for p in probes], workers=workers)
             _tally(task.id, probes, verdicts, families, controls)
             if on_task is not None:

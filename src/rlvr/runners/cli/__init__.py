@@ -13,6 +13,7 @@ serve.py     rlvr serve     an environment behind OpenEnv's server
 synth.py     rlvr synth     verified SFT rows and pass-rate-banded RL tasks
 sft.py       rlvr sft       warm-start a model on synth's verified demonstrations (TRL SFTTrainer)
 forge.py     rlvr forge     repository bug-fix tasks with hidden tests from real Python projects
+init.py      rlvr init      a pip-installable environment package to fill in (single, tool or multi-turn)
 app.py       the typer app, consoles, shared options, error and progress printing
 ```
 
@@ -32,7 +33,7 @@ Example:
 
 from __future__ import annotations
 
-from rlvr.runners.cli import check, compare, envs, eval, export, forge, sample, serve, sft, synth, train, verify
+from rlvr.runners.cli import check, compare, envs, eval, export, forge, init, sample, serve, sft, synth, train, verify
 from rlvr.runners.cli.app import Command, app
 
 __all__ = ["COMMANDS", "app", "main"]
@@ -50,6 +51,7 @@ COMMANDS: tuple[Command, ...] = (
     synth.COMMAND,
     sft.COMMAND,
     forge.COMMAND,
+    init.COMMAND,
 )
 """Every `rlvr` command, in the order `rlvr --help` lists them."""
 
