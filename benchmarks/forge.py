@@ -1,7 +1,7 @@
 """Benchmark `rlvr forge` on real PyPI projects: tasks per CPU-hour, yield per mutator, grading time, audit.
 
 Run: `python benchmarks/forge.py [--package NAME==VERSION ...] [-n 10] [--workers 1] [--audit all|N]
-[--out DIR] [--table-out benchmarks/results/forge.md]`. Defaults: three projects of different
+[--audit-workers 2] [--out DIR] [--table-out benchmarks/results/forge.md]`. Defaults: three projects of different
 shapes that this machine's host paths do not vendor (forge drops candidates whose original is
 reachable from the sandbox, and the google-cloud-sdk and setuptools vendor inflection,
 more-itertools, cachetools, six ...): `isodate` (src layout, a package of modules, unittest-style
@@ -17,10 +17,13 @@ Measured per project, in one run:
   process (`/sys/fs/cgroup/cpuacct`), so sandboxes are counted too (where none can be made:
   'n/a'); tasks per CPU-hour = tasks / that CPU time;
 - yield per mutator (validated / tried), all projects together;
-- one episode's grading time: the oracle's episode of every task (prepared sandbox, the reverse
-  patch applied), then `TerminalVerifier.grade` of its exported workspace timed alone (p50, p99);
+- every task graded again after forge (forge already refuses a task whose oracle or no-op the grader
+  disagrees with): the oracle's episode (prepared sandbox, the reverse patch applied) must be `correct`
+  and a no-op `incorrect`; `TerminalVerifier.grade` of the oracle's exported workspace timed alone is
+  one episode's grading time (p50, p99);
 - the adversarial audit (`rlvr check --adversarial`) of `swe/forge-v1` on `--audit` tasks: wrong
-  probes that scored correct (must be 0) and failed controls (must be 0).
+  probes that scored correct (must be 0) and failed controls (must be 0); the CPU seconds of the
+  re-grading and of the audit are counted apart from the projects'.
 
 The load average is recorded at the start and the end: the machine may be shared.
 """
