@@ -1,7 +1,7 @@
 """Benchmark `rlvr forge` on real PyPI projects: tasks per CPU-hour, yield per mutator, grading time, audit.
 
 Run: `python benchmarks/forge.py [--package NAME==VERSION ...] [-n 10] [--workers 1] [--audit all|N]
-[--out DIR] [--table-out benchmarks/results/forge.md]`. Defaults: three projects of different
+[--audit-workers 2] [--out DIR] [--table-out benchmarks/results/forge.md]`. Defaults: three projects of different
 shapes that this machine's host paths do not vendor (forge drops candidates whose original is
 reachable from the sandbox, and the google-cloud-sdk and setuptools vendor inflection,
 more-itertools, cachetools, six ...): `isodate` (src layout, a package of modules, unittest-style
@@ -17,10 +17,13 @@ Measured per project, in one run:
   process (`/sys/fs/cgroup/cpuacct`), so sandboxes are counted too (where none can be made:
   'n/a'); tasks per CPU-hour = tasks / that CPU time;
 - yield per mutator (validated / tried), all projects together;
-- one episode's grading time: the oracle's episode of every task (prepared sandbox, the reverse
-  patch applied), then `TerminalVerifier.grade` of its exported workspace timed alone (p50, p99);
+- every task graded again after forge (forge already refuses a task whose oracle or no-op the grader
+  disagrees with): the oracle's episode (prepared sandbox, the reverse patch applied) must be `correct`
+  and a no-op `incorrect`; `TerminalVerifier.grade` of the oracle's exported workspace timed alone is
+  one episode's grading time (p50, p99);
 - the adversarial audit (`rlvr check --adversarial`) of `swe/forge-v1` on `--audit` tasks: wrong
-  probes that scored correct (must be 0) and failed controls (must be 0).
+  probes that scored correct (must be 0) and failed controls (must be 0); the CPU seconds of the
+  re-grading and of the audit are counted apart from the projects'.
 
 The load average is recorded at the start and the end: the machine may be shared.
 """
@@ -77,18 +80,34 @@ def _meter() -> Iterator[CpuMeter]:
         meter.close()
 
 
+def _difference(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
+def _cpu_text(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds:.0f}"
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
 
 
-def grading_times(task_dirs: list[Path]) -> list[float]:
-    """Seconds of `TerminalVerifier.grade` for the oracle's episode of each task (preparation and replay not timed)."""
+def grade_every_task(task_dirs: list[Path]) -> tuple[list[float], list[str], list[str]]:
+    """Grade each task's oracle episode and a no-op with the terminal grader.
+
+    Returns:
+        (seconds of `TerminalVerifier.grade` of each oracle episode's exported workspace, timed alone:
+        preparation and the patch's replay not counted; tasks whose oracle did not score `correct`;
+        tasks whose no-op did not score `incorrect`).
+    """
     from rlvr.verifiers.terminal import TerminalVerifier, load_task, oracle_command
     from rlvr.verifiers.terminal.workspace import TaskSession
 
     verifier = TerminalVerifier()
-    times = []
+    times: list[float] = []
+    oracle_wrong: list[str] = []
+    noop_wrong: list[str] = []
     for task_dir in task_dirs:
         reference = {"format": "harbor", "task_dir": str(task_dir)}
         task = load_task(reference)
@@ -99,18 +118,21 @@ def grading_times(task_dirs: list[Path]) -> list[float]:
             verdict = verifier.grade(reference, workspace)
             times.append(time.monotonic() - start)
         if verdict.status != "correct":
-            raise SystemExit(f"{task_dir.name}: the oracle's episode graded {verdict.status}: {verdict.detail[:300]}")
-    return times
+            oracle_wrong.append(f"{task_dir.name}: {verdict.status}: {verdict.detail[:200]}")
+        noop = verifier.verify("", reference)
+        if noop.status != "incorrect":
+            noop_wrong.append(f"{task_dir.name}: {noop.status}: {noop.detail[:200]}")
+    return times, oracle_wrong, noop_wrong
 
 
-def run_audit(out: Path, limit: int | None) -> dict[str, Any]:
-    """`rlvr check --adversarial` on swe/forge-v1 over the first `limit` tasks (None: all)."""
+def run_audit(out: Path, limit: int | None, workers: int) -> dict[str, Any]:
+    """`rlvr check --adversarial` on swe/forge-v1 over the first `limit` tasks (None: all), `workers` probes at once."""
     import rlvr
     from rlvr.environments.audit import audit
 
     env = rlvr.make("swe/forge-v1", tasks_dir=str(out))
     ids = [t.id for t in env.tasks][:limit]
-    report = audit(env, task_ids=ids)
+    report = audit(env, task_ids=ids, workers=workers)
     env.close()
     return report.to_json()
 
@@ -138,6 +160,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--audit", default="all", help="tasks audited: 'all', a number, or 0")
+    parser.add_argument("--audit-workers", type=int, default=2, help="probes of one task graded at once")
     parser.add_argument("--out", help="tasks folder (default: a temporary one)")
     parser.add_argument("--table-out", default="benchmarks/results/forge.md")
     args = parser.parse_args()
@@ -152,21 +175,26 @@ def main() -> None:
         for package in packages:  # one project at a time, so each gets its own CPU count
             before = meter.seconds()
             report = forge(packages=[package], out=out, n=args.n, seed=args.seed, workers=args.workers)
-            after = meter.seconds()
             for p in report.projects:
-                cpu[p.project] = None if before is None or after is None else after - before
+                cpu[p.project] = _difference(before, meter.seconds())
                 print(json.dumps(p.model_dump()), flush=True)
             reports.append(report)
+        task_dirs = sorted(p.parent for p in out.glob("*/task.toml"))
+        before = meter.seconds()
+        times, oracle_wrong, noop_wrong = grade_every_task(task_dirs) if task_dirs else ([], [], [])
+        grade_cpu = _difference(before, meter.seconds())
+        audit_limit = None if args.audit == "all" else int(args.audit)
+        before = meter.seconds()
+        audited = run_audit(out, audit_limit, args.audit_workers) if task_dirs and audit_limit != 0 else None
+        audit_cpu = _difference(before, meter.seconds())
+    for wrong in oracle_wrong + noop_wrong:
+        print("GRADER DISAGREES:", wrong, flush=True)
     rows = [r for report in reports for r in _project_rows(report, cpu)]
     per_mutator: dict[str, Counter[str]] = {}
     for report in reports:
         for p in report.projects:
             for name, counts in p.per_mutator.items():
                 per_mutator.setdefault(name, Counter()).update(counts)
-    task_dirs = sorted(p.parent for p in out.glob("*/task.toml"))
-    times = grading_times(task_dirs) if task_dirs else []
-    audit_limit = None if args.audit == "all" else int(args.audit)
-    audited = run_audit(out, audit_limit) if task_dirs and audit_limit != 0 else None
     load_end = os.getloadavg()
     lines = [
         f"Load average at start {load_start[0]:.2f} / {load_start[1]:.2f} / {load_start[2]:.2f}, at end "
@@ -185,6 +213,9 @@ def main() -> None:
         "",
     ]
     if times:
+        lines.append(f"Every task ({len(times)}), graded again after forge: the oracle's episode `correct` "
+                     f"{len(times) - len(oracle_wrong)} / {len(times)}, a no-op `incorrect` "
+                     f"{len(times) - len(noop_wrong)} / {len(times)} ({_cpu_text(grade_cpu)} CPU s).")
         lines.append(f"Grading one episode (`TerminalVerifier.grade` of the oracle's workspace, {len(times)} tasks): "
                      f"p50 {statistics.median(times):.1f} s, p99 {_percentile(times, 0.99):.1f} s, "
                      f"max {max(times):.1f} s.")
@@ -192,7 +223,8 @@ def main() -> None:
         fams = ", ".join(f"{k} {v['false_passes']}/{v['tried']}" for k, v in sorted(audited["families"].items()))
         lines.append(f"Adversarial audit of swe/forge-v1 on {audited['n']} tasks: {audited['false_passes']} false "
                      f"passes of {audited['tried']} wrong probes ({fams}); controls failed "
-                     f"{audited['controls_failed']} of {audited['controls']['tried']}; {audited['elapsed_s']:.0f} s.")
+                     f"{audited['controls_failed']} of {audited['controls']['tried']}; "
+                     f"{audited['elapsed_s']:.0f} s wall, {_cpu_text(audit_cpu)} CPU s.")
     table = "\n".join(lines) + "\n"
     print(table)
     Path(args.table_out).parent.mkdir(parents=True, exist_ok=True)

@@ -156,3 +156,14 @@ def vendored_copy(files: dict[str, str]) -> Iterator[Path]:
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def fix_hunk(task_dir: Path) -> tuple[str, str, str]:
+    """(path, buggy text, fixed text) of the first hunk of a forge task's reverse patch (`solution/fix.patch`)."""
+    lines = (task_dir / "solution" / "fix.patch").read_text().splitlines()
+    path = lines[1][len("+++ b/"):]
+    hunk = lines[lines.index(next(line for line in lines if line.startswith("@@"))) + 1:]
+    hunk = hunk[:next((i for i, line in enumerate(hunk) if line.startswith("@@")), len(hunk))]
+    old = "".join(line[1:] + "\n" for line in hunk if line[:1] in (" ", "-"))
+    new = "".join(line[1:] + "\n" for line in hunk if line[:1] in (" ", "+"))
+    return path, old, new

@@ -137,11 +137,11 @@ def _baseline(project: Project, state: Path, budget_s: float, overwrite: bool) -
 
 
 def _mutants(baseline: Any, families: list[str], seed: int) -> Iterator[Any]:
-    """Every candidate of the project's covered functions: files in turn, each file's candidates seeded."""
-    from rlvr.environments.forge.mutators import candidates, functions_of
+    """Every candidate of the project's covered functions (`mutators.project_candidates`: files in turn, seeded)."""
+    from rlvr.environments.forge.mutators import functions_of, project_candidates
 
     project: Project = baseline.project
-    streams = []
+    files = []
     for path in project.source_files():
         try:
             source = project.read(path).decode("utf-8")
@@ -149,14 +149,8 @@ def _mutants(baseline: Any, families: list[str], seed: int) -> Iterator[Any]:
         except (UnicodeDecodeError, SyntaxError, ValueError):
             continue
         if functions:
-            streams.append(candidates(path, source, functions, families, seed))
-    while streams:
-        for stream in list(streams):
-            mutant = next(stream, None)
-            if mutant is None:
-                streams.remove(stream)
-            else:
-                yield mutant
+            files.append((path, source, functions))
+    return project_candidates(files, families, seed)
 
 
 def _key_of(field: str, what: str) -> Callable[[int, bytes], str | None]:

@@ -12,23 +12,13 @@ from pathlib import Path
 import pytest
 
 import rlvr
+from forge_projects import fix_hunk
 from rlvr.core.errors import DataError
 from rlvr.environments.audit import audit
 from rlvr.environments.forge.env import ForgeEnv, forge_task_dirs
 from rlvr.environments.multi_turn import tool_call_message
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing")]
-
-
-def _fix(task_dir: Path) -> tuple[str, str, str]:
-    """(path, buggy text, fixed text) of the first hunk of the task's reverse patch."""
-    lines = (task_dir / "solution" / "fix.patch").read_text().splitlines()
-    path = lines[1][len("+++ b/"):]
-    hunk = lines[lines.index(next(line for line in lines if line.startswith("@@"))) + 1:]
-    hunk = hunk[:next((i for i, line in enumerate(hunk) if line.startswith("@@")), len(hunk))]
-    old = "".join(line[1:] + "\n" for line in hunk if line[:1] in (" ", "-"))
-    new = "".join(line[1:] + "\n" for line in hunk if line[:1] in (" ", "+"))
-    return path, old, new
 
 
 def _episode(env: ForgeEnv, task_id: str, calls: list[tuple[str, dict]]):  # type: ignore[no-untyped-def,type-arg]
@@ -55,7 +45,7 @@ def test_the_env_is_registered_and_offers_edit_file(tinycalc_forged: Path) -> No
 def test_fixing_the_bug_with_edit_file_scores_correct_and_doing_nothing_does_not(tinycalc_forged: Path) -> None:
     env = rlvr.make("swe/forge-v1", tasks_dir=str(tinycalc_forged))
     task = env.tasks[0]
-    path, old, new = _fix(tinycalc_forged / task.id)
+    path, old, new = fix_hunk(tinycalc_forged / task.id)
     verdict, seen = _episode(env, task.id, [("run", {"command": "git status --short && git log --oneline | wc -l"}),
                                             ("edit_file", {"path": path, "old_text": old, "new_text": new})])
     assert "[exit code 0]\n1" in seen[0]  # a clean tree, one commit

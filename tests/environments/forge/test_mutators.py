@@ -11,7 +11,14 @@ from collections import Counter
 import pytest
 
 from rlvr.core.errors import ConfigError
-from rlvr.environments.forge.mutators import MUTATORS, candidates, functions_of, mutator_names, resolve_mutators
+from rlvr.environments.forge.mutators import (
+    MUTATORS,
+    candidates,
+    functions_of,
+    mutator_names,
+    project_candidates,
+    resolve_mutators,
+)
 
 SOURCE = textwrap.dedent('''\
     import os
@@ -147,3 +154,19 @@ def test_on_real_code_every_candidate_parses_and_changes_the_tree(module: str) -
         assert ast.dump(ast.parse(mutant.source)) != original
         assert len(mutant.source.splitlines()) >= len(source.splitlines()) - 60
     assert len(seen) >= 8
+
+
+def test_a_projects_first_candidates_cover_the_families_not_only_the_first() -> None:
+    """One candidate of each file in turn, each file starting its rotation at another family: a run that stops
+    after one round over 8 files has tried 8 families (before: every file's first candidate was comparison-flip)."""
+    paths = [f"pkg/m{i}.py" for i in range(8)]
+    files = [(path, SOURCE, functions_of(path, SOURCE)) for path in paths]
+    mutants = list(project_candidates(files, mutator_names(), 0))
+    first_round = mutants[:len(paths)]
+    assert [m.path for m in first_round] == paths
+    assert len({m.mutator for m in first_round}) == len(paths), [m.mutator for m in first_round]
+    per_file = {path: [m.key for m in mutants if m.path == path] for path in paths}
+    for i, path in enumerate(paths):  # every file still yields all of its mutants
+        rotated = [*mutator_names()[i:], *mutator_names()[:i]]
+        assert sorted(per_file[path]) == sorted(m.key for m in candidates(path, SOURCE, files[i][2], rotated, 0))
+    assert [m.key for m in project_candidates(files, mutator_names(), 0)] == [m.key for m in mutants]

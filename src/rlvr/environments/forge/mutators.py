@@ -44,7 +44,7 @@ from rlvr.core.errors import ConfigError
 from rlvr.verifiers.safe_ast import AST_LOCK
 
 __all__ = ["MUTATORS", "Edit", "Function", "Mutant", "Mutator", "candidates", "functions_of", "mutator_names",
-           "resolve_mutators"]
+           "project_candidates", "resolve_mutators"]
 
 
 @dataclass(frozen=True)
@@ -723,3 +723,33 @@ def candidates(path: str, source: str, functions: Sequence[Function], families: 
                 continue
             yield Mutant(path=path, function=function.qualname, mutator=name, line=site.line, note=site.note,
                          source=new, key=key, site=index)
+
+
+def project_candidates(files: Sequence[tuple[str, str, Sequence[Function]]], families: Sequence[str],
+                       seed: int) -> Iterator[Mutant]:
+    """Every mutant of a project's files, interleaved: one candidate of each file in turn.
+
+    File `i` starts its family rotation at family `i` (mod the number of families), so the first
+    candidates of a project cover the families evenly even when each file yields only a few before
+    the run stops (with one rotation for every file, a run that stops after one round has tried
+    only the first family).
+
+    Args:
+        files: `(path, source, functions)` of each file (`candidates`' arguments), in the project's order.
+        families: mutator names (`resolve_mutators`).
+        seed: the shuffle's seed (`candidates`).
+
+    Yields:
+        `Mutant`s of every file, one file after the other in turn until all are exhausted.
+    """
+    streams = []
+    for i, (path, source, functions) in enumerate(files):
+        start = i % len(families) if families else 0
+        streams.append(candidates(path, source, functions, [*families[start:], *families[:start]], seed))
+    while streams:
+        for stream in list(streams):
+            mutant = next(stream, None)
+            if mutant is None:
+                streams.remove(stream)
+            else:
+                yield mutant
