@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import STATUSES
 
-__all__ = ["TaskCounts", "VerdictStats", "mean_pass_at", "pass_at_k", "status_fractions"]
+__all__ = ["TaskCounts", "VerdictStats", "mean_pass_at", "status_fractions"]
 
 
 def status_fractions(statuses: Iterable[str]) -> dict[str, float]:

@@ -39,7 +39,7 @@ from rlvr.core.types import Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment, as_message
 from rlvr.rollout.driver import EpisodeRun
 
-__all__ = ["ServedEnv", "ServedHost", "create_served_app"]
+__all__ = ["create_served_app"]
 
 DEFAULT_SPLIT = "default"
 """Name of the one task split served when the environment's arguments name none (`split=`)."""

@@ -49,14 +49,7 @@ from rlvr.core.types import Message, Task, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
 from rlvr.rollout.policy import Episode, Generation
 
-__all__ = [
-    "CompletionOutput",
-    "ReplayEngine",
-    "RequestOutput",
-    "SamplingParams",
-    "agent_classes",
-    "replay",
-]
+__all__ = ["agent_classes"]
 
 
 def require_openrlhf() -> None:

@@ -23,7 +23,7 @@ from rlvr.core.types import Task, Verdict
 from rlvr.environments.audit.probe import Probe
 from rlvr.environments.loaders import spread_tasks
 
-__all__ = ["DOMAINS", "AuditReport", "FamilyResult", "audit", "verifier_domain"]
+__all__: list[str] = []
 
 DOMAINS: dict[str, str] = {
     "math": "rlvr.environments.audit.math:math_probes",

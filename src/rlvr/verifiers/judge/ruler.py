@@ -31,7 +31,7 @@ from rlvr.verifiers.judge._reply import Score, parse_ruler
 from rlvr.verifiers.judge.config import JudgeReference, RulerConfig, as_judge_reference
 from rlvr.verifiers.threads import Grouping, ThreadPool
 
-__all__ = ["RulerVerifier"]
+__all__: list[str] = []
 
 
 def group_key(reference: Any) -> str:
