@@ -9,8 +9,10 @@ group_reward  group judges (RULER) for OpenRLHF's per-sample reward calls
 launch        openrlhf_args / openrlhf_command, CPU-mode arguments
 ```
 
-The names below are what a user of this adapter imports; the generated reward file imports
-`rlvr.adapters.openrlhf.reward` itself. `openrlhf_replay` loads `agent` on first use.
+The names below are what a user of this adapter imports. The generated reward file imports
+`rlvr.adapters.openrlhf.reward`; `check_reward_setup` and `reward_func` are listed here as well because a
+reward file of an older export format imports this package, and must meet the "re-run `rlvr export`"
+refusal, not an AttributeError. `openrlhf_replay` loads `agent` on first use.
 """
 
 from collections.abc import Mapping
@@ -26,13 +28,16 @@ from rlvr.adapters.openrlhf.data import (
 from rlvr.adapters.openrlhf.launch import openrlhf_args, openrlhf_command
 from rlvr.adapters.openrlhf.reward import (
     EXTRA_LOG_KEYS,
+    check_reward_setup,
     extra_logs,
     response_text,
+    reward_func,
     score_query,
 )
 
 __all__ = [
     "EXTRA_LOG_KEYS",
+    "check_reward_setup",
     "decode_label",
     "export_openrlhf",
     "extra_logs",
@@ -40,6 +45,7 @@ __all__ = [
     "openrlhf_command",
     "openrlhf_replay",
     "response_text",
+    "reward_func",
     "score_query",
     "task_label",
     "write_agent_file",
