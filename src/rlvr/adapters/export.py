@@ -52,22 +52,14 @@ if TYPE_CHECKING:
     from rlvr.verifiers.base import Verifier
 
 __all__ = [
-    "EXPORT_FORMAT",
     "MANIFEST_NAME",
     "ExportManifest",
-    "absolute_paths",
     "cached_env",
-    "check_export_format",
-    "close_cached_envs",
     "decode_reference",
     "encode_reference",
-    "export_spec",
     "is_multi_turn",
-    "prepare_folder",
     "read_manifest",
-    "reference_format",
     "verify_text",
-    "write_manifest",
 ]
 
 MANIFEST_NAME = "rlvr_export.json"

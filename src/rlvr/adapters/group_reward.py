@@ -27,7 +27,7 @@ from rlvr.core.types import Verdict
 from rlvr.verifiers.base import Verifier
 from rlvr.verifiers.registry import VerifierSpec
 
-__all__ = ["GroupBatcher", "group_verifier"]
+__all__: list[str] = []
 
 
 def group_verifier(options: Mapping[str, Any] | str) -> Verifier:

@@ -31,16 +31,8 @@ from dataclasses import dataclass, field
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import STATUSES, Trajectory
 
-__all__ = [
-    "EPISODE_METRICS",
-    "EpisodeStats",
-    "TaskCounts",
-    "VerdictStats",
-    "episode_metrics",
-    "mean_pass_at",
-    "pass_at_k",
-    "status_fractions",
-]
+__all__ = ["EPISODE_METRICS", "EpisodeStats", "TaskCounts", "VerdictStats", "episode_metrics", "mean_pass_at",
+           "status_fractions"]
 
 
 def status_fractions(statuses: Iterable[str]) -> dict[str, float]:

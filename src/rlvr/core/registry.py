@@ -24,7 +24,7 @@ from typing import Any
 from rlvr.core.errors import ConfigError
 from rlvr.core.types import ENV_ID_PATTERN
 
-__all__ = ["ENTRY_POINT_GROUP", "Kind", "Registration", "Registry", "load_attr"]
+__all__ = ["Kind", "Registry", "load_attr"]
 
 ENTRY_POINT_GROUP = "rlvr.environments"
 """The entry-point group of third-party environments."""

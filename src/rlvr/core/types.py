@@ -15,7 +15,6 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
-    "ENV_ID_PATTERN",
     "STATUSES",
     "EnvSpec",
     "Message",

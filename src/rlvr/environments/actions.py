@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlvr.core.types import Message
 
-__all__ = ["HERMES_RESPONSE_TEMPLATE", "ParsedCall", "TextTag", "parse_actions", "render_text_results"]
+__all__ = ["TextTag", "parse_actions"]
 
 HERMES_RESPONSE_TEMPLATE = "<tool_response>\n{output}\n</tool_response>"
 """How Qwen2.5's chat template wraps a tool's answer; used for text-tag `<tool_call>` answers."""

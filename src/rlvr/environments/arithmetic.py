@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from rlvr.core.errors import ConfigError
 
-__all__ = ["FORMS", "QUESTIONS", "SPLITS", "Problem", "generate", "split_of"]
+__all__: list[str] = []
 
 FORMS: dict[str, tuple[str, Callable[..., int]]] = {
     "product": ("{0} * {1}", lambda a, b: a * b),

@@ -39,7 +39,7 @@ import sympy
 
 from rlvr.environments.tools import Tool, ToolError
 
-__all__ = ["FUNCTIONS", "MAX_DIGITS", "MAX_FACTORIAL", "MAX_LENGTH", "calculator_tool", "evaluate"]
+__all__ = ["calculator_tool"]
 
 MAX_LENGTH = 500
 """Longest expression accepted, characters."""

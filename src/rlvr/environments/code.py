@@ -28,7 +28,7 @@ from rlvr.verifiers.base import Verifier
 from rlvr.verifiers.code.rewrite import prompt_helpers
 from rlvr.verifiers.registry import get_verifier
 
-__all__ = ["CODE_SYSTEM_PROMPT", "RepairEnv", "make_humaneval", "make_mbpp", "make_repair", "make_stdio"]
+__all__ = ["make_humaneval", "make_mbpp", "make_repair", "make_stdio"]
 
 CODE_SYSTEM_PROMPT = "Write a correct, complete Python solution. Put the whole program in one ```python code block."
 """Default system prompt of the code environments."""

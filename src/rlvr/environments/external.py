@@ -25,7 +25,7 @@ from rlvr.core.errors import ConfigError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import PooledVerifier, VerifierConfig
 
-__all__ = ["ReturnVerifier", "check_success_threshold", "return_verdict"]
+__all__ = ["ReturnVerifier"]
 
 
 class ReturnVerifier(PooledVerifier):

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from rlvr.core.errors import DataError
 from rlvr.core.types import Task
 
-__all__ = ["HUB_CHECK_TIMEOUT_S", "Rows", "TaskList", "hub_unreachable", "load_rows", "require_field"]
+__all__: list[str] = []
 
 HUB_CHECK_TIMEOUT_S = 3.0
 """Timeout of the quick reachability check done before loading from the Hugging Face Hub."""

@@ -29,17 +29,7 @@ from rlvr.verifiers.base import Verifier
 from rlvr.verifiers.registry import get_verifier
 from rlvr.verifiers.wrappers import FormatReward, last_boxed
 
-__all__ = [
-    "ANSWER_TAG_SYSTEM_PROMPT",
-    "EASY_ARITHMETIC",
-    "MATH_SYSTEM_PROMPT",
-    "NUMERIC_GENERATORS",
-    "gsm8k_answer",
-    "make_easy_arithmetic",
-    "make_gsm8k",
-    "make_math",
-    "make_reasoning_gym",
-]
+__all__ = ["EASY_ARITHMETIC", "gsm8k_answer", "make_easy_arithmetic", "make_gsm8k", "make_math", "make_reasoning_gym"]
 
 MATH_SYSTEM_PROMPT = (
     "Solve the problem step by step. At the end, write your final answer inside \\boxed{}, "

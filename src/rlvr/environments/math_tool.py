@@ -41,16 +41,7 @@ from rlvr.verifiers.base import Verifier
 from rlvr.verifiers.registry import get_verifier
 from rlvr.verifiers.wrappers import IntegerAnswer
 
-__all__ = [
-    "ARITHMETIC_SYSTEM_PROMPT",
-    "ARITHMETIC_TOOL_DESCRIPTION",
-    "BOXED_ANSWER",
-    "CALCULATOR_SYSTEM_PROMPT",
-    "CalculatorEnv",
-    "make_calculator_arithmetic",
-    "make_gsm8k_tool",
-    "make_reasoning_gym_tool",
-]
+__all__ = ["make_calculator_arithmetic", "make_gsm8k_tool", "make_reasoning_gym_tool"]
 
 CALCULATOR_SYSTEM_PROMPT = (
     "Solve the problem step by step. You can call the calculator tool to evaluate arithmetic "

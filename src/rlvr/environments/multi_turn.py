@@ -39,7 +39,7 @@ from rlvr.environments.base import Environment, as_message
 from rlvr.environments.tools import Tool, ToolError, run_with_timeout
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["VERIFIER_TIMEOUT_MARGIN_S", "MultiTurnEnv", "ToolEnv", "tool_call_message"]
+__all__ = ["ToolEnv", "tool_call_message"]
 
 VERIFIER_TIMEOUT_MARGIN_S = 5.0
 """Seconds added to the verifier's own `timeout_s` for the environment's backstop limit on scoring.

@@ -78,8 +78,7 @@ from rlvr.environments.external import ReturnVerifier, check_success_threshold, 
 from rlvr.environments.loaders import TaskList
 from rlvr.environments.multi_turn import MultiTurnEnv
 
-__all__ = ["ENV_ID_KEY", "MAX_TURNS_KEY", "REWARD_RANGE_KEY", "TOOLS_KEY", "ActionMapping", "RemoteOpenEnv",
-           "action_mapping", "make_remote"]
+__all__ = ["ENV_ID_KEY", "MAX_TURNS_KEY", "REWARD_RANGE_KEY", "TOOLS_KEY", "make_remote"]
 
 # The keys of an rlvr server's action schema (the wire contract of `rlvr serve`, written by
 # `rlvr.adapters.openenv.wire`, read here): this layer owns them, the server imports them.

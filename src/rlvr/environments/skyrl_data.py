@@ -16,7 +16,7 @@ from rlvr.core.types import Task
 from rlvr.environments.loaders import Rows, load_rows, require_field
 from rlvr.environments.skyrl import SkyRLEnv, from_skyrl_gym
 
-__all__ = ["GSM8K_INSTRUCTION", "make_skyrl_gsm8k", "skyrl_rows"]
+__all__ = ["make_skyrl_gsm8k"]
 
 GSM8K_INSTRUCTION = 'Let\'s think step by step and output the final answer after "####".'
 """The instruction SkyRL's gsm8k dataset script appends to each question (its scorer reads `#### N`)."""

@@ -43,16 +43,7 @@ from rlvr.verifiers.sql.execute import Limits, execute_bounded
 from rlvr.verifiers.sql.extract import classify
 from rlvr.verifiers.wrappers import FormatReward
 
-__all__ = [
-    "INTERACTIVE_SYSTEM_PROMPT",
-    "SQL_SYSTEM_PROMPT",
-    "SQLToolEnv",
-    "chinook_db",
-    "describe_schema",
-    "load_sql_tasks",
-    "make_text2sql",
-    "make_text2sql_interactive",
-]
+__all__ = ["chinook_db", "describe_schema", "load_sql_tasks", "make_text2sql", "make_text2sql_interactive"]
 
 INTERACTIVE_SYSTEM_PROMPT = (
     "You are an expert in SQL working with a SQLite database. To answer the question you may explore the "

@@ -31,15 +31,7 @@ from rlvr.environments.loaders import Rows, require_field
 from rlvr.verifiers.sql import SQLReference
 from rlvr.verifiers.sql.execute import Limits, execute
 
-__all__ = [
-    "CHINOOK_QUESTIONS",
-    "SQL_SYSTEM_PROMPT",
-    "chinook_db",
-    "chinook_rows",
-    "describe_schema",
-    "format_cell",
-    "load_sql_tasks",
-]
+__all__: list[str] = []
 
 SQL_SYSTEM_PROMPT = (
     "You are an expert in SQL. Given a SQLite database schema and a question, write one SQLite query that "

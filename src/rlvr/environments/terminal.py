@@ -35,7 +35,7 @@ from rlvr.sandbox.session import CommandResult, ExportError, SessionConfig
 from rlvr.verifiers.terminal import TerminalTask, TerminalVerifier, load_task, oracle_command
 from rlvr.verifiers.terminal.workspace import TaskSession
 
-__all__ = ["MAX_OUTPUT_CHARS", "TerminalEnv", "clean_text", "render_result"]
+__all__: list[str] = []
 
 
 MAX_OUTPUT_CHARS = 8000

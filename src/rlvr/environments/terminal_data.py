@@ -20,7 +20,7 @@ from rlvr.verifiers.registry import VerifierSpec
 from rlvr.verifiers.terminal import TerminalReference, TerminalTask, TerminalVerifier, load_task
 from rlvr.verifiers.terminal.workspace import container_problem
 
-__all__ = ["TBENCH_SUITE", "TERMINAL_SYSTEM_PROMPT", "make_agentbench_os", "make_harbor", "make_tbench"]
+__all__ = ["TBENCH_SUITE", "make_agentbench_os", "make_harbor", "make_tbench"]
 
 TBENCH_SUITE = Path(__file__).with_name("data") / "terminal" / "tbench"
 """The Terminal-Bench-format tasks shipped with rlvr (each with a solution.sh), default of `terminal/tbench-v1`."""

@@ -60,7 +60,7 @@ from pydantic.fields import FieldInfo
 
 from rlvr.core.errors import ConfigError, RlvrError
 
-__all__ = ["Tool", "ToolError", "run_with_timeout", "tool", "truncate_output"]
+__all__ = ["Tool", "tool"]
 
 T = TypeVar("T")
 

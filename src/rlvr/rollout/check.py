@@ -53,7 +53,7 @@ from rlvr.rollout.driver import EpisodeRun
 from rlvr.rollout.policy import Episode, Generation
 from rlvr.rollout.tokens import ChatTokenizer
 
-__all__ = ["JUNK_RESPONSES", "CheckReport", "CheckResult", "check"]
+__all__ = ["check"]
 
 JUNK_RESPONSES: tuple[str, ...] = ("", "I do not know.", "\\boxed{}")
 """Responses that must never verify as correct."""

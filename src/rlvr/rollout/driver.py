@@ -43,7 +43,7 @@ from rlvr.environments.base import Environment
 from rlvr.rollout.policy import Episode, Generation, Policy
 from rlvr.rollout.tokens import ChatTokenizer, EpisodeTokens, Layout
 
-__all__ = ["EpisodeRun", "TokenBudget", "TrainingSample", "run_episode"]
+__all__ = ["EpisodeRun", "TokenBudget", "TrainingSample"]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from rlvr.core.types import Message, Task
 from rlvr.environments.base import Environment
 from rlvr.rollout.tokens import ChatTokenizer
 
-__all__ = ["Episode", "Generation", "Policy", "aclose_policy"]
+__all__ = ["Episode", "Generation", "Policy"]
 
 
 @dataclass(frozen=True)

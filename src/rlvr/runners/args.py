@@ -23,7 +23,7 @@ from typing import Any
 
 from rlvr.core.errors import ConfigError
 
-__all__ = ["parse_env_args", "parse_flat_args", "parse_value"]
+__all__ = ["parse_env_args"]
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _PYTHON_WORDS: dict[str, Any] = {"True": True, "False": False, "None": None}

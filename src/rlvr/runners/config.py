@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rlvr.core.errors import ConfigError
 
-__all__ = ["CommandConfig"]
+__all__: list[str] = []
 
 _Config = TypeVar("_Config", bound="CommandConfig")
 

@@ -42,8 +42,7 @@ from rlvr.runners.config import CommandConfig
 from rlvr.runners.models import resolve_model
 from rlvr.runners.resumable import ResumableOutput, complete_lines
 
-__all__ = ["EvalConfig", "EvalStats", "RolloutConfig", "build_policy", "evaluate", "read_trajectories", "score_file",
-           "verified_env"]
+__all__ = ["EvalConfig", "evaluate", "read_trajectories", "verified_env"]
 
 
 @dataclass

@@ -22,7 +22,7 @@ from rlvr.adapters.export import MANIFEST_NAME, ExportManifest
 from rlvr.core.errors import ConfigError
 from rlvr.runners.task_filter import select_tasks
 
-__all__ = ["ExportResult", "export_command"]
+__all__: list[str] = []
 
 _EXPORTERS: dict[str, str] = {
     "verl": "rlvr.adapters.verl:export_verl",

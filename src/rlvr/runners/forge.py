@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.environments.forge.project import Project, ProjectError
 
-__all__ = ["ForgeReport", "ProjectReport", "forge"]
+__all__ = ["forge"]
 
 _LOG = logging.getLogger(__name__)
 SANDBOX_VISIBLE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")

@@ -28,15 +28,7 @@ from typing import Any
 
 from rlvr.core.errors import BackendError, ConfigError, MissingExtraError
 
-__all__ = [
-    "SMOLLM2_ALIASES",
-    "cache_root",
-    "prepare_smollm2",
-    "resolve_model",
-    "smollm2_gguf",
-    "smollm2_tokenizer",
-    "tiny_model",
-]
+__all__ = ["prepare_smollm2", "resolve_model"]
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_DIRNAME = "smollm2-135m-instruct"

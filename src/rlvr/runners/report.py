@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CSS", "escape", "figure", "png_base64"]
+__all__: list[str] = []
 
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #ccc;padding:4px 8px;

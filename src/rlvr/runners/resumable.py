@@ -29,7 +29,7 @@ from typing import IO, Any, Generic, TypeVar
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.files import atomic_path, atomic_write
 
-__all__ = ["FSYNC_EVERY_S", "AppendWriter", "ResumableOutput", "RunRecord", "complete_lines", "meta_path"]
+__all__: list[str] = []
 
 FSYNC_EVERY_S = 5.0
 """Seconds between fsyncs of an output being appended to."""

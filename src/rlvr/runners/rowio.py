@@ -17,8 +17,7 @@ from typing import Any
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.runners.rows import VerifyStats
 
-__all__ = ["JsonlSource", "ParquetSource", "RowSource", "count_rows", "infer_schema", "is_parquet", "open_source",
-           "write_parquet"]
+__all__: list[str] = []
 
 _CHUNK = 1024
 

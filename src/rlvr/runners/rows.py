@@ -24,7 +24,7 @@ from rlvr.core.metrics import VerdictStats
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["Batch", "BatchResult", "RowKeys", "VerifyStats", "batched", "extract_response", "group_value", "score_rows"]
+__all__: list[str] = []
 
 RAW_CHARS = 2000
 """Most characters of a line that is not a JSON object kept under `_raw`."""

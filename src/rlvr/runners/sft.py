@@ -53,16 +53,7 @@ from rlvr.core.files import atomic_open
 from rlvr.core.types import Message
 from rlvr.runners.config import CommandConfig
 
-__all__ = [
-    "BadRow",
-    "SftConfig",
-    "SftExample",
-    "SftResult",
-    "read_examples",
-    "run_sft",
-    "template_message",
-    "tokenize_conversation",
-]
+__all__ = ["SftConfig", "run_sft"]
 
 RUN_RECORD, DATA_REPORT, CHECKPOINTS = "sft_run.json", "sft_data.json", "checkpoints"
 

@@ -34,7 +34,7 @@ from rlvr.runners.shards import ShardStore, shards_dir
 from rlvr.runners.verify import VERIFIER_LABELS, run_config, scan_output
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["uses_shards", "verify_sharded"]
+__all__: list[str] = []
 
 
 def uses_shards(engine: str, input_spec: Path, output_path: Path) -> bool:

@@ -25,7 +25,7 @@ from typing import IO
 from rlvr.core.errors import DataError
 from rlvr.runners.resumable import FSYNC_EVERY_S, complete_lines
 
-__all__ = ["RowSet", "ShardStore", "shards_dir"]
+__all__: list[str] = []
 
 _MAX_OPEN = 16
 

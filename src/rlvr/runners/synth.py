@@ -47,14 +47,7 @@ from rlvr.core.metrics import TaskCounts, VerdictStats, mean_pass_at
 from rlvr.core.types import Task, Trajectory
 from rlvr.runners.eval import RolloutConfig
 
-__all__ = [
-    "Summary",
-    "SynthConfig",
-    "SynthResult",
-    "parse_band",
-    "run_synth",
-    "summarize",
-]
+__all__ = ["SynthConfig", "run_synth"]
 
 KEEP_MODES = ("correct", "all")
 """`--keep` values: only verified-correct samples, or every scored sample."""

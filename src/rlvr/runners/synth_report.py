@@ -22,7 +22,7 @@ from rlvr.core.files import atomic_write
 from rlvr.core.types import STATUSES
 from rlvr.runners.report import CSS, escape, figure, png_base64
 
-__all__ = ["build_report", "histogram", "write_report"]
+__all__: list[str] = []
 
 PNG = "pass_rate.png"
 

@@ -20,7 +20,7 @@ from typing import Any
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.environments.base import Environment
 
-__all__ = ["TaskFilter", "read_task_filter", "select_tasks"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

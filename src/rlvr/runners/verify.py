@@ -40,7 +40,7 @@ from rlvr.runners.rowio import JsonlSource
 from rlvr.runners.rows import BatchResult, RowKeys, VerifyStats, batched, group_value
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["VERIFIER_LABELS", "run_config", "sample_rows", "scan_output", "verify_file"]
+__all__: list[str] = []
 
 _EXECUTION_ONLY = {"scoring", "workers", "max_concurrency", "backoff_s", "cache", "cache_path"}
 """Verifier options that do not change verdicts: left out of the recorded configuration."""

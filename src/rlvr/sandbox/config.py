@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ISOLATION_LEVELS", "ExecResult", "Isolation", "ProcessLimits", "SandboxConfig"]
+__all__ = ["ExecResult", "SandboxConfig"]
 
 Isolation = Literal["bwrap", "namespaces", "rlimits"]
 """What protects the host, strongest first:

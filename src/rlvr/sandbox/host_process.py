@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-__all__ = ["Spawner", "StreamReader", "closed_at_exit", "kill_group", "read_child_pid", "run_captured", "wait_gone"]
+__all__ = ["closed_at_exit"]
 
 T = TypeVar("T")
 

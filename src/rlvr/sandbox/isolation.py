@@ -20,7 +20,7 @@ from pathlib import Path
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.config import SandboxConfig
 
-__all__ = ["SECCOMP_FD", "find_bwrap", "make_readable", "remove_tree", "sandbox_python", "seccomp_filter", "stage_dir"]
+__all__ = ["make_readable", "remove_tree", "sandbox_python", "stage_dir"]
 
 WORK = "/work"
 GRADER = "/grader"

@@ -39,7 +39,7 @@ from rlvr.sandbox.host_process import (
 )
 from rlvr.sandbox.isolation import remove_tree
 
-__all__ = ["SUPERVISOR_DIED", "SandboxHost", "SandboxPool", "decode_reply"]
+__all__ = ["SUPERVISOR_DIED"]
 
 SUPERVISOR_DIED = "the sandbox supervisor died during the job"
 """`ExecResult.error` of a job whose running supervisor went away (the job may have killed it)."""

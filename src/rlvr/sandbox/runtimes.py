@@ -37,20 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.host_process import kill_group
 
-__all__ = [
-    "ContainerConfig",
-    "RuntimeInfo",
-    "auto_ulimits",
-    "build_image",
-    "container_runtime",
-    "image_config",
-    "image_env",
-    "image_exists",
-    "image_tag",
-    "run_cli",
-    "runtime_info",
-    "ulimit_args",
-]
+__all__ = ["build_image", "container_runtime", "image_exists"]
 
 RuntimeKind = Literal["podman", "docker"]
 _PROBE_TIMEOUT_S = 60.0

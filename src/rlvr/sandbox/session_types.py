@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.config import FileSizeMB, MemoryMB, OpenFiles, Processes, ProcessLimits
 
-__all__ = ["CommandResult", "ExportError", "Mount", "PytestRun", "SessionConfig", "UnpackError"]
+__all__: list[str] = []
 
 
 class SessionConfig(ProcessLimits):

@@ -38,7 +38,7 @@ from pathlib import Path
 from rlvr.core.errors import SandboxError
 from rlvr.sandbox.isolation import is_root, remove_tree, world_reachable
 
-__all__ = ["STAGE_PREFIX", "distribution_closure", "sandbox_python_version", "sandbox_site_path", "stage_files"]
+__all__ = ["sandbox_site_path", "stage_files"]
 
 STAGE_PREFIX = "rlvr-sandbox-lib"
 _FORMAT = 1

@@ -34,7 +34,7 @@ from rlvr.core.types import Verdict
 from rlvr.verifiers.pool import Outcome, PoolClosedError, WorkerPool
 from rlvr.verifiers.threads import Grouping, ThreadPool
 
-__all__ = ["PooledVerifier", "ScorerRef", "ThreadedVerifier", "Verifier", "VerifierConfig"]
+__all__ = ["PooledVerifier", "ThreadedVerifier", "Verifier", "VerifierConfig"]
 
 THREAD_GRACE_S = 5.0
 """Seconds a threaded call may run past its verifier's own limit (`config.timeout_s`) before the watchdog

@@ -40,7 +40,7 @@ from typing import Any, Literal
 from rlvr.core.errors import VerifierError
 from rlvr.verifiers._worker import FRAME_HEADER, encode_frame
 
-__all__ = ["Outcome", "PoolClosedError", "WorkerPool"]
+__all__: list[str] = []
 
 _START_TIMEOUT_S = 120.0
 _MAX_CHUNK = 64  # items per chunk sent to one worker by `map`

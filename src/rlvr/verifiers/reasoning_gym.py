@@ -30,7 +30,7 @@ from rlvr.core.types import Status, Verdict
 from rlvr.verifiers.base import PooledVerifier, VerifierConfig
 from rlvr.verifiers.wrappers import last_boxed
 
-__all__ = ["ReasoningGymConfig", "ReasoningGymVerifier", "extract_answer"]
+__all__ = ["ReasoningGymVerifier"]
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 

@@ -29,7 +29,7 @@ from rlvr.core.errors import ConfigError
 from rlvr.core.registry import Kind, Registry, load_attr
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["ENTRY_POINT_GROUP", "VerifierSpec", "WrapperSpec", "get_verifier", "registry", "verifier_names"]
+__all__ = ["VerifierSpec", "get_verifier", "registry"]
 
 ENTRY_POINT_GROUP = "rlvr.verifiers"
 """The entry-point group of third-party verifiers (entry name = verifier name, value = `"module:Class"`)."""

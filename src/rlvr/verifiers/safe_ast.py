@@ -13,7 +13,7 @@ import ast
 import threading
 from typing import Any
 
-__all__ = ["AST_LOCK", "literal_eval", "parse", "parse_expression", "unparse"]
+__all__ = ["AST_LOCK"]
 
 AST_LOCK = threading.RLock()
 

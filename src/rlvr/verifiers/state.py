@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import PooledVerifier, VerifierConfig
 
-__all__ = ["StateVerifier", "score_state"]
+__all__ = ["StateVerifier"]
 
 
 def _facts(value: Any) -> dict[str, Any] | None:

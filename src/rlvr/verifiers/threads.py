@@ -19,7 +19,7 @@ from typing import Any, Literal
 from rlvr.core.errors import VerifierError
 from rlvr.verifiers.pool import Outcome, PoolClosedError
 
-__all__ = ["Grouping", "ThreadPool"]
+__all__: list[str] = []
 
 
 Grouping = tuple[Callable[[Any], str], Callable[[Sequence[str], Any], "list[Any]"]]

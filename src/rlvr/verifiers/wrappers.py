@@ -26,7 +26,7 @@ from rlvr.verifiers.base import PooledVerifier, Verifier
 from rlvr.verifiers.math.boxes import match_brace
 from rlvr.verifiers.registry import VerifierSpec
 
-__all__ = ["FormatReward", "IntegerAnswer", "boxed_contents", "format_score", "is_integer_literal", "last_boxed"]
+__all__ = ["FormatReward", "IntegerAnswer", "last_boxed"]
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ALNUM = re.compile(r"[^\W_]")

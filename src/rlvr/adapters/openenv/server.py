@@ -46,7 +46,7 @@ from rlvr.core.types import EnvSpec, Message, StepResult, Task, Verdict
 from rlvr.environments.base import Environment, as_message
 from rlvr.rollout.driver import EpisodeRun
 
-__all__ = ["FINAL_ANSWER_TOOL", "ServedEnv", "ServedHost", "ServedTools", "create_served_app", "mcp_tools"]
+__all__ = ["create_served_app"]
 
 DEFAULT_SPLIT = "default"
 """Name of the one task split served when the environment's arguments name none (`split=`)."""

@@ -32,7 +32,7 @@ from pydantic import ConfigDict, Field
 from rlvr.core.types import EnvSpec
 from rlvr.environments.openenv_remote import ENV_ID_KEY, MAX_TURNS_KEY, REWARD_RANGE_KEY, TOOLS_KEY
 
-__all__ = ["ChatAction", "ChatObservation", "action_model", "served_name"]
+__all__: list[str] = []
 
 
 class ChatAction(Action):  # type: ignore[misc]

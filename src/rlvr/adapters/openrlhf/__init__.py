@@ -9,56 +9,45 @@ group_reward  group judges (RULER) for OpenRLHF's per-sample reward calls
 launch        openrlhf_args / openrlhf_command, CPU-mode arguments
 ```
 
-The names below are re-exported here (reward files written by earlier versions import this package and
-call `check_reward_setup` and `reward_func`); `openrlhf_replay` loads `agent` on first use.
+The names below are what a user of this adapter imports. The generated reward file imports
+`rlvr.adapters.openrlhf.reward`; `check_reward_setup` and `reward_func` are listed here as well because a
+reward file of an older export format imports this package, and must meet the "re-run `rlvr export`"
+refusal, not an AttributeError. `openrlhf_replay` loads `agent` on first use.
 """
 
 from collections.abc import Mapping
 from typing import Any
 
-from rlvr.adapters.export import is_multi_turn
 from rlvr.adapters.openrlhf.data import (
-    INPUT_KEY,
-    LABEL_KEY,
     decode_label,
     export_openrlhf,
     task_label,
-    task_row,
     write_agent_file,
     write_reward_file,
 )
-from rlvr.adapters.openrlhf.launch import OPENRLHF_CPU_ARGS, openrlhf_args, openrlhf_command
+from rlvr.adapters.openrlhf.launch import openrlhf_args, openrlhf_command
 from rlvr.adapters.openrlhf.reward import (
     EXTRA_LOG_KEYS,
     check_reward_setup,
     extra_logs,
-    read_sample,
     response_text,
     reward_func,
     score_query,
-    special_tokens,
 )
 
 __all__ = [
     "EXTRA_LOG_KEYS",
-    "INPUT_KEY",
-    "LABEL_KEY",
-    "OPENRLHF_CPU_ARGS",
     "check_reward_setup",
     "decode_label",
     "export_openrlhf",
     "extra_logs",
-    "is_multi_turn",
     "openrlhf_args",
     "openrlhf_command",
     "openrlhf_replay",
-    "read_sample",
     "response_text",
     "reward_func",
     "score_query",
-    "special_tokens",
     "task_label",
-    "task_row",
     "write_agent_file",
     "write_reward_file",
 ]

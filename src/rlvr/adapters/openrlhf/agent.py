@@ -50,15 +50,7 @@ from rlvr.core.types import Message, Task, Trajectory, Verdict
 from rlvr.rollout.driver import EpisodeRun, TokenBudget
 from rlvr.rollout.policy import Episode, Generation
 
-__all__ = [
-    "AGENT_LOG_KEYS",
-    "CompletionOutput",
-    "ReplayEngine",
-    "RequestOutput",
-    "SamplingParams",
-    "agent_classes",
-    "replay",
-]
+__all__ = ["agent_classes"]
 
 
 def require_openrlhf() -> None:

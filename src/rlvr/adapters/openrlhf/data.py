@@ -47,16 +47,7 @@ from rlvr.core.types import Message, Task
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
-__all__ = [
-    "INPUT_KEY",
-    "LABEL_KEY",
-    "decode_label",
-    "export_openrlhf",
-    "task_label",
-    "task_row",
-    "write_agent_file",
-    "write_reward_file",
-]
+__all__: list[str] = []
 
 INPUT_KEY = "input"
 """jsonl column with the prompt messages (`--data.input_key`)."""

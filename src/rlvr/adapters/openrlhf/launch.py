@@ -19,7 +19,7 @@ from rlvr.adapters.export import cached_env, read_manifest
 from rlvr.adapters.openrlhf.data import INPUT_KEY, LABEL_KEY
 from rlvr.core.errors import ConfigError
 
-__all__ = ["OPENRLHF_CPU_ARGS", "openrlhf_args", "openrlhf_command"]
+__all__: list[str] = []
 
 
 def _flag_args(values: Mapping[str, Any]) -> list[str]:

@@ -50,17 +50,7 @@ from rlvr.verifiers.registry import VerifierSpec
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
-__all__ = [
-    "EXTRA_LOG_KEYS",
-    "build_scorer",
-    "check_reward_setup",
-    "extra_logs",
-    "read_sample",
-    "response_text",
-    "reward_func",
-    "score_query",
-    "special_tokens",
-]
+__all__ = ["check_reward_setup", "reward_func"]
 
 EXTRA_LOG_KEYS: tuple[str, ...] = (*(f"rlvr/status/{s}" for s in STATUSES), "rlvr/verify_s")
 """Keys of the `extra_logs` every rlvr reward returns (always all of them, floats)."""

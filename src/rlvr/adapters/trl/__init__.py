@@ -13,12 +13,11 @@ module. The names below are re-exported here (`from rlvr.adapters.trl import rew
 """
 
 from rlvr.adapters.trl.data import REFERENCE_COLUMN, TASK_ID_COLUMN, require_trl, task_row, to_dataset
-from rlvr.adapters.trl.reward import METRIC_PREFIX, STATUSES, VerifierReward, completion_text, mask_errors, reward_funcs
+from rlvr.adapters.trl.reward import METRIC_PREFIX, VerifierReward, completion_text, mask_errors, reward_funcs
 
 __all__ = [
     "METRIC_PREFIX",
     "REFERENCE_COLUMN",
-    "STATUSES",
     "TASK_ID_COLUMN",
     "VerifierReward",
     "completion_text",

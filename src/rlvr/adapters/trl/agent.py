@@ -65,14 +65,7 @@ if TYPE_CHECKING:
     from rlvr.environments.base import Environment
     from rlvr.environments.tools import Tool
 
-__all__ = [
-    "TOOL_CHAT_TEMPLATE",
-    "EpisodeReward",
-    "environment_factory",
-    "environment_tools",
-    "is_tool_env",
-    "tool_calling_tokenizer",
-]
+__all__ = ["EpisodeReward", "environment_factory", "environment_tools", "tool_calling_tokenizer"]
 
 TOOL_CHAT_TEMPLATE = "qwen2_5"
 """TRL-shipped chat template (`trl/chat_templates/<name>.jinja`) given to ChatML tokenizers whose

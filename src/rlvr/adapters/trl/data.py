@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from rlvr.environments.base import Environment
 
-__all__ = ["REFERENCE_COLUMN", "TASK_ID_COLUMN", "require_trl", "task_from_row", "task_row", "to_dataset"]
+__all__ = ["require_trl", "task_row"]
 
 REFERENCE_COLUMN = "rlvr_reference"
 """Dataset column holding each task's JSON-encoded reference (namespaced so it cannot clash with a

@@ -48,20 +48,12 @@ from typing import TYPE_CHECKING, Any
 from rlvr.adapters.trl.data import REFERENCE_COLUMN, require_trl
 from rlvr.core.errors import AdapterError
 from rlvr.core.metrics import status_fractions
-from rlvr.core.types import STATUSES, Verdict
+from rlvr.core.types import Verdict
 
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
-__all__ = [
-    "METRIC_PREFIX",
-    "STATUSES",
-    "VerifierReward",
-    "completion_text",
-    "mask_errors",
-    "reward_funcs",
-    "reward_name",
-]
+__all__: list[str] = []
 
 
 METRIC_PREFIX = "rlvr"

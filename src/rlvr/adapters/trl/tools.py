@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rlvr.environments.base import Environment
     from rlvr.environments.tools import Tool
 
-__all__ = ["check_trl_schema", "tool_methods"]
+__all__: list[str] = []
 
 
 def _google_docstring(tool: Tool) -> str:

@@ -16,11 +16,9 @@ The names below are re-exported here (`from rlvr.adapters.verl import compute_sc
 from collections.abc import Mapping
 from typing import Any
 
-from rlvr.adapters.export import is_multi_turn
-from rlvr.adapters.verl.data import AGENT_LOOP_TARGET, AGENT_NAME, export_verl, task_row
+from rlvr.adapters.verl.data import AGENT_LOOP_TARGET, AGENT_NAME, export_verl
 from rlvr.adapters.verl.launch import VERL_CPU_OVERRIDES, require_verl, verl_command, verl_config, verl_overrides
 from rlvr.adapters.verl.reward import (
-    ON_ERROR,
     ON_ERROR_KEY,
     UnscorableSampleError,
     compute_score,
@@ -30,16 +28,12 @@ from rlvr.adapters.verl.reward import (
 __all__ = [
     "AGENT_LOOP_TARGET",
     "AGENT_NAME",
-    "ON_ERROR",
     "ON_ERROR_KEY",
     "VERL_CPU_OVERRIDES",
     "UnscorableSampleError",
     "compute_score",
     "export_verl",
-    "is_multi_turn",
-    "require_verl",
     "reward_extra_info",
-    "task_row",
     "verl_command",
     "verl_config",
     "verl_overrides",

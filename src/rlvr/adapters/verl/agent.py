@@ -64,7 +64,7 @@ from rlvr.rollout.driver import EpisodeRun, TokenBudget
 from rlvr.rollout.policy import Episode, Generation
 from rlvr.rollout.tokens import TokenAlignmentError
 
-__all__ = ["ReplayServerManager", "RlvrAgentLoop", "row_task", "verl_replay"]
+__all__ = ["RlvrAgentLoop", "verl_replay"]
 
 
 def row_task(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], Task, Verdict | None]:

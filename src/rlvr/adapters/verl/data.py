@@ -52,7 +52,7 @@ from rlvr.core.types import Task
 if TYPE_CHECKING:
     from rlvr.environments.base import Environment
 
-__all__ = ["AGENT_LOOP_TARGET", "AGENT_NAME", "export_verl", "task_row"]
+__all__: list[str] = []
 
 AGENT_NAME = "rlvr_agent"
 """`agent_name` of multi-turn rows; the name `agent_loop.yaml` registers `RlvrAgentLoop` under."""

@@ -19,15 +19,7 @@ from rlvr.adapters.export import read_manifest
 from rlvr.adapters.verl.reward import ON_ERROR_KEY
 from rlvr.core.errors import ConfigError, MissingExtraError
 
-__all__ = [
-    "CPU_BATCH_PROMPTS",
-    "DEVICES",
-    "VERL_CPU_OVERRIDES",
-    "require_verl",
-    "verl_command",
-    "verl_config",
-    "verl_overrides",
-]
+__all__: list[str] = []
 
 
 def require_verl() -> None:

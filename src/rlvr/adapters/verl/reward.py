@@ -57,18 +57,7 @@ from rlvr.verifiers.registry import VerifierSpec
 if TYPE_CHECKING:
     from rlvr.verifiers.base import Verifier
 
-__all__ = [
-    "ON_ERROR",
-    "ON_ERROR_KEY",
-    "UnscorableSampleError",
-    "check_on_error",
-    "compute_score",
-    "env_of",
-    "episode_extra_info",
-    "reward_extra_info",
-    "row_reference",
-    "score_result",
-]
+__all__ = ["ON_ERROR", "compute_score"]
 
 ON_ERROR_KEY = "reward.custom_reward_function.reward_kwargs.on_error"
 """Config key that sets `on_error` per run, for `compute_score` (veRL passes `reward_kwargs`) and `RlvrAgentLoop`."""

@@ -36,7 +36,7 @@ from typing import Any
 
 from rlvr.environments.audit.probe import Probe
 
-__all__ = ["EXPLOIT_FAMILIES", "code_probes", "exploit_programs", "resource_programs", "stub_functions"]
+__all__ = ["code_probes"]
 
 EXPLOIT_FAMILIES: dict[str, str] = {
     "always-equal": "always-equal", "always-equal-int-subclass": "always-equal",

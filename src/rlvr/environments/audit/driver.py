@@ -30,7 +30,7 @@ from rlvr.environments.audit.generic import generic_probes
 from rlvr.environments.audit.probe import Probe
 from rlvr.environments.loaders import spread_tasks
 
-__all__ = ["DOMAINS", "GENERIC", "AuditReport", "FamilyResult", "audit", "verifier_domain"]
+__all__: list[str] = []
 
 DOMAINS: dict[str, str] = {
     "math": "rlvr.environments.audit.math:math_probes",

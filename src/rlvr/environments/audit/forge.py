@@ -29,7 +29,7 @@ from typing import Any
 
 from rlvr.environments.audit.probe import Probe
 
-__all__ = ["forge_probes"]
+__all__: list[str] = []
 
 
 def _import_root(task: Any) -> str:

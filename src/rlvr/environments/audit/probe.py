@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Probe"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from sqlglot import exp
 from rlvr.environments.audit.probe import Probe
 from rlvr.verifiers.sql.suite import nothing_found, order_keys, tie_dependent, variants_for
 
-__all__ = ["sql_mutations", "sql_probes"]
+__all__ = ["sql_probes"]
 
 Rows = list[tuple[Any, ...]]
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from rlvr.environments.audit.probe import Probe
 
-__all__ = ["PYTEST_PATCH", "SHADOW_MODULE", "STDLIB_SHADOWS", "TAMPER_SCRIPTS", "terminal_probes"]
+__all__ = ["terminal_probes"]
 
 PYTEST_PATCH = r'''
 def _rlvr_audit_patch():

@@ -43,7 +43,7 @@ from rlvr.environments.forge.validate import Baseline, Outcome, task_tests, vali
 from rlvr.verifiers.base import ThreadedVerifier, VerifierConfig
 from rlvr.verifiers.safe_ast import AST_LOCK
 
-__all__ = ["CandidateVerifier", "ForgeJob", "score_candidate"]
+__all__ = ["CandidateVerifier", "ForgeJob"]
 
 
 class ForgeJob(BaseModel):

@@ -23,7 +23,7 @@ from rlvr.core.errors import DataError
 from rlvr.environments.terminal import MAX_OUTPUT_CHARS, TerminalEnv
 from rlvr.verifiers.terminal import TerminalReference, TerminalVerifier
 
-__all__ = ["FORGE_SYSTEM_PROMPT", "ForgeEnv", "forge_task_dirs", "make_forge"]
+__all__ = ["make_forge"]
 
 FORGE_SYSTEM_PROMPT = (
     "You are a software engineer fixing a bug in a Python project, working in a bash terminal inside a sandbox. "

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.environments.forge.mutators import Mutant
 from rlvr.environments.forge.project import Project
 
-__all__ = ["SAFE_ID", "TaskRecord", "instruction_text", "safe_ids", "task_id", "tests_path", "write_task"]
+__all__ = ["TaskRecord"]
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9_./-]+(::[A-Za-z_][A-Za-z0-9_]*)+(\[[^\]\['\"$`\\\x00-\x1f]*\])?$")
 """A test id the task's test.sh may name, single-quoted: no quotes, `$`, backquotes, backslashes, control characters

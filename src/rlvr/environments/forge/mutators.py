@@ -43,8 +43,7 @@ from typing import ClassVar
 from rlvr.core.errors import ConfigError
 from rlvr.verifiers.safe_ast import AST_LOCK
 
-__all__ = ["MUTATORS", "Edit", "Function", "Mutant", "Mutator", "candidates", "functions_of", "mutator_names",
-           "project_candidates", "resolve_mutators"]
+__all__ = ["MUTATORS", "candidates", "functions_of", "project_candidates", "resolve_mutators"]
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlvr.core.errors import DataError
 
-__all__ = ["SANDBOX_ROOTS", "Project", "ProjectError", "fetch_sdist", "host_copies", "host_file_copies",
-           "open_project", "read_project", "unpack_sdist"]
+__all__ = ["Project", "ProjectError", "host_copies", "host_file_copies", "open_project"]
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 """The package index used when neither PIP_INDEX_URL nor UV_DEFAULT_INDEX / UV_INDEX_URL is set."""

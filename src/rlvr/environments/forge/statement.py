@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rlvr.verifiers.judge import JudgeConfig
 
-__all__ = ["ISSUE_PROMPT", "MAX_CHARS", "write_issue"]
+__all__: list[str] = []
 
 ISSUE_PROMPT = (
     "You turn continuous-integration failure reports of Python projects into the GitHub issue a user of the "

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.environments.forge.project import Project
 from rlvr.sandbox.config import SandboxConfig
 
-__all__ = ["GUEST", "SuiteRun", "SuiteRunner"]
+__all__ = ["SuiteRunner"]
 
 GUEST = Path(__file__).with_name("guest_suite.py")
 """The in-sandbox runner (standard library plus the grader's pytest)."""

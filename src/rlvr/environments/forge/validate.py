@@ -33,7 +33,7 @@ from rlvr.environments.forge.project import Project, ProjectError
 from rlvr.environments.forge.suite import SuiteRun, SuiteRunner
 from rlvr.verifiers.safe_ast import AST_LOCK
 
-__all__ = ["DROP_REASONS", "Baseline", "Outcome", "make_baseline", "signable", "task_tests", "validate"]
+__all__ = ["Baseline", "make_baseline"]
 
 DROP_REASONS = ("no-test-fails", "timeout", "import-error", "flaky", "breaks-other-tests", "run-error",
                 "duplicate", "leaks-original", "grader-disagrees")

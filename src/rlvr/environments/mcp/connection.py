@@ -39,8 +39,7 @@ from rlvr.core.errors import BackendError, MissingExtraError
 from rlvr.environments.client_loop import ClientLoop
 from rlvr.sandbox.config import SandboxConfig
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "STDERR_TAIL_BYTES", "HTTPServer", "MCPConnection", "ServerSpec",
-           "StdioServer", "require_mcp"]
+__all__: list[str] = []
 
 DEFAULT_MAX_MESSAGE_BYTES = 4 << 20
 """Largest JSON-RPC message accepted from a server, bytes (a tool answer is capped far lower for the model)."""

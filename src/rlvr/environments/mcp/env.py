@@ -52,7 +52,7 @@ from rlvr.environments.multi_turn import ToolEnv
 from rlvr.environments.tools import MAX_OUTPUT_CHARS, truncate_output
 from rlvr.verifiers.base import Verifier
 
-__all__ = ["MCPToolEnv", "StateCheck", "StateCheckError", "ToolCaller", "make_mcp_tools", "server_spec"]
+__all__ = ["make_mcp_tools"]
 
 
 class StateCheckError(BackendError):

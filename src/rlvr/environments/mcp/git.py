@@ -41,7 +41,7 @@ from rlvr.environments.multi_turn import tool_call_message
 from rlvr.sandbox.config import SandboxConfig
 from rlvr.verifiers.state import StateVerifier
 
-__all__ = ["REPO", "GitStep", "git_state", "git_tasks", "make_mcp_git", "normalize_answer", "repository_files"]
+__all__ = ["make_mcp_git"]
 
 REPO = "/work/repo"
 """Where the task's repository is inside the sandbox (the `repo_path` of every tool call)."""

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ArgumentCheck", "InvalidTool", "openai_tools", "same_tools"]
+__all__: list[str] = []
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """Tool names the OpenAI API accepts (chat-completions `function.name`)."""

@@ -18,7 +18,7 @@ from rlvr.rollout.policies.sampling import Sampling, load_tokenizer, request_see
 from rlvr.rollout.policy import Episode, Generation
 from rlvr.rollout.tokens import ChatTokenizer, render_prompt_ids
 
-__all__ = ["RequestBatcher", "TransformersPolicy", "VLLMPolicy"]
+__all__: list[str] = []
 
 
 def _eos_ids(tokenizer: Any, generation_config: Any = None) -> set[int]:

@@ -10,7 +10,7 @@ from rlvr.core.errors import ConfigError, MissingExtraError
 from rlvr.rollout.policy import Episode
 from rlvr.rollout.tokens import ChatTokenizer
 
-__all__ = ["Sampling", "load_tokenizer", "request_seed"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from rlvr.rollout.policies.sampling import Sampling, load_tokenizer, request_see
 from rlvr.rollout.policy import Episode, Generation
 from rlvr.rollout.tokens import render_prompt_ids
 
-__all__ = ["OpenAIPolicy"]
+__all__: list[str] = []
 
 
 def _token_id(token: str) -> int:

@@ -17,31 +17,7 @@ from rich.markup import escape
 
 from rlvr.core.errors import ConfigError
 
-__all__ = [
-    "BaseUrlOpt",
-    "Command",
-    "ConcurrencyOpt",
-    "EngineOpt",
-    "EnvArgs",
-    "EpisodeProgress",
-    "GeneratorOpt",
-    "LimitOpt",
-    "MaxTokensOpt",
-    "ModelOpt",
-    "PolicyOpt",
-    "RayAddressOpt",
-    "SeedOpt",
-    "TasksFile",
-    "TemperatureOpt",
-    "TopPOpt",
-    "WorkersOpt",
-    "app",
-    "check_engine",
-    "console",
-    "err_console",
-    "fail",
-    "warn",
-]
+__all__: list[str] = []
 
 console = Console()
 """Results (tables, summaries) go to stdout."""

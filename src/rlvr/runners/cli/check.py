@@ -19,7 +19,7 @@ from rlvr.core.errors import ConfigError, RlvrError
 from rlvr.runners.args import parse_env_args
 from rlvr.runners.cli.app import Command, EnvArgs, console, fail, warn
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 
 def check(

@@ -13,7 +13,7 @@ from rlvr.core.errors import RlvrError
 from rlvr.runners.args import parse_env_args, parse_flat_args
 from rlvr.runners.cli.app import Command, EnvArgs, console, fail
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 _HELP = "\n\n".join([
     "Compare trainer backends on one environment: one HTML report (plots) and summary.json in OUTPUT.",

@@ -6,7 +6,7 @@ from rich.table import Table
 
 from rlvr.runners.cli.app import Command, console
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 
 def envs() -> None:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from rlvr.rollout.tokens import Layout
     from rlvr.runners.eval import EvalConfig, EvalStats
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 _HELP = "\n\n".join([
     "Roll a policy through an environment; write trajectories to OUTPUT (JSONL, incremental, resumable); "

@@ -12,7 +12,7 @@ from rlvr.core.errors import RlvrError
 from rlvr.runners.args import parse_env_args
 from rlvr.runners.cli.app import Command, EnvArgs, TasksFile, console, fail
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 
 def export_(

@@ -11,7 +11,7 @@ from rich.table import Table
 from rlvr.core.errors import RlvrError
 from rlvr.runners.cli.app import Command, EngineOpt, RayAddressOpt, check_engine, console, err_console, fail, warn
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 _HELP = "\n\n".join([
     "Turn pure-Python projects with pytest suites into validated repair tasks: each project's suite runs "

@@ -10,7 +10,7 @@ from rlvr.core.errors import MissingExtraError, RlvrError
 from rlvr.runners.args import parse_env_args
 from rlvr.runners.cli.app import Command, EnvArgs, err_console, fail
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 _HELP = "\n\n".join([
     "Serve ENV_ID as an OpenEnv server (OpenEnv's own app: WebSocket /ws sessions, /health, /schema, the task "

@@ -34,7 +34,7 @@ from rlvr.runners.cli.app import (
     warn,
 )
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 _HELP = "\n\n".join([
     "Roll N samples per task through an environment (the episode path of `rlvr eval`, multi-turn envs "

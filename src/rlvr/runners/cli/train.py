@@ -17,7 +17,7 @@ from rlvr.runners.args import parse_env_args, parse_flat_args
 from rlvr.runners.cli.app import Command, EnvArgs, TasksFile, console, err_console, fail, warn
 from rlvr.runners.train.config import BACKENDS, TrainConfig
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 
 def train(

@@ -17,7 +17,7 @@ from rlvr.core.types import STATUSES
 from rlvr.runners.args import parse_env_args
 from rlvr.runners.cli.app import Command, check_engine, console, err_console, fail, warn
 
-__all__ = ["COMMAND"]
+__all__: list[str] = []
 
 _HELP = "\n\n".join([
     "Score every row of INPUT and write it with a `verdict` to OUTPUT (incremental, resumable).",

@@ -23,7 +23,7 @@ from rlvr.runners.train.config import BACKENDS, TrainConfig
 from rlvr.runners.train.interpreter import Probe
 from rlvr.runners.train.process import interrupt_on_terminate
 
-__all__ = ["compare_command", "parse_backends", "require_matplotlib"]
+__all__ = ["compare_command", "parse_backends"]
 
 
 def parse_backends(text: str) -> list[str]:

@@ -21,7 +21,7 @@ from rlvr.core.files import atomic_write
 from rlvr.core.types import STATUSES
 from rlvr.runners.report import CSS, escape, figure, png_base64
 
-__all__ = ["figures", "write_report"]
+__all__: list[str] = []
 
 _COLORS = {"trl": "#1f77b4", "verl": "#d62728", "openrlhf": "#2ca02c", "rlvr": "#7f7f7f"}
 

@@ -24,7 +24,7 @@ from rlvr.runners.train.interpreter import Probe, backend_python, probe
 from rlvr.runners.train.logs import read_openrlhf_curve, read_verl_curve
 from rlvr.runners.train.process import TIMEOUT_EXIT_CODE, run_streaming
 
-__all__ = ["ParityRecords", "build_records", "probe_all", "run_one", "tokenizer_name"]
+__all__: list[str] = []
 
 TRL_COMPARE_ARGS: dict[str, str] = {"max_completion_length": "64", "num_generations": "4",
                                     "per_device_train_batch_size": "8"}

@@ -20,7 +20,7 @@ from rlvr.runners.compare.report import write_report
 from rlvr.runners.train.config import BACKENDS
 from rlvr.runners.train.interpreter import Probe
 
-__all__ = ["BackendResult", "CompareSummary", "mark_interrupted", "prepare_output", "train_summary", "write_outputs"]
+__all__: list[str] = []
 
 
 @dataclass

@@ -19,7 +19,7 @@ from rlvr.core.types import Verdict
 from rlvr.runners.rows import Batch, BatchResult, RowKeys, batched, score_rows
 from rlvr.verifiers.base import PooledVerifier, Verifier, VerifierConfig
 
-__all__ = ["Engine", "drive", "failed_rows"]
+__all__ = ["Engine", "drive"]
 
 
 class _Failed(PooledVerifier):

@@ -31,7 +31,7 @@ from rlvr.runners.engine.base import Engine, failed_rows
 from rlvr.runners.rows import Batch, BatchResult, RowKeys, score_rows
 from rlvr.verifiers.base import PooledVerifier, Verifier
 
-__all__ = ["RayEngine", "RayVerifier"]
+__all__: list[str] = []
 
 _READY_TIMEOUT_S = 600.0
 

@@ -20,20 +20,7 @@ from rlvr.rollout.policy import Episode, Generation
 from rlvr.rollout.tokens import ChatTokenizer, render_prompt_ids
 from rlvr.runners.verify import sample_rows
 
-__all__ = [
-    "EPISODE_KINDS",
-    "THINK_STRIPPING_TEMPLATE",
-    "ReplayPolicy",
-    "action_message",
-    "build_episode_records",
-    "build_records",
-    "episode_expected",
-    "expected_for",
-    "load_tokenizer_for",
-    "model_turn_ids",
-    "record_task",
-    "record_tokenizer",
-]
+__all__ = ["build_episode_records", "build_records", "load_tokenizer_for"]
 
 
 # -- building records ---------------------------------------------------------------------------

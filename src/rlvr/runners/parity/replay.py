@@ -27,7 +27,7 @@ from rlvr.runners.parity.records import (
     record_tokenizer,
 )
 
-__all__ = ["REPLAY_BACKENDS", "compare_replay", "main", "replay_records", "trl_replay"]
+__all__ = ["compare_replay", "trl_replay"]
 
 REPLAY_BACKENDS: dict[str, tuple[str, ...]] = {
     "trl": ("rlvr.runners.parity.replay:trl_replay",),

@@ -20,8 +20,7 @@ from rlvr.core.metrics import EPISODE_METRICS
 from rlvr.core.types import STATUSES
 from rlvr.runners.report import figure
 
-__all__ = ["CURVE_COLUMNS", "EXTRA_COLUMNS", "curve_row", "plot_reward_curve", "read_curve_csv",
-           "reward_curve_callback", "to_float", "write_curve_csv"]
+__all__ = ["read_curve_csv"]
 
 CURVE_COLUMNS: tuple[str, ...] = (
     "step", "reward", "reward_std", *STATUSES, *EPISODE_METRICS, "completion_length", "elapsed_s", "peak_rss_mb",

@@ -48,7 +48,7 @@ from rlvr.runners.train.interpreter import (
 from rlvr.runners.train.logs import write_run_outputs
 from rlvr.runners.train.process import run_streaming
 
-__all__ = ["BackendRun", "run_backend"]
+__all__ = ["run_backend"]
 
 _COMMANDS: dict[str, str] = {
     "verl": "rlvr.adapters.verl:verl_command",

@@ -19,7 +19,7 @@ from typing import Any
 from rlvr.adapters.trl import require_trl
 from rlvr.core.errors import ConfigError
 
-__all__ = ["DEFAULT_GRPO_ARGS", "build_grpo_config", "coerce_trainer_args"]
+__all__: list[str] = []
 
 DEFAULT_GRPO_ARGS: dict[str, Any] = {
     "num_generations": 4,

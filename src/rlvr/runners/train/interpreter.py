@@ -24,8 +24,7 @@ from typing import Any
 
 from rlvr.core.errors import BackendError, ConfigError
 
-__all__ = ["BACKEND_MODULES", "BACKEND_PYTHON_ENV", "Probe", "backend_python", "env_problem", "probe",
-           "require_launchable", "verl_config_problem"]
+__all__ = ["Probe", "backend_python", "probe"]
 
 BACKEND_PYTHON_ENV: dict[str, str] = {"trl": "RLVR_TRL_PYTHON", "verl": "RLVR_VERL_PYTHON",
                                       "openrlhf": "RLVR_OPENRLHF_PYTHON"}

@@ -31,7 +31,7 @@ from rlvr.core.metrics import EPISODE_METRICS
 from rlvr.core.types import STATUSES
 from rlvr.runners.train.curve import EXTRA_COLUMNS, plot_reward_curve, to_float, write_curve_csv
 
-__all__ = ["OPENRLHF_CURVE_SOURCE", "openrlhf_rows", "read_openrlhf_curve", "read_verl_curve", "write_run_outputs"]
+__all__ = ["OPENRLHF_CURVE_SOURCE", "openrlhf_rows", "read_openrlhf_curve", "read_verl_curve"]
 
 _VERL_STEP = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
 

@@ -31,7 +31,7 @@ from rlvr.runners.train.config import TrainConfig
 from rlvr.runners.train.curve import reward_curve_callback
 from rlvr.runners.train.grpo import build_grpo_config
 
-__all__ = ["TrainResult", "train_trl"]
+__all__ = ["train_trl"]
 
 
 @dataclass(frozen=True)

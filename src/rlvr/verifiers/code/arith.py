@@ -25,7 +25,7 @@ from typing import Any
 
 from rlvr.verifiers import safe_ast
 
-__all__ = ["TemplateRefused", "evaluate_template", "split_operand"]
+__all__: list[str] = []
 
 LEAF = "__rlvr_leaf"
 """Name prefix of a leaf in a template (`__rlvr_leaf0`, `__rlvr_leaf1`, ...)."""

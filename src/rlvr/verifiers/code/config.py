@@ -9,7 +9,7 @@ from pydantic import Field
 from rlvr.sandbox.config import SandboxConfig
 from rlvr.verifiers.base import VerifierConfig
 
-__all__ = ["CodeConfig"]
+__all__: list[str] = []
 
 
 class CodeConfig(VerifierConfig):

@@ -20,7 +20,7 @@ from rlvr.sandbox.guest import rlvr_code_child
 from rlvr.sandbox.pool import SUPERVISOR_DIED
 from rlvr.verifiers.code.config import CodeConfig
 
-__all__ = ["CHILD_SOURCE", "Clock", "SandboxFailure"]
+__all__: list[str] = []
 
 CHILD_SOURCE = Path(rlvr_code_child.__file__).read_text(encoding="utf-8")
 """The child harness (`rlvr.sandbox.guest.rlvr_code_child`), sent as a pre-started worker's prelude."""

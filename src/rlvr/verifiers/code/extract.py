@@ -7,7 +7,7 @@ import re
 
 from rlvr.verifiers import safe_ast
 
-__all__ = ["extract_code"]
+__all__: list[str] = []
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
 _PY = {"python", "py", "python3", "py3", ""}

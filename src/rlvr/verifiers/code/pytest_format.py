@@ -32,7 +32,7 @@ from rlvr.verifiers.code.execution import CHILD_SOURCE, Clock, SandboxFailure, T
 from rlvr.verifiers.code.rewrite import HARDENED_MODULE, harden_pytest
 from rlvr.verifiers.code.spec import PytestTests
 
-__all__ = ["pytest_python_path", "run_pytest"]
+__all__: list[str] = []
 
 
 def pytest_python_path(python: str | None = None) -> tuple[str, ...]:

@@ -28,21 +28,7 @@ from typing import Any
 from rlvr.verifiers import safe_ast
 from rlvr.verifiers.code.arith import evaluate_template, split_operand
 
-__all__ = [
-    "HARDENED_MODULE",
-    "Site",
-    "candidate_names",
-    "evaluate_site",
-    "harden_pytest",
-    "imported_modules",
-    "instrument",
-    "instrument_cached",
-    "judge_operands",
-    "prompt_helpers",
-    "shadowed_names",
-    "site_operands",
-    "wrap_calls",
-]
+__all__ = ["prompt_helpers"]
 
 HARDENED_MODULE = "_rlvr_strict"
 """Module (the `rlvr_code_child` source, mounted read-only next to the tests) that hardened pytest files import."""

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-__all__ = ["AssertTests", "CallCase", "CallTests", "PytestTests", "StdioCase", "StdioTests", "TestSpec", "as_test_spec"]
+__all__ = ["as_test_spec"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

@@ -99,7 +99,7 @@ from rlvr.verifiers.code.rewrite import (
 )
 from rlvr.verifiers.code.spec import AssertTests, CallTests, PytestTests, StdioTests, as_test_spec
 
-__all__ = ["UnitTestVerifier", "score_code"]
+__all__: list[str] = []
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 

@@ -22,7 +22,7 @@ from rlvr.verifiers.judge._client import Call, ChatClient
 from rlvr.verifiers.judge._reply import ReplyError
 from rlvr.verifiers.judge.config import JudgeConfig
 
-__all__ = ["JudgeBase", "judge_detail"]
+__all__: list[str] = []
 
 T = TypeVar("T")
 

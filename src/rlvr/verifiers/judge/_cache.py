@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScoreCache", "cache_key"]
+__all__: list[str] = []
 
 
 def cache_key(*parts: Any) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 
 from rlvr.verifiers.judge.config import JudgeConfig
 
-__all__ = ["Call", "ChatClient"]
+__all__ = ["ChatClient"]
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _RAW_CHARS = 4000

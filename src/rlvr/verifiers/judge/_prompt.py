@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["escape", "pointwise_messages", "pointwise_schema", "ruler_messages", "ruler_schema"]
+__all__: list[str] = []
 
 _LOOKALIKES = (
     "\u2039\u203a\u2329\u232a\u27e8\u27e9\u3008\u3009\u300a\u300b\ufe64\ufe65\uff1c\uff1e\u02c2\u02c3\u1438\u1433"

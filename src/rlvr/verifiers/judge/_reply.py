@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ReplyError", "Score", "parse_pointwise", "parse_ruler"]
+__all__: list[str] = []
 
 _OUTER_FENCE = re.compile(r"\A```[a-zA-Z]*\n(?P<body>.*)\n```\Z", re.DOTALL)
 

@@ -12,10 +12,7 @@ from rlvr.core.errors import ConfigError
 from rlvr.core.types import Message
 from rlvr.verifiers.base import VerifierConfig
 
-__all__ = [
-    "DEFAULT_RUBRIC", "DEFAULT_RULER_RUBRIC", "JudgeConfig", "JudgeReference", "RulerConfig", "as_judge_reference",
-    "judge_reference",
-]
+__all__ = ["judge_reference"]
 
 DEFAULT_RUBRIC = (
     "Score how well the response answers the question. 1 means fully correct and complete; 0 means wrong, "

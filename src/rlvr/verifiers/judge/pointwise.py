@@ -15,7 +15,7 @@ from rlvr.verifiers.judge._prompt import pointwise_messages, pointwise_schema
 from rlvr.verifiers.judge._reply import ReplyError, Score, parse_pointwise
 from rlvr.verifiers.judge.config import JudgeConfig, JudgeReference, as_judge_reference
 
-__all__ = ["JudgeVerifier"]
+__all__: list[str] = []
 
 
 class JudgeVerifier(JudgeBase):

@@ -36,7 +36,7 @@ from rlvr.verifiers.judge._reply import Score, parse_ruler
 from rlvr.verifiers.judge.config import JudgeReference, RulerConfig, as_judge_reference
 from rlvr.verifiers.threads import Grouping, ThreadPool
 
-__all__ = ["REPLY_OVERHEAD_TOKENS", "RulerVerifier"]
+__all__: list[str] = []
 
 REPLY_OVERHEAD_TOKENS = 64
 """Tokens of a RULER reply besides its entries (`{"scores": [...]}`, whitespace)."""

@@ -12,7 +12,7 @@ import re
 
 from rlvr.verifiers.math.words import negated_at
 
-__all__ = ["all_boxes", "box_group", "find_boxed", "is_alternative", "match_brace", "scan_cache", "trailing_group"]
+__all__ = ["match_brace"]
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\b\s*")
 _SEPARATOR_RE = re.compile(r"\b(?:and|or)\b|,|;")

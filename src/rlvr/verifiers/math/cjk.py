@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-__all__ = ["CJK_UNIT_KEYS", "magnitude", "quantity"]
+__all__: list[str] = []
 
 # Measure words and units, longest first within a family so that the alternation takes the whole word.
 _MEASURES = (

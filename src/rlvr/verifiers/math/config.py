@@ -8,7 +8,7 @@ from pydantic import Field
 
 from rlvr.verifiers.base import VerifierConfig
 
-__all__ = ["MathConfig"]
+__all__: list[str] = []
 
 
 class MathConfig(VerifierConfig):

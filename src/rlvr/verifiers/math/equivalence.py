@@ -60,7 +60,7 @@ from rlvr.verifiers.math.normalize import Normalized, normalize_answer, split_to
 from rlvr.verifiers.math.scalar import HEDGED, base_equal, choice_letter, clock_equal, scalar_equal
 from rlvr.verifiers.math.symbolic import fingerprint
 
-__all__ = ["Equivalence", "check_equivalence"]
+__all__: list[str] = []
 _MAX_DEPTH = 4
 
 

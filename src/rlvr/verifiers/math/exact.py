@@ -16,10 +16,7 @@ import sympy
 from mpmath import libmp
 from sympy.core.evalf import PrecisionExhausted
 
-__all__ = [
-    "EXACT_POINTS", "beyond_bound", "closed_and_apart", "count_work", "exact_point", "exact_rational", "exact_zero",
-    "no_value", "substitute", "symbolic_exponent", "unbounded", "work_done", "zero_at_point",
-]
+__all__: list[str] = []
 
 _EXACT_DIGITS = 400  # working precision bound past the magnitude of the sides, decimal digits
 _MAX_MAGNITUDE = 20_000  # exact values beyond 10^20000 are not evaluated (undecided)

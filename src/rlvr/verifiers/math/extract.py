@@ -46,7 +46,7 @@ from rlvr.verifiers.math.spans import (
 from rlvr.verifiers.math.visible import split_visible
 from rlvr.verifiers.math.words import rejected_at
 
-__all__ = ["ALTERNATIVE_SEP", "extract_answer", "extract_reference"]
+__all__: list[str] = []
 
 # Joins the alternative forms of one gold answer ("\boxed{15\frac{39}{40}}, or \boxed{\frac{639}{40}}")
 # in `extract_reference`'s text; `check_equivalence` accepts a prediction equal to any of them.

@@ -11,7 +11,7 @@ from typing import Any
 
 import sympy
 
-__all__ = ["negative", "parse_expression"]
+__all__: list[str] = []
 
 _TOKEN_RE = re.compile(
     r"\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<cmd>\\[a-zA-Z]+)|(?P<sym>[a-zA-Z](?:_(?:\d|[a-zA-Z]|\{[a-zA-Z0-9]+\}))?)"

@@ -27,7 +27,7 @@ import sympy
 from rlvr.verifiers.math.fastexpr import negative, parse_expression
 from rlvr.verifiers.math.normalize import split_top_level
 
-__all__ = ["fast_parse"]
+__all__: list[str] = []
 _MATRIX_RE = re.compile(r"\\begin\{([pb]matrix)\}(.*)\\end\{\1\}", re.DOTALL)
 _INFINITY_RE = re.compile(r"([-+]?)\s*\\infty")
 _BASE_RE = re.compile(r"(\d{1,60})_(?:\d|\{\d{1,2}\})")  # a base subscript (`equivalence` reads its value)

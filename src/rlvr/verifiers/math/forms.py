@@ -12,11 +12,7 @@ import re
 from rlvr.verifiers.math.normalize import split_top_level
 from rlvr.verifiers.math.parse import parse_number
 
-__all__ = [
-    "LABEL_RE", "MAX_ITEMS", "Brackets", "assignments", "brackets", "canon", "dedupe", "distinct_labels", "expand_pm",
-    "indexed_values", "is_closed", "is_set", "kinds_differ", "label_key", "labelled_tuples", "rename_bound",
-    "split_relation", "split_union", "strip_labels", "tuple_assignment", "unwrap_set",
-]
+__all__: list[str] = []
 
 MAX_ITEMS = 40
 

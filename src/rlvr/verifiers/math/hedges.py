@@ -16,7 +16,7 @@ from rlvr.verifiers.math.markers import ANSWER_RE, FINAL_RE, Extraction, answer_
 from rlvr.verifiers.math.spans import has_words, line_after, line_end, refine_span, strip_delimiters
 from rlvr.verifiers.math.words import negated_at, rejected_at
 
-__all__ = ["corrections", "hidden_answers", "prose_rivals", "rivals", "statements", "superseded"]
+__all__: list[str] = []
 
 
 # What may stand between two final answers that are one statement (a hedge when they differ): spaces,

@@ -13,10 +13,7 @@ from dataclasses import dataclass
 from rlvr.verifiers.math.boxes import all_boxes, scan_cache, trailing_group
 from rlvr.verifiers.math.spans import line_after, line_end, refine_span
 
-__all__ = [
-    "ANSWER_RE", "BOLD_RE", "FINAL_RE", "GSM8K_RE", "TAG_RE", "Extraction", "answer_phrases", "final_phrases",
-    "last_marker", "markers", "strong_candidates",
-]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from rlvr.verifiers.math.cjk import magnitude as cjk_magnitude
 from rlvr.verifiers.math.cjk import quantity as cjk_quantity
 from rlvr.verifiers.math.words import APPROXIMATE_LEAD_RE, number_from_words
 
-__all__ = ["Normalized", "join_digit_groups", "normalize_answer", "normalize_unicode", "split_top_level", "unit_key"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

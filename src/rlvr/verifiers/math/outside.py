@@ -30,7 +30,7 @@ import re
 
 from rlvr.verifiers.math.boxes import match_brace
 
-__all__ = ["box_labels", "glued_operator", "group_operator", "percent_after"]
+__all__: list[str] = []
 
 # Commands whose brace argument is changed by them (a function, a root, a fraction, a mark on the digits); any other
 # command around a box (`\mathbf`, `\textcolor{red}`, `\smash`, `\underline`) only formats it.

@@ -22,7 +22,7 @@ from latex2sympy2_extended.math_normalization import NormalizationConfig
 
 from rlvr.verifiers.math.fastparse import fast_parse
 
-__all__ = ["ParsedNumber", "parse_number", "to_sympy"]
+__all__: list[str] = []
 
 _INT_DEC_RE = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
 _SLASH_RE = re.compile(r"([-+]?\d+)\s*/\s*(\d+)")

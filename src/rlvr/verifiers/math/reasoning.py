@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["final_part"]
+__all__: list[str] = []
 
 # Reasoning blocks: `<think>` (R1, Qwen3), `<thinking>`, `<reasoning>`, `<scratchpad>`, `<reflection>`, `<thought>`,
 # `<analysis>`, `<seed:think>` (ByteDance Seed), `<|begin_of_thought|>`...`<|end_of_thought|>` (Bespoke/OpenThoughts),

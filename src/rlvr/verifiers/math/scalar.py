@@ -19,7 +19,7 @@ from rlvr.verifiers.math.forms import canon, kinds_differ
 from rlvr.verifiers.math.parse import ParsedNumber, parse_number, to_sympy
 from rlvr.verifiers.math.symbolic import sympy_equal
 
-__all__ = ["HEDGED", "base_equal", "choice_letter", "clock_equal", "scalar_equal"]
+__all__: list[str] = []
 
 _CHOICE_RE = re.compile(r"^\(?\s*([A-J])\s*\)?(?:[.:]|\s|$)")
 _OTHER_CHOICE_RE = re.compile(r"(?<![A-Za-z\\])([A-J])(?![A-Za-z])")

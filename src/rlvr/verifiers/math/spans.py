@@ -26,10 +26,7 @@ from rlvr.verifiers.math.words import (
     rejected_at,
 )
 
-__all__ = [
-    "cut_clause", "has_words", "is_formula", "last_math_or_number", "line_after", "line_end", "refine_span",
-    "strip_delimiters",
-]
+__all__: list[str] = []
 
 # Where the answer after a marker ends: "18 because ...", "7, which ...", "7 (since 3 + 4 = 7)", "34. Then".
 _CLAUSE = (

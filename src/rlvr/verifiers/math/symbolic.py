@@ -40,7 +40,7 @@ from rlvr.verifiers.math.proofs import (
     simplified_zero,
 )
 
-__all__ = ["fingerprint", "sympy_equal"]
+__all__: list[str] = []
 
 _MIN_DEFINED = 6  # evaluation points inside both domains that an expression comparison needs
 

@@ -9,7 +9,7 @@ from rlvr.core.types import Verdict
 from rlvr.verifiers.base import PooledVerifier, ScorerRef
 from rlvr.verifiers.math.config import MathConfig
 
-__all__ = ["MathVerifier"]
+__all__: list[str] = []
 
 
 class MathVerifier(PooledVerifier):

@@ -26,7 +26,7 @@ import bisect
 import re
 from collections.abc import Callable
 
-__all__ = ["is_light", "split_visible"]
+__all__: list[str] = []
 
 # Colours a reader cannot tell from a white page: each RGB channel >= 0.9 (#e6e6e6), or fully transparent.
 _NEAR_WHITE = 0.9

@@ -18,7 +18,7 @@ from typing import Any
 
 from rlvr.verifiers.sql.config import EquivalenceRules
 
-__all__ = ["Equivalence", "canonical", "check_equivalence"]
+__all__: list[str] = []
 
 MAX_PERMUTATIONS = 5_000
 """Column permutations tried at most (only permutations whose columns hold the same values are tried)."""

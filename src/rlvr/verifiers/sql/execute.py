@@ -43,7 +43,7 @@ from urllib.parse import quote
 
 from rlvr.core.errors import MissingExtraError
 
-__all__ = ["BOUND_GRACE_S", "Execution", "Limits", "duckdb_path", "execute", "execute_bounded", "sqlite_path"]
+__all__ = ["Limits", "execute", "execute_bounded"]
 
 _BATCH = 512
 _PROGRESS_OPS = 1000

@@ -32,7 +32,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-__all__ = ["Classified", "Extracted", "classify", "extract_sql", "normalize_sql"]
+__all__ = ["classify"]
 
 # Markup around the answer (not SQL): tags and Markdown fences.
 _TAG = re.compile(r"<(solution|answer)>(.*?)</\1>", re.S | re.I)

@@ -56,7 +56,7 @@ from rlvr.verifiers.sql.schema import (
     read_schema,
 )
 
-__all__ = ["Variant", "row_variants", "value_variant"]
+__all__ = ["row_variants", "value_variant"]
 
 
 @dataclass(frozen=True)

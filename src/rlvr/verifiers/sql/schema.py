@@ -22,8 +22,7 @@ from urllib.parse import quote
 
 from rlvr.verifiers.sql.execute import duckdb_path, sqlite_path
 
-__all__ = ["PerturbError", "Reference", "Schema", "database_file", "file_identity", "open_database", "quoted",
-           "read_schema"]
+__all__: list[str] = []
 
 MAX_INFERRED = 400
 """Name-matched (child column, parent key) candidates checked at most when inferring references."""

@@ -48,7 +48,7 @@ from rlvr.verifiers.sql.execute import Execution, Limits, duckdb_path, execute, 
 from rlvr.verifiers.sql.extract import Extracted, classify, extract_sql
 from rlvr.verifiers.sql.suite import check_suite
 
-__all__ = ["GOLD_CACHE_ROWS", "GOLD_CACHE_SIZE", "as_reference", "score_sql"]
+__all__ = ["as_reference"]
 
 GOLD_CACHE_SIZE = 4096
 """Gold results kept per worker process (least recently used dropped first). A task uses one entry for its

@@ -59,8 +59,7 @@ from rlvr.verifiers.sql.execute import Execution, Limits
 from rlvr.verifiers.sql.perturb import Variant, row_variants, value_variant
 from rlvr.verifiers.sql.schema import PerturbError, Schema, read_schema
 
-__all__ = ["SuiteResult", "check_suite", "nothing_found", "order_keys", "output_columns", "tie_dependent",
-           "variants_for"]
+__all__ = ["check_suite", "nothing_found", "order_keys", "output_columns", "tie_dependent", "variants_for"]
 
 MIN_QUERY_S = 0.05
 """A copy is not started with less time than this left for the item (seconds)."""

@@ -10,7 +10,7 @@ from rlvr.core.types import Verdict
 from rlvr.verifiers.base import PooledVerifier
 from rlvr.verifiers.sql.config import SQLConfig
 
-__all__ = ["SQLVerifier"]
+__all__: list[str] = []
 
 
 class SQLVerifier(PooledVerifier):

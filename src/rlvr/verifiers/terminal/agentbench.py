@@ -56,7 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlvr.core.errors import ConfigError, DataError, MissingExtraError
 from rlvr.verifiers.terminal.agentbench_rules import AGENT_HOME, runner_notes, why_not
 
-__all__ = ["AGENTBENCH_SYSTEM_PROMPT", "AgentBenchTask", "load_agentbench", "read_script"]
+__all__ = ["load_agentbench"]
 
 AGENTBENCH_REPO_DIR = "/home/AgentBench"
 """Where inspect's image clones THUDM/AgentBench; `init.file` steps copy their script from there."""

@@ -32,7 +32,7 @@ from rlvr.verifiers.terminal.agentbench_rules import AGENT_HOME, seeded
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
 from rlvr.verifiers.terminal.workspace import TaskSession, link_roots
 
-__all__ = ["agentbench_task", "grade_agentbench", "reference_solution"]
+__all__ = ["reference_solution"]
 
 SCRIPTS = "/run/rlvr/agentbench"
 _WORKSPACE = f"{SCRIPTS}/workspace.tar"

@@ -37,7 +37,7 @@ from rlvr.core.errors import DataError
 from rlvr.verifiers.terminal.shell import ShellParseError, install_packages, split_commands
 from rlvr.verifiers.terminal.spec import SetupStep
 
-__all__ = ["DockerPlan", "read_dockerfile"]
+__all__: list[str] = []
 
 STOCK_BASES = ("ghcr.io/laude-institute/t-bench/", "ubuntu", "debian", "python", "buildpack-deps",
                "library/ubuntu", "library/debian", "library/python", "docker.io/library/")

@@ -50,7 +50,7 @@ from rlvr.verifiers.terminal.spec import TerminalTask, TestPlan
 from rlvr.verifiers.terminal.testscript import PYTEST_VALUE_OPTIONS, TESTS_MOUNT, runs_only_trusted_tests
 from rlvr.verifiers.terminal.workspace import expand_env, link_roots, sandbox_for
 
-__all__ = ["grade_workspace", "verdict_from_tests"]
+__all__: list[str] = []
 
 LOGS = "/logs/verifier"
 _WORKSPACE = "/run/rlvr/grader/workspace.tar"

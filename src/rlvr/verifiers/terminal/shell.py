@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Command", "ShellParseError", "install_packages", "split_commands"]
+__all__: list[str] = []
 
 Kind = Literal["install", "pytest", "cd", "export", "noop", "guard", "reward", "other"]
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["SetupStep", "TerminalReference", "TerminalTask", "TestPlan"]
+__all__: list[str] = []
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

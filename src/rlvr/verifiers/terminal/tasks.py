@@ -30,7 +30,7 @@ from rlvr.verifiers.terminal.dockerfile import read_dockerfile
 from rlvr.verifiers.terminal.spec import TerminalReference, TerminalTask
 from rlvr.verifiers.terminal.testscript import plan_tests
 
-__all__ = ["find_task_dirs", "load_harbor", "load_task", "load_tbench"]
+__all__ = ["load_harbor"]
 
 _MAX_SOLUTION_BYTES = 4 << 20
 

@@ -24,7 +24,7 @@ from rlvr.core.errors import DataError
 from rlvr.verifiers.terminal.shell import Command, ShellParseError, split_commands
 from rlvr.verifiers.terminal.spec import TestPlan
 
-__all__ = ["PYTEST_VALUE_OPTIONS", "TESTS_MOUNT", "plan_tests", "runs_only_trusted_tests"]
+__all__: list[str] = []
 
 TESTS_MOUNT = "/tests"
 """Where the fresh copy of a task's tests is mounted for grading (Terminal-Bench's and Harbor's path)."""

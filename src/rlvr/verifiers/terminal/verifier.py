@@ -42,7 +42,7 @@ from rlvr.verifiers.terminal.spec import TerminalTask
 from rlvr.verifiers.terminal.tasks import load_task
 from rlvr.verifiers.terminal.workspace import TaskSession
 
-__all__ = ["TerminalConfig", "TerminalVerifier", "oracle_command", "parse_response", "score_terminal"]
+__all__: list[str] = []
 
 
 class TerminalConfig(VerifierConfig):

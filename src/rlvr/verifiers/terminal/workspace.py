@@ -33,7 +33,7 @@ from rlvr.verifiers.terminal.agentbench_rules import SEED_DIR, expected_needs_co
 from rlvr.verifiers.terminal.spec import SetupStep, TerminalTask
 from rlvr.verifiers.terminal.testscript import TESTS_MOUNT
 
-__all__ = ["TaskSession", "container_available", "container_problem", "expand_env", "link_roots", "sandbox_for"]
+__all__ = ["TaskSession", "container_available", "container_problem"]
 
 SETUP_TIMEOUT_S = 600.0
 """Limit of one setup step (a Dockerfile RUN line), seconds."""
