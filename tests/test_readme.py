@@ -69,10 +69,10 @@ def test_core_shell(page: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.trl
-@pytest.mark.parametrize("page", pages_with("trl", "bash") + pages_with("trl", "python"))
+@pytest.mark.parametrize("page", sorted(set(pages_with("trl", "bash") + pages_with("trl", "python"))))
 def test_trl(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("trl")
-    for block in _on(page, "trl", "bash"):
+    for block in _on(page, "trl", "bash"):  # first: a page's python blocks may read what its commands wrote
         _run_shell(block, tmp_path)
     _run_python(_on(page, "trl", "python"), tmp_path, monkeypatch)
 
