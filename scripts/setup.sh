@@ -81,7 +81,7 @@ with_openenv() { uvi "$1" --no-deps 'openenv==0.10.0'; uvi "$1" "${OPENENV_DEPS[
 FORGE_SDISTS=("isodate==0.7.2" "tabulate==0.9.0")  # real projects rlvr forge's tests make tasks from
 build_core() {
   venv .venv
-  uvi .venv -e '.[dev]'
+  uvi .venv -e '.[dev,docs]'  # docs: mkdocs-material, for scripts/test.sh's `mkdocs build --strict`
   # their sdists, fetched from the package index into .cache/forge-sdists (never committed; tests skip without them)
   .venv/bin/python -c 'import sys; from rlvr.environments.forge.project import fetch_sdist
 for r in sys.argv[1:]: print("   forge sdist", fetch_sdist(r, ".cache/forge-sdists").name)' "${FORGE_SDISTS[@]}" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up (idempotent: scripts/setup.sh all) and run every test suite, each in the venv its users would have.
 #   bash scripts/test.sh [PYTEST_ARGS ...]     (PYTEST_ARGS go to every pytest run, e.g. -x or -k NAME)
-# Suites: ruff + mypy, then core (.venv, no extras), extras, trl, vllm, verl, openrlhf. The last lines
+# Suites: ruff + mypy + the docs site, then core (.venv, no extras), extras, trl, vllm, verl, openrlhf. The last lines
 # print one closing count over all suites ("total: N passed, N failed, N skipped").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,8 @@ source scripts/env.sh
 echo "== lint (ruff) and types (mypy, strict)"
 .venv/bin/python -m ruff check --no-cache src tests benchmarks scripts
 .venv/bin/python -m mypy
+echo "== docs site (mkdocs build --strict: a broken link or an unlisted page fails)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict --quiet
 
 rm -rf .cache/test-reports && mkdir -p .cache/test-reports
 suite() {  # NAME PYTHON MARKER-EXPRESSION: run one pytest suite, keep its JUnit report for the total

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from test_readme import ROOT, _blocks
+from doc_blocks import README, ROOT, blocks
 
 pytestmark = pytest.mark.slow
 
@@ -69,10 +69,10 @@ def test_quick_start_runs_from_the_installed_wheel(installed: Path, tmp_path: Pa
     env["PATH"] = f"{installed / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     where = _run([str(installed / "bin/python"), "-c", "import rlvr; print(rlvr.__file__)"], cwd=tmp_path, env=env)
     assert str(installed) in where and str(ROOT / "src") not in where, where
-    blocks = _blocks("core", "bash")
-    assert blocks, "the README must show the CLI quick start"
-    for code in blocks:
-        _run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env, timeout=900)
+    quick_start = blocks("core", "bash", [README])
+    assert quick_start, "the README must show the CLI quick start"
+    for block in quick_start:
+        _run(["bash", "-euo", "pipefail", "-c", block.code], cwd=tmp_path, env=env, timeout=900)
 
 
 def test_installed_package_loads_its_shipped_tasks(installed: Path, tmp_path: Path) -> None:

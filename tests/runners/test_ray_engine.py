@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import doc_blocks
 from rlvr.runners.engine.loopback import LoopbackCluster, loopback_cluster
 
 pytestmark = [pytest.mark.extras, pytest.mark.slow]
@@ -233,13 +233,12 @@ def test_100k_rows_with_bounded_driver_memory(cluster: LoopbackCluster, tmp_path
 
 
 def test_readme_ray_blocks(cluster: LoopbackCluster, tmp_path: Path) -> None:
-    """The README's `readme-test: ray` blocks run as written, `RAY_ADDRESS` pointing at the test cluster."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    blocks = re.findall(r"<!--\s*readme-test:\s*ray\s*-->\s*\n```bash\n(.*?)```", readme, re.S)
-    assert blocks, "the README must show `rlvr verify --engine ray`"
+    """The docs' `readme-test: ray` blocks run as written, `RAY_ADDRESS` pointing at the test cluster."""
+    ray_blocks = [b.code for b in doc_blocks.blocks("ray", "bash")]
+    assert ray_blocks, "docs/scale.md must show `rlvr verify --engine ray`"
     env = {**cluster.env, "RAY_ADDRESS": cluster.address,
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    for code in blocks:
+    for code in ray_blocks:
         done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env, capture_output=True,
                               text=True, timeout=600)
         assert done.returncode == 0, f"{code}\n{done.stderr[-3000:]}"

@@ -159,7 +159,7 @@ class Registry:
         except TypeError as exc:
             raise ConfigError(
                 f"{self.kind.noun} {id!r}: {exc} (pass factory arguments as keywords, on the command line "
-                f"{self.kind.arg_flag} KEY=VALUE; the README's {self.kind.noun} table lists each one's arguments)"
+                f"{self.kind.arg_flag} KEY=VALUE; docs/environments.md and docs/verifiers/ list each one's arguments)"
             ) from None
         except ValueError:  # no signature (a builtin or C callable): let the call report
             pass

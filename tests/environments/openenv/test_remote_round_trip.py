@@ -4,13 +4,13 @@ same task ids, step rewards and verdicts as the env in-process (a math env, a to
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import doc_blocks
 import rlvr
 from rlvr.core.types import EnvSpec, Message, Task, Trajectory
 from rlvr.environments.base import Environment
@@ -83,13 +83,13 @@ def test_remote_play_matches_the_env_in_process(build: Callable[[], Environment]
 
 
 def test_the_readme_example_runs_against_a_served_env(serve_rlvr: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if '"openenv/remote-v1"' in b]
+    blocks = [b.code for b in doc_blocks.page_blocks(doc_blocks.DOCS / "openenv.md")
+              if b.lang == "python" and '"openenv/remote-v1"' in b.code]
     assert len(blocks) == 1
     env = rlvr.make("math/reasoning-gym-v1", task="basic_arithmetic", size=8)
     try:
         with serve_rlvr(env) as (url, _host):
-            exec(compile(blocks[0].replace("http://127.0.0.1:8000", url), "README.md", "exec"), {})
+            exec(compile(blocks[0].replace("http://127.0.0.1:8000", url), "docs/openenv.md", "exec"), {})
     finally:
         env.close()
     task_id, status, reward = capsys.readouterr().out.split()

@@ -15,7 +15,7 @@ Design (why a candidate cannot simply claim success):
   well-formed document with exactly one suite, and every expected test id must be present and
   passed (skipped, xfail, errors or zero tests fail).
 
-Limit (documented in the README): code running inside the pytest process could, with deliberate
+Limit (documented in docs/verifiers/code.md): code running inside the pytest process could, with deliberate
 effort, rebuild pytest's own report; use the assert or call formats (expected values never enter
 the sandbox) where reward hacking by the policy is a concern.
 """
