@@ -155,7 +155,7 @@ def _args() -> argparse.Namespace:
     return args
 
 
-def main() -> None:  # noqa: C901  # one block per stage, in pipeline order
+def main() -> None:  # one block per stage, in pipeline order
     args = _args()
     from rlvr.runners.models import resolve_model, tiny_model
     from rlvr.runners.sft import SftConfig, run_sft

@@ -320,7 +320,8 @@ async def git_state(tools: ToolCaller, task: Task, answer: str) -> str:
 
 
 _EPISODE_DATE = "1769904000 +0000"  # 2026-02-01T00:00:00Z in git's internal format (GitPython reads it)
-_SERVER_ENV = tuple(sorted({**_IDENTITY, "GIT_AUTHOR_DATE": _EPISODE_DATE, "GIT_COMMITTER_DATE": _EPISODE_DATE}.items()))
+_SERVER_ENV = tuple(sorted({**_IDENTITY, "GIT_AUTHOR_DATE": _EPISODE_DATE,
+                            "GIT_COMMITTER_DATE": _EPISODE_DATE}.items()))
 """The server's git identity and a fixed date for the commits a policy makes: the same calls give the same
 commit hashes in every episode (so recorded episodes replay identically on every trainer path)."""
 
