@@ -56,3 +56,17 @@ def test_the_math_verifier_rejects_every_generic_probe_of_a_number_gold() -> Non
     probes = generic_probes(task, verifier, [task, other], echo=False)
     verdicts = verifier.verify_batch([(p.response, task.reference) for p in probes])
     assert len(probes) >= 10 and not [p.name for p, v in zip(probes, verdicts, strict=True) if v.is_correct]
+
+
+def test_a_terminal_verifier_gets_only_the_empty_family() -> None:
+    # a terminal response is shell commands replayed in the task's sandbox: `yes` would flood until the
+    # command timeout and an echo would run the prompt's words; the terminal families hold the rest
+    from rlvr.environments.audit.driver import domain_generic_probes
+
+    task, other = _task("t0", "42"), _task("t1", "7")
+    terminal = domain_generic_probes(task, Boxed(), [task, other], "terminal")
+    assert terminal and {p.family for p in terminal} == {"empty"}
+    assert "yes" not in [p.response for p in terminal]
+    math = {p.family for p in domain_generic_probes(task, Boxed(), [task, other], "math")}
+    assert math == {"empty", "format-only", "guess"}  # no echo: an equal expression is right under math's rules
+    assert "echo" in {p.family for p in domain_generic_probes(task, Boxed(), [task, other], "sql")}

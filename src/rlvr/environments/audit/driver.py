@@ -45,7 +45,19 @@ DOMAINS: dict[str, str] = {
 GENERIC = "generic"
 """The domain of a verifier of none of the `DOMAINS` types (a user's own): only the generic families."""
 
+GENERIC_ONLY: dict[str, tuple[str, ...]] = {"terminal": ("empty",)}
+"""Domains that get only some generic families. A terminal response is shell commands replayed in the
+task's sandbox, each up to the verifier's command timeout: a guess such as `yes` is a command that
+floods until then (minutes a probe), an echo runs the prompt's words as commands; the terminal
+families already hold the no-op and the tampering, so there only the `empty` family runs."""
+
 MAX_EXAMPLES = 5
+
+
+def domain_generic_probes(task: Task, verifier: Any, others: list[Task], domain: str) -> list[Probe]:
+    """The generic probes `domain` gets (`generic_probes`; no echo for math, `GENERIC_ONLY` families)."""
+    probes = generic_probes(task, verifier, others, echo=domain != "math")
+    return [p for p in probes if domain not in GENERIC_ONLY or p.family in GENERIC_ONLY[domain]]
 """Examples kept per family (false passes, or failed controls for the control row)."""
 
 
@@ -228,7 +240,7 @@ def audit(
             if build is not None and not probes:
                 skipped.append(f"{task.id}: no probe of the {domain} families applies to this reference (the generic "
                                "ones ran)")
-            probes += generic_probes(task, env.verifier, tasks, echo=domain != "math")
+            probes += domain_generic_probes(task, env.verifier, tasks, domain)
             verdicts = env.score_batch([task] * len(probes), [p.response for p in probes], workers=workers)
             _tally(task.id, probes, verdicts, families, controls)
             if on_task is not None:
