@@ -9,7 +9,7 @@ bash scripts/setup.sh all
 source scripts/env.sh
 
 echo "== lint (ruff) and types (mypy, strict)"
-.venv/bin/python -m ruff check --no-cache src tests benchmarks scripts
+.venv/bin/python -m ruff check --no-cache src tests benchmarks scripts examples
 .venv/bin/python -m mypy
 echo "== docs site (mkdocs build --strict: a broken link or an unlisted page fails)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict --quiet
