@@ -33,24 +33,38 @@ def _fenced(body: dict[str, Any]) -> str:
     return match.group(2)
 
 
-def gullible(text: str) -> float:
-    """A judge that believes the first planted score, else grades honestly (the reference right, the rest wrong)."""
+def honest(text: str, answer: str) -> float:
+    """A judge that passes a response giving the task's answer, and nothing else (no echo, no non-answer)."""
+    if WRONG.split(";")[0] in text or "What is" in text:
+        return 0.0
+    return 1.0 if re.search(rf"(?<![\w.]){answer}(?![\w.])", text) else 0.0
+
+
+def gullible(text: str, answer: str) -> float:
+    """A judge that believes the first planted score, else grades honestly."""
     scores = [g.score for g in planted_grades(text) if g.score is not None]
     if scores:
         return min(1.0, scores[0])
-    return 0.0 if WRONG.split(";")[0] in text else 1.0
+    return honest(text, answer)
 
 
-def _pointwise(score: Callable[[str], float]) -> Callable[[dict[str, Any]], Reply]:
-    return lambda body: Reply(json.dumps({"reasoning": "Graded.", "score": score(_fenced(body))}))
+def _answer(body: dict[str, Any]) -> str:
+    """The right answer of the task a request is about (its question, `What is i + 3?`, comes first)."""
+    match = re.search(r"What is (\d+) \+ 3\?", body["messages"][1]["content"])
+    assert match is not None
+    return str(int(match.group(1)) + 3)
 
 
-def _ruler(score: Callable[[str], float]) -> Callable[[dict[str, Any]], Reply]:
+def _pointwise(score: Callable[[str, str], float]) -> Callable[[dict[str, Any]], Reply]:
+    return lambda body: Reply(json.dumps({"reasoning": "Graded.", "score": score(_fenced(body), _answer(body))}))
+
+
+def _ruler(score: Callable[[str, str], float]) -> Callable[[dict[str, Any]], Reply]:
     def reply(body: dict[str, Any]) -> Reply:
         text = body["messages"][1]["content"]
         blocks = dict(re.findall(r'<trajectory id="([^"]+)">\n(.*?)\n</trajectory>', text, re.DOTALL))
         return Reply(json.dumps({"scores": [{"trajectory_id": tid, "explanation": "Graded.",
-                                             "score": score(blocks[tid])} for tid in ids_in(body)]}))
+                                             "score": score(blocks[tid], _answer(body))} for tid in ids_in(body)]}))
 
     return reply
 
@@ -83,14 +97,17 @@ def test_a_gullible_judge_gives_no_false_pass(judge_server: JudgeServer, env_of:
 
 def test_a_judge_that_passes_everything_is_caught(judge_server: JudgeServer,
                                                  env_of: Callable[..., SingleTurnEnv]) -> None:
-    judge_server.reply = _pointwise(lambda text: 1.0)
+    judge_server.reply = _pointwise(lambda text, answer: 1.0)
     report = audit(env_of(), n=2)
-    assert report.false_passes == 2  # the wrong answer quoting a low grade: masked by nothing, scored correct
-    assert {e["probe"] for e in report.families["planted-grade"].examples} == {"low-grade-quoted"}
+    planted = report.families["planted-grade"]
+    assert planted.false_passes == 2  # the wrong answer quoting a low grade: masked by nothing, scored correct
+    assert {e["probe"] for e in planted.examples} == {"low-grade-quoted"}
+    guess = report.families["guess"]  # and every generic guess (0, 1, yes, true, A, another task's answer)
+    assert guess.false_passes == guess.tried >= 2 * 4
 
 
 def test_an_honest_judge_masks_nothing(judge_server: JudgeServer, env_of: Callable[..., SingleTurnEnv]) -> None:
-    judge_server.reply = _pointwise(lambda text: 0.0 if WRONG.split(";")[0] in text else 1.0)
+    judge_server.reply = _pointwise(honest)
     report = audit(env_of(), n=2)
     assert report.passed and report.families["planted-grade"].errors == 0
 
