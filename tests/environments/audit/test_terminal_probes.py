@@ -34,7 +34,10 @@ def test_probes_are_the_catalog_plus_the_reference_control() -> None:
         def reference_response(self, reference: object) -> str:
             return "bash /oracle/solution.sh"
 
-    probes = terminal_probes({"format": "tbench", "task_dir": "/nowhere"}, Oracle())
+    import rlvr.environments
+
+    task_dir = Path(rlvr.environments.__file__).parent / "data" / "terminal" / "tbench" / "count-log-errors"
+    probes = terminal_probes({"format": "tbench", "task_dir": str(task_dir)}, Oracle())  # not a forge task
     assert [p.name for p in probes if not p.control] == list(TAMPER_SCRIPTS)
     assert [(p.name, p.response) for p in probes if p.control] == [("reference-solution", "bash /oracle/solution.sh")]
     assert {p.family for p in probes} == {"fake-pytest", "planted-config", "reward-files", "edited-tests", "links",
