@@ -67,7 +67,8 @@ def test_timeout_interrupts_and_the_shell_survives(session):
 
 
 def test_stuck_shell_is_replaced(session):
-    r = session.run("trap '' INT; while true; do :; done", timeout_s=1.0)
+    # 3 s, not 1: under heavy load a Ctrl-C sent before the shell reached `trap` ends the command normally
+    r = session.run("trap '' INT; while true; do :; done", timeout_s=3.0)
     assert r.timed_out and any("new shell" in n for n in r.notes)
     assert session.run("echo back").stdout == "back\n"
 
