@@ -111,19 +111,29 @@ def read_curve_csv(path: Path) -> list[dict[str, Any]]:
         return [{k: to_float(v) for k, v in row.items()} for row in csv.DictReader(fh)]
 
 
-def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -> None:
-    """Plot mean reward (± std) and the fraction correct per step to a PNG (Agg, no pyplot state)."""
+def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -> Any:
+    """Plot mean reward (± std) and the fraction correct per step to a PNG (Agg, no pyplot state); returns the
+    matplotlib `Figure`.
+
+    Where every reward is in [0, 1] (a verifier's 0/1 or partial-credit reward) the ± std band is clipped to
+    [0, 1], since no reward lies outside it, and the y axis shows exactly that range. The legend sits below
+    the axes, so it never covers the data.
+    """
     from matplotlib.ticker import MaxNLocator
 
     steps = [float(r["step"]) for r in rows]
     reward = [_nan_if_missing(r["reward"]) for r in rows]
     std = [_nan_if_missing(r.get("reward_std")) for r in rows]
-    fig = figure(7, 4, dpi=110)
+    unit = all(math.isnan(x) or 0.0 <= x <= 1.0 for x in reward)
+    fig = figure(7, 4.6, dpi=110)
     ax = fig.add_subplot()
     ax.plot(steps, reward, marker=".", label="mean reward")
     low = [m - s for m, s in zip(reward, std, strict=True)]
     high = [m + s for m, s in zip(reward, std, strict=True)]
-    ax.fill_between(steps, low, high, alpha=0.2, label="± std")
+    if unit:
+        low, high = [max(0.0, x) for x in low], [min(1.0, x) for x in high]
+        ax.set_ylim(-0.02, 1.02)
+    ax.fill_between(steps, low, high, alpha=0.2, label="± std" + (" (clipped to [0, 1])" if unit else ""))
     if any(r.get("correct") is not None for r in rows):
         ax.plot(steps, [_nan_if_missing(r.get("correct")) for r in rows], linestyle="--", label="fraction correct")
     if len(rows) >= 5:
@@ -136,9 +146,10 @@ def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -
     ax.set_ylabel("reward")
     ax.set_title(title or "GRPO reward curve")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize="small", frameon=False)
     fig.tight_layout()
     fig.savefig(str(path))
+    return fig
 
 
 def _nan_if_missing(value: Any) -> float:
