@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from collections import defaultdict
 from collections.abc import Callable
@@ -222,7 +223,7 @@ def test_grpo_trainer_smoke_with_real_math_env(tiny_dir: Path, tmp_path: Path) -
     assert (tmp_path / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_train_trl_end_to_end(tiny_dir: Path, tmp_path: Path) -> None:
+def test_train_trl_end_to_end(tiny_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from rlvr.runners.train.config import TrainConfig
     from rlvr.runners.train.trl import train_trl
 
@@ -239,6 +240,13 @@ def test_train_trl_end_to_end(tiny_dir: Path, tmp_path: Path) -> None:
     assert float(rows[0]["no_answer"]) + float(rows[0]["incorrect"]) + float(rows[0]["correct"]) == pytest.approx(1.0)
     assert result.curve_png.stat().st_size > 1000
     assert (result.model_dir / "model.safetensors").is_file() and (result.model_dir / "tokenizer.json").is_file()
+    # the console: one short line a step, not the trainer's raw metric dict (that is in train_log.jsonl)
+    console = capsys.readouterr()
+    text = console.out + console.err
+    assert re.search(r"step 1/2  reward \d\.\d\d ± \d\.\d\d  correct \d\.\d\d  [\d.]+ s/step", text), text[-2000:]
+    assert "step 2/2  reward" in text and "'loss':" not in text and "{'reward'" not in text
+    logged = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in logged if "reward" in e] == [1, 2] and "train_runtime" in logged[-1]
 
 
 def test_model_resolution_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

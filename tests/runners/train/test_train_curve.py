@@ -58,7 +58,7 @@ def test_a_zero_one_reward_band_stays_in_its_range_and_the_legend_off_the_data(t
     rows = [{"step": s, "reward": r, "reward_std": 0.5, "correct": r} for s, r in enumerate([0.1, 0.5, 0.95], 1)]
     fig = plot_reward_curve(rows, tmp_path / "curve.png")
     ax = fig.axes[0]
-    band = [c for c in ax.collections if "std" in str(c.get_label())][0]
+    band = next(c for c in ax.collections if "std" in str(c.get_label()))
     ys = [y for path in band.get_paths() for _, y in path.vertices]
     assert min(ys) >= 0.0 and max(ys) <= 1.0  # a 0/1 reward's mean +- std never drawn below 0 or above 1
     assert ax.get_ylim() == (-0.02, 1.02)
@@ -69,6 +69,6 @@ def test_a_reward_outside_zero_one_keeps_its_whole_band(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     rows = [{"step": s, "reward": r, "reward_std": 1.0} for s, r in enumerate([-1.0, 2.0], 1)]
     ax = plot_reward_curve(rows, tmp_path / "curve.png").axes[0]
-    band = [c for c in ax.collections if "std" in str(c.get_label())][0]
+    band = next(c for c in ax.collections if "std" in str(c.get_label()))
     ys = [y for path in band.get_paths() for _, y in path.vertices]
     assert min(ys) == -2.0 and max(ys) == 3.0

@@ -10,6 +10,7 @@ any backend's.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import time
 from pathlib import Path
@@ -112,12 +113,11 @@ def read_curve_csv(path: Path) -> list[dict[str, Any]]:
 
 
 def plot_reward_curve(rows: list[dict[str, Any]], path: Path, title: str = "") -> Any:
-    """Plot mean reward (± std) and the fraction correct per step to a PNG (Agg, no pyplot state); returns the
-    matplotlib `Figure`.
+    """Plot mean reward (± std) and the fraction correct per step to a PNG; returns the matplotlib `Figure`.
 
-    Where every reward is in [0, 1] (a verifier's 0/1 or partial-credit reward) the ± std band is clipped to
-    [0, 1], since no reward lies outside it, and the y axis shows exactly that range. The legend sits below
-    the axes, so it never covers the data.
+    Agg, no pyplot state. Where every reward is in [0, 1] (a verifier's 0/1 or partial-credit reward) the
+    ± std band is clipped to [0, 1], since no reward lies outside it, and the y axis shows exactly that
+    range. The legend sits below the axes, so it never covers the data.
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -158,12 +158,34 @@ def _nan_if_missing(value: Any) -> float:
     return math.nan if number is None else number
 
 
+def step_line(row: dict[str, Any], max_steps: int | None, step_s: float | None) -> str:
+    """One readable console line for a `curve_row`: step, mean reward ± std, fraction correct, tool use, s/step.
+
+    Example: `step 3/16  reward 0.69 ± 0.46  correct 0.62  tool calls 1.00/episode  24.1 s/step`.
+    """
+    def num(value: Any) -> str:
+        number = to_float(value)
+        return "-" if number is None else f"{number:.2f}"
+
+    parts = [f"step {row['step']}/{max_steps}" if max_steps else f"step {row['step']}",
+             f"reward {num(row.get('reward'))} ± {num(row.get('reward_std'))}"]
+    if row.get("correct") is not None:
+        parts.append(f"correct {num(row.get('correct'))}")
+    if row.get("tool_calls") is not None:
+        parts.append(f"tool calls {num(row.get('tool_calls'))}/episode")
+    if step_s is not None:
+        parts.append(f"{step_s:.1f} s/step")
+    return "  ".join(parts)
+
+
 def reward_curve_callback(output: Path, title: str, reward_name: str | None = None) -> Any:
     """A `TrainerCallback` that appends to `reward_curve.csv` on every log and plots at the end.
 
     `reward_name` is the `VerifierReward.__name__` whose status metrics fill the status columns
     (None: the first rlvr reward found in each log). `callback.plot()` draws the PNG from the rows so
-    far (used after an interrupted run).
+    far (used after an interrupted run). Every log entry is also appended whole to `train_log.jsonl`
+    (the trainer's raw metrics, one JSON object a line, with its `step`), since the console shows one
+    short line a step (`step_progress_callback`).
     """
     from transformers import TrainerCallback
 
@@ -173,14 +195,19 @@ def reward_curve_callback(output: Path, title: str, reward_name: str | None = No
             self.start = time.monotonic()
             self.csv_path = output / "reward_curve.csv"
             self.png_path = output / "reward_curve.png"
+            self.log_path = output / "train_log.jsonl"
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.start = time.monotonic()
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            if not state.is_world_process_zero:
+                return
+            with self.log_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"step": state.global_step, **(logs or {})}, default=str) + "\n")
             row = curve_row({**(logs or {}), "step": state.global_step}, time.monotonic() - self.start,
                             reward_name)
-            if row is not None and state.is_world_process_zero:
+            if row is not None:
                 self.rows.append(row)
                 write_curve_csv(self.rows, self.csv_path)
 
@@ -196,3 +223,34 @@ def reward_curve_callback(output: Path, title: str, reward_name: str | None = No
             return True
 
     return RewardCurveCallback()
+
+
+def step_progress_callback(reward_name: str | None = None) -> Any:
+    """Transformers' progress bar, printing one `step_line` a logged step instead of the raw metric dict.
+
+    Put it in place of the trainer's `ProgressCallback` (`trainer.pop_callback(ProgressCallback)`);
+    the raw metrics go to `train_log.jsonl` (`reward_curve_callback`).
+    """
+    from transformers.trainer_callback import ProgressCallback
+
+    class StepProgressCallback(ProgressCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.last: tuple[float, int] = (time.monotonic(), 0)
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            super().on_train_begin(args, state, control, **kw)
+            self.last = (time.monotonic(), state.global_step)
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            if not state.is_world_process_zero or self.training_bar is None:
+                return
+            row = curve_row({**(logs or {}), "step": state.global_step}, 0.0, reward_name)
+            if row is None:  # the closing summary (train_runtime, ...): in train_log.jsonl
+                return
+            now, steps = time.monotonic(), state.global_step - self.last[1]
+            step_s = (now - self.last[0]) / steps if steps > 0 else None
+            self.last = (now, state.global_step)
+            self.training_bar.write(step_line(row, state.max_steps, step_s))
+
+    return StepProgressCallback()

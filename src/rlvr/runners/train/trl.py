@@ -28,7 +28,7 @@ from typing import Any
 from rlvr.adapters.trl import require_trl
 from rlvr.core.errors import BackendError, ConfigError
 from rlvr.runners.train.config import TrainConfig
-from rlvr.runners.train.curve import reward_curve_callback
+from rlvr.runners.train.curve import reward_curve_callback, step_progress_callback
 from rlvr.runners.train.grpo import build_grpo_config
 
 __all__ = ["train_trl"]
@@ -121,6 +121,7 @@ def _trainer_hooks(environment: Any, model_path: str, grpo: Any, multi_turn: str
 def _run_grpo(environment: Any, dataset: Any, model_path: str, grpo: Any, output: Path,
               multi_turn: str) -> TrainResult:
     """Build the trainer (output folder only once it loads), train, save the model; keep the curve on Ctrl-C."""
+    from transformers.trainer_callback import ProgressCallback
     from trl import GRPOTrainer
 
     created = not output.exists()
@@ -132,6 +133,8 @@ def _run_grpo(environment: Any, dataset: Any, model_path: str, grpo: Any, output
             warnings.filterwarnings("ignore", message="You are using '(rollout_func|environment_factory)'",
                                     category=UserWarning)
             trainer = GRPOTrainer(model=model_path, args=grpo, train_dataset=dataset, callbacks=[callback], **hooks)
+        if trainer.pop_callback(ProgressCallback) is not None:  # one short line a step, not the raw metric dict
+            trainer.add_callback(step_progress_callback(hooks["reward_funcs"][0].__name__))
     except OSError as exc:
         if created and output.is_dir() and not any(output.iterdir()):
             output.rmdir()  # the trainer may have created it; leave no empty folder behind
