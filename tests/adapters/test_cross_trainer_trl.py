@@ -185,9 +185,22 @@ NO_TEMPLATE_ON_THIS_PATH = (
     "that rewrites history there (the rollout_func path detects and reports it)")
 
 
+MCP_CUT_OPEN = (
+    "open defect (2026-12-07): on TRL's environment_factory path the MCP episode cut at max_turns keeps 1 of the "
+    "fixture's tool answers (the verdict matches: incorrect, 0); the other paths replay every call"
+)
+
+
+def _factory_case(record: dict[str, Any]) -> Any:
+    if record is REWRITE:
+        return pytest.param(record, marks=pytest.mark.skip(reason=NO_TEMPLATE_ON_THIS_PATH))
+    if record["env_id"].startswith("mcp/") and record["kind"] == "max_turns":
+        return pytest.param(record, marks=pytest.mark.xfail(reason=MCP_CUT_OPEN, strict=True))
+    return record
+
+
 @pytest.mark.filterwarnings(TRL_GC_WARNING)
-@pytest.mark.parametrize("record", [r if r is not REWRITE else pytest.param(
-    r, marks=pytest.mark.skip(reason=NO_TEMPLATE_ON_THIS_PATH)) for r in RECORDS], ids=lambda r: r["id"])
+@pytest.mark.parametrize("record", [_factory_case(r) for r in RECORDS], ids=lambda r: r["id"])
 def test_trl_environment_factory_gives_the_fixture_verdicts(tiny_dir: Path, tool_tokenizer: Any, tmp_path: Path,
                                                             record: dict[str, Any],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
