@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
             output_dir=str(args.output), max_steps=args.steps, per_device_train_batch_size=args.generations,
             num_generations=args.generations, max_completion_length=args.max_completion_length, learning_rate=1e-5,
             logging_steps=1, save_strategy="no", report_to=[], use_cpu=not torch.cuda.is_available(),
+            activation_checkpointing=False,  # on a CPU it only costs time (TRL turns it on by default)
         )
         trainer = GRPOTrainer(model=resolve_model(args.model), reward_funcs=reward_funcs(env),
                               train_dataset=to_dataset(env), args=config)

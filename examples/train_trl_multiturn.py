@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             num_generations=args.generations, max_completion_length=args.max_completion_length, learning_rate=1e-5,
             max_tool_calling_iterations=env.spec.max_turns - 1, logging_steps=1, save_strategy="no", report_to=[],
             use_cpu=not torch.cuda.is_available(),
+            activation_checkpointing=False,  # on a CPU it only costs time (TRL turns it on by default)
         )
         trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=to_dataset(env),
                               environment_factory=environment_factory(env), reward_funcs=[EpisodeReward(REWARD_NAME)],

@@ -130,8 +130,11 @@ class Module:
 
 
 def read_tree() -> dict[str, Module]:
-    """Every module of src/rlvr by dotted name (task data under environments/data and the `rlvr init` templates
-    under scaffold/, which are files to copy, not rlvr modules, excluded)."""
+    """Every module of src/rlvr by dotted name.
+
+    Left out: task data under environments/data, and the `rlvr init` templates under scaffold/ (files to
+    copy, not rlvr modules).
+    """
     modules = {}
     for path in sorted((SRC / "rlvr").rglob("*.py")):
         if "environments/data" not in path.as_posix() and "rlvr/scaffold/" not in path.as_posix():

@@ -22,7 +22,7 @@ Serving = Callable[..., AbstractContextManager[tuple[str, ServedHost]]]
 
 
 def start_server(argv: Sequence[str], port: int, *, cwd: Path | None = None,
-                 timeout_s: float = 90.0) -> subprocess.Popen[str]:
+                 timeout_s: float = 180.0) -> subprocess.Popen[str]:
     """Start a server process (stdout and stderr piped together) and return it once
     `http://127.0.0.1:{port}/health` answers 200; RuntimeError with its output if it exits or stays down."""
     import httpx
