@@ -69,6 +69,7 @@ def test_core_shell(page: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.trl
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")  # TRL 1.16 reads it
 @pytest.mark.parametrize("page", sorted(set(pages_with("trl", "bash") + pages_with("trl", "python"))))
 def test_trl(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("trl")
