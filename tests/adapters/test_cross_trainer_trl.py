@@ -185,17 +185,9 @@ NO_TEMPLATE_ON_THIS_PATH = (
     "that rewrites history there (the rollout_func path detects and reports it)")
 
 
-MCP_CUT_OPEN = (
-    "open defect (2026-12-07): on TRL's environment_factory path the MCP episode cut at max_turns keeps 1 of the "
-    "fixture's tool answers (the verdict matches: incorrect, 0); the other paths replay every call"
-)
-
-
 def _factory_case(record: dict[str, Any]) -> Any:
     if record is REWRITE:
         return pytest.param(record, marks=pytest.mark.skip(reason=NO_TEMPLATE_ON_THIS_PATH))
-    if record["env_id"].startswith("mcp/") and record["kind"] == "max_turns":
-        return pytest.param(record, marks=pytest.mark.xfail(reason=MCP_CUT_OPEN, strict=True))
     return record
 
 

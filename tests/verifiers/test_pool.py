@@ -4,11 +4,14 @@ import asyncio
 import functools
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
+from rlvr.core.errors import VerifierError
 from rlvr.core.types import Verdict
 from rlvr.verifiers.base import PooledVerifier, VerifierConfig
 from rlvr.verifiers.pool import WorkerPool
@@ -193,3 +196,74 @@ def test_map_chunks_an_iterator_and_keeps_input_order():
         pool = v._get_pool(2)
         outcomes = list(pool.map(((str(i), str(i % 2)) for i in range(30)), concurrency=2))
         assert [o.value.extracted for o in outcomes] == [str(i) for i in range(30)]
+
+
+_SCORER = """
+import functools
+from rlvr.core.types import Verdict
+from rlvr.verifiers.base import PooledVerifier
+
+
+def score(response, reference):
+    return Verdict(status="correct", reward=1.0, extracted=response)
+
+
+class Mine(PooledVerifier):
+    name = "mine"
+
+    def scorer(self):
+        return {scorer}
+
+
+def main():
+    verifier = Mine()
+    try:
+        print(verifier.verify("x", "x").status)
+    finally:
+        verifier.close()
+"""
+# Bounds the recursion should the guard ever break: the module refuses a third import (one per process).
+_BOUND = """
+import pathlib
+_imports = pathlib.Path(__file__).with_suffix(".imports")
+with _imports.open("a") as _f:
+    _f.write("x")
+if len(_imports.read_text()) > 4:
+    raise SystemExit("imported too often: verifier workers recursed")
+"""
+
+
+def _python(tmp_path, script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("scorer", ["score", "functools.partial(score)"])
+def test_a_scorer_defined_in_the_script_that_runs_is_refused_with_the_fix(tmp_path, scorer):
+    """Workers import the scorer by module name; a script's `__main__` is not importable from another process."""
+    (tmp_path / "train.py").write_text(_SCORER.format(scorer=scorer) + "\nmain()\n")
+    run = _python(tmp_path, "train.py")
+    assert run.returncode != 0
+    assert "is defined in the script you ran (`__main__`)" in run.stderr
+    assert "move it into a module beside the script" in run.stderr
+    # the fix: the same code in a module, imported by the script
+    (tmp_path / "my_verifier.py").write_text(_SCORER.format(scorer=scorer))
+    (tmp_path / "train.py").write_text("import my_verifier\n\nmy_verifier.main()\n")
+    ok = _python(tmp_path, "train.py")
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip() == "correct"
+
+
+def test_a_module_that_scores_when_imported_fails_once_instead_of_starting_workers_forever(tmp_path):
+    """Like multiprocessing's spawn, a worker importing the scorer's module runs its top level: no nested pools."""
+    (tmp_path / "my_verifier.py").write_text(_BOUND + _SCORER.format(scorer="score") + "\nmain()\n")
+    (tmp_path / "train.py").write_text("import my_verifier\n")
+    run = _python(tmp_path, "train.py")
+    assert run.returncode != 0
+    assert "that module scores at import time" in run.stderr, run.stderr
+    assert "imported too often" not in run.stderr  # each worker failed at its first nested pool
+
+
+@pytest.mark.parametrize("fn", [lambda r, ref: None, functools.partial(lambda r, ref: None)])
+def test_a_scorer_that_cannot_be_pickled_is_refused_when_the_pool_is_made(fn):
+    with pytest.raises(VerifierError, match="define it at the top level of an importable module"):
+        WorkerPool(fn)

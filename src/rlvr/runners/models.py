@@ -236,7 +236,7 @@ def tiny_model(
         num_hidden_layers=num_layers,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=2048,
+        max_position_embeddings=8192,  # SmolLM2's context: an MCP env's tool schemas alone fill ~1,900 tokens
         tie_word_embeddings=True,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,

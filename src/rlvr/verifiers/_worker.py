@@ -4,7 +4,8 @@ Run as `python -m rlvr.verifiers._worker`. Protocol on stdin/stdout, each frame 
 big-endian length followed by a pickle:
 
 - first frame in: `(sys_path, fn_pickle, memory_limit_bytes | None)`: the caller's `sys.path`
-  (so the worker imports what the caller can), then the pickled callable.
+  (so the worker imports what the caller can), then the pickled callable. Answered by `("ready", None)`,
+  or `("failed", traceback)` when the callable cannot be unpickled here (the worker then exits).
 - then each frame in: a chunk, a list of payload tuples, run in order; one frame out per payload, written
   as soon as it is scored: `("ok", result)` or `("exc", text)`. Replies stream back one by one, so the
   parent's watchdog still times every item on its own (a chunk costs one pickle and one hand-off, not one
@@ -24,6 +25,7 @@ import traceback
 from typing import Any, BinaryIO
 
 FRAME_HEADER = struct.Struct(">Q")
+LOADING_ENV = "RLVR_VERIFIER_WORKER_LOADING"  # set while a worker imports the scoring function's module
 
 
 def read_frame(stream: BinaryIO) -> Any:
@@ -64,7 +66,14 @@ def main() -> None:
     except EOFError:
         return
     sys.path[:] = [p for p in sys_path if p] + [p for p in sys.path if p not in sys_path]
-    fn = pickle.loads(fn_pickle)
+    os.environ[LOADING_ENV] = "1"  # a pool started while the scorer's module imports is refused (no fork bomb)
+    try:
+        fn = pickle.loads(fn_pickle)
+    except BaseException:  # the parent reports why this worker cannot start
+        out.write(encode_frame(("failed", traceback.format_exc(limit=-3))))
+        return
+    finally:
+        del os.environ[LOADING_ENV]
     _limit_memory(memory_limit)
     out.write(encode_frame(("ready", None)))
     while True:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rlvr.core.errors import VerifierError
-from rlvr.verifiers._worker import FRAME_HEADER, encode_frame
+from rlvr.verifiers._worker import FRAME_HEADER, LOADING_ENV, encode_frame
 
 __all__: list[str] = []
 
@@ -67,10 +67,38 @@ class Outcome:
     elapsed_s: float
 
 
+def _pickled(fn: Callable[..., Any]) -> bytes:
+    """`fn` as the pickle every worker loads; VerifierError naming the fix when it cannot be pickled."""
+    import pickle
+    import pickletools
+
+    try:
+        blob = pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # a lambda, a nested function, an object holding a lock ...
+        raise VerifierError(
+            f"the scoring function {fn!r} cannot be sent to a verifier worker ({exc}): define it at the top level "
+            "of an importable module (no lambdas, nested functions or open resources in what it holds)"
+        ) from exc
+    if any(arg == "__main__" or (isinstance(arg, str) and arg.startswith("__main__ ")) for _, arg, _ in
+           pickletools.genops(blob)):
+        raise VerifierError(
+            f"the scoring function {fn!r} (or something it holds) is defined in the script you ran (`__main__`), "
+            "which verifier worker processes cannot import: move it into a module beside the script (e.g. "
+            "`my_verifier.py`) and import it from there"
+        )
+    return blob
+
+
+def _load_failure(trace: str) -> str:
+    """The error for a worker that could not unpickle the scoring callable: the last line of why."""
+    last = trace.strip().splitlines()[-1] if trace.strip() else "unknown error"
+    return f"verifier worker failed to start: it could not load the scoring function ({last})"
+
+
 class _Worker:
     """One worker process and its pipes. Not thread-safe: the pool hands it to one caller."""
 
-    def __init__(self, fn: Callable[..., Any], memory_limit_bytes: int | None) -> None:
+    def __init__(self, fn_pickle: bytes, memory_limit_bytes: int | None) -> None:
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.proc = subprocess.Popen(
@@ -85,9 +113,7 @@ class _Worker:
         self._in = self.proc.stdin
         self._out_fd = self.proc.stdout.fileno()
         self._buf = bytearray()  # bytes read from the worker and not yet consumed
-        import pickle
-
-        self._send((list(sys.path), pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL), memory_limit_bytes))
+        self._send((list(sys.path), fn_pickle, memory_limit_bytes))
         self._ready = False
 
     def _send(self, obj: Any) -> None:
@@ -139,6 +165,8 @@ class _Worker:
             ok, frame = False, None
         if not ok or frame != ("ready", None):
             self.kill()
+            if ok and isinstance(frame, tuple) and frame[0] == "failed":
+                raise VerifierError(_load_failure(str(frame[1])))
             raise VerifierError(
                 f"verifier worker failed to start (exit code {self.proc.poll()}); "
                 f"run `{sys.executable} -m rlvr.verifiers._worker` to see why"
@@ -223,7 +251,13 @@ class WorkerPool:
     ) -> None:
         if workers < 1:
             raise VerifierError(f"workers must be >= 1, got {workers}")
-        self._fn = fn
+        if os.environ.get(LOADING_ENV):
+            raise VerifierError(
+                "a verifier worker, importing the module that defines the scoring function, was asked to start "
+                "workers of its own: that module scores at import time. Put the code that scores under "
+                "`if __name__ == \"__main__\":` or in a function, so importing the module only defines things"
+            )
+        self._fn_pickle = _pickled(fn)
         self.workers = workers
         self.timeout_s = timeout_s
         self._memory = memory_limit_mb * 1024 * 1024 if memory_limit_mb else None
@@ -252,7 +286,7 @@ class WorkerPool:
                 waiter = _Waiter()
                 self._waiters.append(waiter)
         if start:
-            worker = _Worker(self._fn, self._memory)
+            worker = _Worker(self._fn_pickle, self._memory)
             with self._lock:
                 self._all.append(worker)
             return worker
@@ -272,14 +306,14 @@ class WorkerPool:
     def _hand_over(self, waiter: _Waiter, worker: _Worker | None) -> None:
         """Give `worker` (or, if None, a freshly started one) to `waiter`. Called with the lock held."""
         if worker is None:
-            worker = _Worker(self._fn, self._memory)
+            worker = _Worker(self._fn_pickle, self._memory)
             self._all.append(worker)
         waiter.worker = worker
         waiter.event.set()
 
     def _release(self, worker: _Worker) -> None:
         if not worker.alive and not self._closed:
-            replacement = _Worker(self._fn, self._memory)  # start outside the lock: spawning is slow
+            replacement = _Worker(self._fn_pickle, self._memory)  # start outside the lock: spawning is slow
             with self._lock:
                 if worker in self._all:
                     self._all.remove(worker)
