@@ -113,6 +113,9 @@ KINDS: dict[str, tuple[str, str]] = {
                          "equal (rlvr is right)"),
     "inline $ over lines": ("deliberate", "the label tests the peer's LaTeX-only extraction (an inline `$...$` may "
                             "not span lines); rlvr reads the answer 9 wherever it stands (last number): no false pass"),
+    r"inline \( over lines": ("deliberate", r"rlvr reads an inline `\( ... \)` block that runs over lines as it "
+                              r"reads a display `\[ ... \]` one (the peer labels the display block over lines "
+                              "equal, this one different): the response's answer is 9, no false pass"),
     "interval = inequality": ("deliberate", "the label holds only under the peer's allow_set_relation_comp=False; "
                               r"rlvr reads `x \in [-2,7]` and `-2 \le x \le 7` as the same set, both ways: "
                               "no false pass"),
@@ -131,14 +134,16 @@ CASE_KINDS: dict[tuple[str, str], str] = {  # (gold, pred) -> kind
     ("$p=5,q=2;p=7,q=2$", "$(5,2),(7,2)$"): "';' groups of labels",
     (r"$1 - \frac{1}{\mathrm{e}}$", r"$1 + \frac{1}{\mathrm{e}}$"): "peer label wrong",
     ("$9$", "Answer $ \n 9 \n $"): "inline $ over lines",
+    ("$9$", "Answer \\( \n 9 \n \\)"): r"inline \( over lines",
     (r"$x \in [-2,7]$", r"$-2 \\le x \\le 7$"): "interval = inequality",
 }
 
-# Found while looking at the cases (rlvr agrees with the label, but not for the label's reason).
+# Found while looking at the cases (rlvr agrees with the label, but not for the label's reason); fixed ones stay listed.
 NOTES = (
-    r"test_all.py::test_latex_notation, gold `$9$`, pred `Answer \( \n 9 \n \)` (label: different) agrees for a "
-    r"wrong reason: the answer phrase's span is the rest of its line, `\(` (`spans.line_after` carries only `\[` "
-    r"and `$$` blocks to their close), so `The answer is \(\n9\n\)` against gold 9 is a false fail in rlvr.",
+    r"Fixed 2026-12-07: `Answer \( \n 9 \n \)` agreed with its label (different) for a wrong reason: the answer "
+    r"phrase's span was the rest of its line, `\(` (`spans.line_after` carried only `\[` and `$$` blocks to their "
+    r"close), so `The answer is \(\n9\n\)` against gold 9 was a false fail (tests/verifiers/math/"
+    r"test_multiline_blocks.py).",
 )
 
 

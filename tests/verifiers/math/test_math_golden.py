@@ -33,6 +33,8 @@ _DISAGREE = {
     ("$x \\in [-2,7]$", "$-2 \\\\le x \\\\le 7$"):
         "rlvr accepts an inequality for a gold interval in both directions (x in [-2,7] means -2 <= x <= 7)",
     ("$p=5,q=2;p=7,q=2$", "$(5,2),(7,2)$"): "unsupported: ';'-separated groups of labelled values as tuples",
+    ("$9$", "Answer \\( \n 9 \n \\)"):
+        "rlvr reads an inline block that runs over lines like a display block (Math-Verify reads `\\[ \n 9 \n \\]`)",
 }
 # Issue 20's soundness rules (2026-12-03), where Math-Verify accepts: M6 — an answer stating a false
 # equation (`5+5+1 = 7`) is incorrect even when its last value is right; M5 — labelled values never

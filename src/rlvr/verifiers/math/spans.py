@@ -55,26 +55,33 @@ _SENTENCE_WORDS = frozenset({"is", "are", "was", "the", "so", "thus", "therefore
                              "be", "has", "have", "get", "find", "not", "this", "that"})
 
 
+_OPENS = ("\\[", "$$", "\\(")  # a math block that may run over several lines: \[ ... \], $$ ... $$, \( ... \)
+_CLOSED_ON_LINE = re.compile(r"\\\]|\\\)|\$\$.*\$\$")
+_BLOCK_RE = re.compile(r"\\\[.*?\\\]|\$\$.*?\$\$|\\\(.*?\\\)", re.DOTALL)
+
+
 def line_after(text: str, pos: int) -> str:
-    """The rest of the line from `pos`; the next non-empty line when that rest is empty."""
+    r"""The rest of the line from `pos`; the next non-empty line when that rest is empty.
+
+    A math block opened there (`\[`, `$$` or `\(`) and not closed on its line continues to its close.
+    """
     rest = text[pos:]
     lines = rest.split("\n")
     first = lines[0].strip(" *:")
     if first:
-        # A display block opened on this line continues to its close.
-        if first.startswith(("\\[", "$$")) and not re.search(r"\\\]|\$\$.*\$\$", first):
-            return _close_display(rest)
+        if first.startswith(_OPENS) and not _CLOSED_ON_LINE.search(first):
+            return _close_block(rest)
         return lines[0]
     for line in lines[1:6]:
         if line.strip(" *:"):
-            if line.strip().startswith(("\\[", "$$")) and not re.search(r"\\\]|\$\$.*\$\$", line):
-                return _close_display(rest)
+            if line.strip().startswith(_OPENS) and not _CLOSED_ON_LINE.search(line):
+                return _close_block(rest)
             return line
     return ""
 
 
-def _close_display(text: str) -> str:
-    m = re.search(r"\\\[.*?\\\]|\$\$.*?\$\$", text, re.DOTALL)
+def _close_block(text: str) -> str:
+    m = _BLOCK_RE.search(text)
     return m.group(0) if m else text.split("\n")[0]
 
 
