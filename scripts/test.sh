@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up (idempotent: scripts/setup.sh all) and run every test suite, each in the venv its users would have.
 #   bash scripts/test.sh [PYTEST_ARGS ...]     (PYTEST_ARGS go to every pytest run, e.g. -x or -k NAME)
-# Suites: ruff + mypy + the docs site, then core (.venv, no extras) with extras and vllm beside it, then trl, verl,
-# openrlhf. The last lines print one closing count over all suites ("total: N passed, N failed, N skipped").
+# Suites: ruff + mypy + the docs site, then core (.venv, no extras), extras, trl, vllm, verl, openrlhf. The last lines
+# print one closing count over all suites ("total: N passed, N failed, N skipped").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh all
@@ -20,20 +20,13 @@ suite() {  # NAME PYTHON MARKER-EXPRESSION: run one pytest suite, keep its JUnit
   echo "== $name suite ($py)"
   "$py" -m pytest -m "$marker" --junitxml=".cache/test-reports/$name.xml" "$@"
 }
-# Every suite runs, a failing one does not stop the others; the script fails at the end if any failed.
-# The core suite mostly waits on sandboxes and subprocesses, so the extras and vllm suites run beside it
-# (their output is printed when both are done); the training suites (trl, verl, openrlhf) then run one at a
-# time, alone: they use both cores.
+# Every suite runs, one after the other (the sandbox tests time kills and memory caps in tenths of a second: a
+# suite beside them makes them flaky); a failing suite does not stop the others, the script fails at the end.
 failed=0
-( rc=0
-  suite extras .venvs/extras/bin/python extras "$@" || rc=1
-  suite vllm .venvs/vllm/bin/python vllm "$@" || rc=1
-  exit "$rc" ) > .cache/test-reports/extras-vllm.log 2>&1 &
-beside=$!
 suite core .venv/bin/python "not trl and not vllm and not extras and not verl and not openrlhf" "$@" || failed=1
-wait "$beside" || failed=1
-cat .cache/test-reports/extras-vllm.log
+suite extras .venvs/extras/bin/python extras "$@" || failed=1
 suite trl .venvs/trl/bin/python trl "$@" || failed=1
+suite vllm .venvs/vllm/bin/python vllm "$@" || failed=1
 suite verl .venvs/verl/bin/python verl "$@" || failed=1
 suite openrlhf .venvs/openrlhf/bin/python openrlhf "$@" || failed=1
 
