@@ -43,6 +43,12 @@ _MISSING = [m for m in _NEEDED if importlib.util.find_spec(m) is None]
 if _MISSING:
     pytest.skip(f"needs {', '.join(_MISSING)} (the OpenRLHF venv: bash scripts/setup.sh openrlhf)",
                 allow_module_level=True)
+if os.environ.get("RLVR_CPU_TRAINING_TESTS") != "1":
+    # On 2026-12-07 a fresh clone's OpenRLHF step took minutes in its actor update (like veRL's, BENCHMARKS.md):
+    # these two real runs no longer fit CI's time limit beside the other suites. The OpenRLHF adapter's own tests
+    # (executor, reward, cross-trainer parity, CPU shims, weight broadcast over gloo) still run.
+    pytest.skip("real OpenRLHF CPU training runs (minutes each): set RLVR_CPU_TRAINING_TESTS=1 to run them",
+                allow_module_level=True)
 if shutil.which("g++") is None or shutil.which("ninja") is None:
     pytest.skip("needs g++ and ninja (DeepSpeed JIT-builds its CPU ops): apt-get install g++ ninja-build",
                 allow_module_level=True)

@@ -32,11 +32,11 @@ pytestmark = pytest.mark.verl
 
 pytest.importorskip("verl")
 pytest.importorskip("vllm")
-if os.environ.get("RLVR_VERL_TRAINING_TEST") != "1":
+if os.environ.get("RLVR_CPU_TRAINING_TESTS") != "1":
     # One step costs ~11 min here since a veRL actor update went from 9-13 s (2026-12-04) to ~305 s (2026-12-07,
     # not yet diagnosed): with it the test suites no longer fit CI's time limit. The veRL adapter's own tests
     # (export, reward, agent loop, cross-trainer parity, CPU platform) still run; this run is the benchmark's.
-    pytest.skip("a real veRL CPU training run (~11 min): set RLVR_VERL_TRAINING_TEST=1 to run it",
+    pytest.skip("a real veRL CPU training run (~11 min): set RLVR_CPU_TRAINING_TESTS=1 to run it",
                 allow_module_level=True)
 
 from rlvr.adapters.cpu.launch import session_processes, shm_segments  # noqa: E402
