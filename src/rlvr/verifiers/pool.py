@@ -79,8 +79,8 @@ def _pickled(fn: Callable[..., Any]) -> bytes:
             f"the scoring function {fn!r} cannot be sent to a verifier worker ({exc}): define it at the top level "
             "of an importable module (no lambdas, nested functions or open resources in what it holds)"
         ) from exc
-    if any(arg == "__main__" or (isinstance(arg, str) and arg.startswith("__main__ ")) for _, arg, _ in
-           pickletools.genops(blob)):
+    # protocol >= 4 names every global by two pushed strings (module, name) before STACK_GLOBAL
+    if any(arg == "__main__" for _, arg, _ in pickletools.genops(blob)):
         raise VerifierError(
             f"the scoring function {fn!r} (or something it holds) is defined in the script you ran (`__main__`), "
             "which verifier worker processes cannot import: move it into a module beside the script (e.g. "
