@@ -30,6 +30,8 @@ from rlvr.verifiers.math.exact import (
     unbounded,
     zero_at_point,
 )
+from rlvr.verifiers.math.forms import brackets
+from rlvr.verifiers.math.normalize import split_top_level
 from rlvr.verifiers.math.parse import to_sympy
 from rlvr.verifiers.math.proofs import (
     POINTS,
@@ -72,12 +74,23 @@ def sympy_equal(a: Any, b: Any, cfg: MathConfig) -> bool:
     return False
 
 
+# Mixes a tuple's item values in order (an irrational point, so that (1, 2) and (2, 1) differ).
+_MIX = complex(0.6180339887, 0.4142135624)
+
+
 @functools.lru_cache(maxsize=4096)
 def fingerprint(s: str) -> complex | None:
     """The value of the answer `s` with its variables at fixed points (15 digits); None when it has none.
 
     Only an order of tries for list items (`equivalence._unordered`): equal items have about the same value.
+    A tuple or list (`(1, 0)`, `1, 2`) is its items' values mixed in order, without parsing it whole: the LaTeX
+    grammar spends 50-150 ms on one tuple, and a tuple is not an expression with a value anyway.
     """
+    group = brackets(s)
+    items = group[2] if group is not None else split_top_level(s)
+    if group is not None or len(items) > 1:
+        values = [fingerprint(item) for item in items] if 1 < len(items) <= 16 else [None]
+        return None if None in values else sum(v * _MIX**k for k, v in enumerate(values) if v is not None)
     parsed = to_sympy(s) if len(s) <= 200 else None
     if not isinstance(parsed, sympy.Expr) or _heavy(parsed):
         return None
