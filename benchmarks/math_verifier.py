@@ -7,7 +7,8 @@ For each row of `../shared/data/math/labeled/processbench_{gsm8k,math,olympiadbe
 the solution text is "\\n\\n".join(steps); the label is `final_answer_correct`; rows whose
 `gold_answer` is null are skipped (and counted). Positive = "predicted correct". Also reports
 the self-check pass counts (every GSM8K test / MATH-500 reference solution must verify correct),
-the items/s ratio of the two systems in this run with the load average beside it (the ratio is
+the items/s ratio of the two systems in this run (they take turns every 64 rows, so a drift of the machine's
+speed falls on both) with the load average beside it (the ratio is
 meant on a quiet machine: load average < 0.5), the time per item (p50 / p99 / max, milliseconds: rlvr's
 `Verdict.elapsed_s` measured in the worker, Math-Verify's parse + verify), and the probe set's table
 (`math_probe.py`: right / false passes / false fails per kind for both systems).
@@ -140,6 +141,30 @@ def run_math_verify(pairs: list[tuple[str, str]], gold_wrap: bool = True) -> tup
     return out, scores
 
 
+CHUNK = 64  # rows per turn when the two systems alternate
+
+
+def interleaved(verifier: MathVerifier, pairs: list[tuple[str, str]]) -> tuple[list[bool], Scores, list[bool], Scores]:
+    """Both systems on the same rows, taking turns every `CHUNK` rows (which goes first alternates).
+
+    This machine's speed drifts by a quarter within a minute (a shared VM: Math-Verify ran 53 and 72 items/s in
+    two runs a minute apart); one system after the other would put a drift into the ratio, turns share it.
+    """
+    ours, theirs, ours_s, theirs_s = [], [], Scores(), Scores()
+    for k in range(0, len(pairs), CHUNK):
+        chunk = pairs[k : k + CHUNK]
+        turns = [0, 1] if (k // CHUNK) % 2 == 0 else [1, 0]
+        for turn in turns:
+            preds, s = run_rlvr(verifier, chunk, workers=1) if turn == 0 else run_math_verify(chunk)
+            (ours if turn == 0 else theirs).extend(preds)
+            into = ours_s if turn == 0 else theirs_s
+            into.seconds += s.seconds
+            into.times += s.times
+            into.timeouts += s.timeouts
+            into.errors += s.errors
+    return ours, ours_s, theirs, theirs_s
+
+
 def self_checks(verifier: MathVerifier) -> dict[str, tuple[int, int, int, int]]:
     """(rlvr passed, math-verify passed, total, rlvr items/s) for GSM8K test and MATH-500 references."""
     sets = {
@@ -218,12 +243,11 @@ def main() -> None:
         pairs = [("\n\n".join(r["steps"]), str(r["gold_answer"])) for r in rows]
         labels = [bool(r["final_answer_correct"]) for r in rows]
         systems: list[tuple[str, list[bool], Scores]] = []
-        preds, sc = run_rlvr(verifier, pairs, workers=1)
+        preds, sc, mv, mvs = interleaved(verifier, pairs)
         systems.append(("rlvr (1 worker)", preds, sc))
         if args.workers2:
             p2, sc2 = run_rlvr(verifier, pairs, workers=2)
             systems.append(("rlvr (2 workers)", p2, sc2))
-        mv, mvs = run_math_verify(pairs)
         systems.append(("Math-Verify 0.9.0", mv, mvs))
         for name, ps, s in systems:
             for p, lab in zip(ps, labels, strict=True):

@@ -71,12 +71,16 @@ SUBSET = [r"n^{2}", r"\frac{3}{4}", r"2\sqrt{3}", "5r^5", r"\pi r^2", r"-\frac{x
           "f(x)", "g(2)", "f(x)+1", r"150 \div 3", r"\frac{1}{\binom{39}{36}}", r"10^{1 / 100}", "(1,2,3),(1,3,2)",
           "(1,2),(3,4)", r"1 \pm \sqrt{19}", "1161_{10}", "1202_7", "1112112_3",
           r"7 \mod 3", r"n \mod 2 + 1", r"2n \mod 3", r"a + (n \mod 2)",
-          r"\lfloor \frac{n^2 + 3n}{6} \rfloor + (n \mod 2)"]
+          r"\lfloor \frac{n^2 + 3n}{6} \rfloor + (n \mod 2)",
+          # a value with a one-letter label
+          "x=1", r"x=\frac{1}{6} \pi+\pi k", "y = 2x+3", r"x_1 = -\sqrt{2}", "k=5", r"t = \infty",
+          "n = n_{2} + 1", "n_{2}+1", "x_{a}+x_{ab}"]
 LEFT_TO_GRAMMAR = ["e(x)", "1/2x", r"a \div b c", r"6 \div 2 \cdot 3", "x_1 2", r"\binom{n}{2}", r"1 \pm 2 - x",
-                   "2^3^2", r"n \mod 2x", "dx", r"\infty + 1", "x=1", "10^{10^{10}}", r"\sin x/2",
+                   "2^3^2", r"n \mod 2x", "dx", r"\infty + 1", "10^{10^{10}}", r"\sin x/2",
                    r"\sin x \cdot y", r"\sin -x", r"\sin^{-1}(x)^2", r"\log^{-1} x", r"3\frac{1}{4}x", r"2\frac{x}{3}",
                    r"\begin{pmatrix} 1 & 2 \\ 3 \end{pmatrix}", r"\begin{vmatrix} 1 & 2 \\ 3 & 4 \end{vmatrix}",
-                   "(5, 3)", r"x \neq 2 < 3", "(1, 2, 3]", r"(1, 2) \cup x"]
+                   "(5, 3)", r"x \neq 2 < 3", "(1, 2, 3]", r"(1, 2) \cup x",
+                   "f(x)=x^2", "x^2=4", "a=b=c", "x=1, 2", r"x = \pm 2", "e=2", "2=x", "x=", "x = y < 3", "xy=1"]
 
 
 @pytest.mark.parametrize("s", SUBSET)

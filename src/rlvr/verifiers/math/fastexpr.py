@@ -341,6 +341,8 @@ class _Parser:
             return sympy.E
         if text in ("E", "I", "S", "N", "O", "Q"):
             raise _Bail  # names sympy or the grammar may treat specially
+        if text.endswith("}") and len(text) == 5 and text[1:3] == "_{":
+            text = text[:2] + text[3]  # `n_{2}` is the grammar's `n_2` (`x_{12}` it keeps braced)
         return sympy.Symbol(text)
 
 

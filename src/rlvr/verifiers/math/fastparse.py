@@ -11,7 +11,8 @@ alone; functions ``\sin \cos \tan \cot \sec \csc``, their ``\arc`` and hyperboli
 product of factors (``\sin 2\pi x``), a power (``\sin^2 x``) or ``^{-1}`` for the inverse;
 ``\lfloor..\rfloor``, ``\lceil..\rceil``; a letter before a parenthesised expression (``n(n+1)``
 is a product); a mixed number ``3\frac{3}{8}`` before ``+``/``-``/the end; ``pmatrix``/``bmatrix``
-of such entries. Ambiguous forms are always left to ANTLR: commas, brackets, a letter before
+of such entries; a value with a one-letter label (``x = \frac{\pi}{6} + k\pi``). Ambiguous forms are always
+left to ANTLR: commas, brackets, a letter before
 ``(x)`` (a function for the grammar), ``a/bc``, ``a^b^c``, a function argument holding ``/``,
 ``\cdot``, a sign or a bracket, any other command.
 ``tests/verifiers/math/test_fast_parser.py`` checks it against ``latex2sympy`` on real answers.
@@ -165,6 +166,24 @@ def _whole_forms(s: str) -> Any:
     return _NOT_HERE
 
 
+_LABEL_RE = re.compile(r"\s*[a-zA-Z](?:_\d|_\{\d{1,3}\})?\s*")
+
+
+def _labelled_value(s: str) -> Any:
+    r"""`x = <expr>` as the grammar reads it (`Eq(x, expr, evaluate=False)`); None for any other equation.
+
+    Only one `=`, one letter (with an optional numeric subscript) on the left and a subset expression on the
+    right: `f(x) = x^2`, `x^2 = 4`, `a = b = c`, `x = 1, 2`, `x = \pm 2` go to the grammar.
+    """
+    lhs, _, rhs = s.partition("=")
+    if "=" in rhs or not _LABEL_RE.fullmatch(lhs):
+        return None
+    left, right = fast_parse(lhs.strip()), fast_parse(rhs.strip())
+    if not isinstance(left, sympy.Symbol) or not isinstance(right, sympy.Expr):
+        return None
+    return sympy.Eq(left, right, evaluate=False)
+
+
 def fast_parse(s: str) -> Any:
     r"""The sympy object for `s` when it is in the simple subset, else None (use the full grammar).
 
@@ -174,8 +193,10 @@ def fast_parse(s: str) -> Any:
     Returns:
         A sympy expression built like `latex2sympy` builds it, or None.
     """
-    if not s or len(s) > _MAX_LEN or "|" in s or "=" in s:
+    if not s or len(s) > _MAX_LEN or "|" in s:
         return None
+    if "=" in s:
+        return _labelled_value(s)
     whole = _whole_forms(s)
     if whole is not _NOT_HERE:
         return whole
