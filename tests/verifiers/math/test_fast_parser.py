@@ -74,13 +74,17 @@ SUBSET = [r"n^{2}", r"\frac{3}{4}", r"2\sqrt{3}", "5r^5", r"\pi r^2", r"-\frac{x
           r"\lfloor \frac{n^2 + 3n}{6} \rfloor + (n \mod 2)",
           # a value with a one-letter label
           "x=1", r"x=\frac{1}{6} \pi+\pi k", "y = 2x+3", r"x_1 = -\sqrt{2}", "k=5", r"t = \infty",
-          "n = n_{2} + 1", "n_{2}+1", "x_{a}+x_{ab}"]
+          "n = n_{2} + 1", "n_{2}+1", "x_{a}+x_{ab}",
+          # Greek letters as the grammar's symbols of their name
+          r"\theta", r"2\sin\theta\cos\theta", r"\cos^2\theta", r"\theta = \frac{\pi}{6}", r"\alpha+\beta",
+          r"\omega t", r"\Delta x", r"\tan\frac{\theta}{2}", r"\lfloor \theta \rfloor", r"\varphi^{2}", r"\lambda=3"]
 LEFT_TO_GRAMMAR = ["e(x)", "1/2x", r"a \div b c", r"6 \div 2 \cdot 3", "x_1 2", r"\binom{n}{2}", r"1 \pm 2 - x",
                    "2^3^2", r"n \mod 2x", "dx", r"\infty + 1", "10^{10^{10}}", r"\sin x/2",
                    r"\sin x \cdot y", r"\sin -x", r"\sin^{-1}(x)^2", r"\log^{-1} x", r"3\frac{1}{4}x", r"2\frac{x}{3}",
                    r"\begin{pmatrix} 1 & 2 \\ 3 \end{pmatrix}", r"\begin{vmatrix} 1 & 2 \\ 3 & 4 \end{vmatrix}",
                    "(5, 3)", r"x \neq 2 < 3", "(1, 2, 3]", r"(1, 2) \cup x",
-                   "f(x)=x^2", "x^2=4", "a=b=c", "x=1, 2", r"x = \pm 2", "e=2", "2=x", "x=", "x = y < 3", "xy=1"]
+                   "f(x)=x^2", "x^2=4", "a=b=c", "x=1, 2", r"x = \pm 2", "e=2", "2=x", "x=", "x = y < 3", "xy=1",
+                   r"\gamma", r"\Gamma x", r"\theta_1", r"\phi(x)", r"\theta (x)", r"\pi = 3", r"\thetax"]
 
 
 @pytest.mark.parametrize("s", SUBSET)
@@ -94,7 +98,8 @@ def test_ambiguous_forms_are_left_to_the_grammar(s: str) -> None:
     assert fast_parse(s) is None
 
 
-atoms = st.sampled_from(["x", "y", "2", "7", r"\pi", r"\sqrt{3}", r"\frac{1}{2}", "(x+1)", "e", "3.5", r"\sin x",
+atoms = st.sampled_from(["x", "y", "2", "7", r"\pi", r"\theta", r"\alpha",
+                         r"\sqrt{3}", r"\frac{1}{2}", "(x+1)", "e", "3.5", r"\sin x",
                          r"\ln 2", r"\log_{2}(y)", r"\lfloor x \rfloor", r"\cos^2 y", "n(n+1)", r"\tan^{-1}(2)"])
 terms = st.builds(lambda a, b, op: f"{a}{op}{b}", atoms, atoms, st.sampled_from(["", " ", r"\cdot ", "^", "+", "-"]))
 

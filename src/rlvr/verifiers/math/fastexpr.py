@@ -32,6 +32,13 @@ _CALLABLE = frozenset({*_FUNCTIONS, *_LOGS})
 _ARG_END = frozenset({"+", "-", ")", "}", "]", "\\rfloor", "\\rceil", *_CALLABLE})
 _CLOSERS = frozenset({"\\rfloor", "\\rceil"})
 _COMMAND_RE = re.compile(r"\\[a-zA-Z]+")
+# Greek letters the grammar reads as plain symbols of their name (`\gamma` and `\Gamma` it reads as Euler's
+# constant: left to it).
+_GREEK = frozenset({
+    "alpha", "beta", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta", "iota", "kappa",
+    "lambda", "mu", "nu", "xi", "rho", "varrho", "sigma", "varsigma", "tau", "upsilon", "phi", "varphi", "chi",
+    "psi", "omega", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"
+})
 _DIFFERENTIAL_RE = re.compile(r"d[a-zA-Z]")
 _MAX_POWER_EXP = 10**4
 
@@ -56,7 +63,11 @@ def _tokens(s: str) -> list[tuple[str, str]]:
         kind = m.lastgroup
         assert kind is not None
         text = m.group(kind)
-        if kind == "cmd" and text not in _COMMANDS:
+        if kind == "cmd" and text[1:] in _GREEK:
+            if s[m.end() :].lstrip()[:1] in ("_", "("):
+                raise _Bail  # `\theta_1`, `\phi(x)`: the grammar's readings
+            kind, text = "sym", text[1:]  # `\theta` is the grammar's Symbol('theta')
+        elif kind == "cmd" and text not in _COMMANDS:
             raise _Bail
         out.append((kind, text))
         pos = m.end()

@@ -166,14 +166,14 @@ def _whole_forms(s: str) -> Any:
     return _NOT_HERE
 
 
-_LABEL_RE = re.compile(r"\s*[a-zA-Z](?:_\d|_\{\d{1,3}\})?\s*")
+_LABEL_RE = re.compile(r"\s*(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\d|_\{\d{1,3}\})?\s*")
 
 
 def _labelled_value(s: str) -> Any:
     r"""`x = <expr>` as the grammar reads it (`Eq(x, expr, evaluate=False)`); None for any other equation.
 
-    Only one `=`, one letter (with an optional numeric subscript) on the left and a subset expression on the
-    right: `f(x) = x^2`, `x^2 = 4`, `a = b = c`, `x = 1, 2`, `x = \pm 2` go to the grammar.
+    Only one `=`, one letter or Greek letter (with an optional numeric subscript) on the left and a subset
+    expression on the right: `f(x) = x^2`, `x^2 = 4`, `a = b = c`, `x = 1, 2`, `x = \pm 2` go to the grammar.
     """
     lhs, _, rhs = s.partition("=")
     if "=" in rhs or not _LABEL_RE.fullmatch(lhs):
