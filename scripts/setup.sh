@@ -12,7 +12,8 @@
 # `demo` is the core venv plus the TRL venv (what scripts/demo.sh needs); `all` adds the system packages
 # (bubblewrap, PostgreSQL, podman, runc, as root) and every venv. The venvs are built in parallel, each
 # logging to .cache/setup/NAME.log; a failure prints the tail of its log. Idempotent: a second run only
-# checks (about a second per venv). Caches stay inside the checkout (.cache/), never in $HOME.
+# checks (about a second per venv). Caches stay inside the checkout (.cache/), never in $HOME; uv's package
+# cache is /tmp/rlvr-uv-cache, shared by the clones on one machine (UV_CACHE_DIR overrides it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -48,7 +49,10 @@ if [ -z "$UV" ]; then
     "$ROOT/.cache/bootstrap/bin/python" -m pip install -q 'uv>=0.8' 2>&1 | { grep -v "is ignored: it is neither" || true; }
   fi
 fi
-export UV_CACHE_DIR="${UV_CACHE_DIR:-$ROOT/.cache/uv}"
+# One package cache per machine, outside $HOME and outside any checkout (like RAY_TMPDIR): a second clone (CI's
+# fresh clone of main) installs from it instead of downloading ~7 GB of wheels again (512-948 s cold on
+# 2026-12-07). Content-addressed and locked by uv; a fresh machine simply starts it empty.
+export UV_CACHE_DIR="${UV_CACHE_DIR:-/tmp/rlvr-uv-cache}"
 export UV_LINK_MODE="${UV_LINK_MODE:-copy}"  # the cache and the venvs may sit on different file systems
 export UV_HTTP_TIMEOUT="${UV_HTTP_TIMEOUT:-180}"
 # Byte-compile at install, as pip does: first imports are faster, and no SyntaxWarning of a dependency's

@@ -18,7 +18,7 @@ rm -rf .cache/test-reports && mkdir -p .cache/test-reports
 suite() {  # NAME PYTHON MARKER-EXPRESSION: run one pytest suite, keep its JUnit report for the total
   local name="$1" py="$2" marker="$3"; shift 3
   echo "== $name suite ($py)"
-  "$py" -m pytest -m "$marker" --junitxml=".cache/test-reports/$name.xml" "$@"
+  "$py" -m pytest -m "$marker" --durations=15 --junitxml=".cache/test-reports/$name.xml" "$@"
 }
 # Every suite runs, one after the other (the sandbox tests time kills and memory caps in tenths of a second: a
 # suite beside them makes them flaky); a failing suite does not stop the others, the script fails at the end.
