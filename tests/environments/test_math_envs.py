@@ -107,6 +107,45 @@ def test_reasoning_gym_config_errors() -> None:
         make_reasoning_gym(config={"seed": 1})
 
 
+def _questions(env: object) -> list[str]:
+    return [t.prompt[-1].content for t in env.tasks]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("seeds", [(0, 12345), (7, 7), (3, 99)])
+def test_reasoning_gym_splits_are_disjoint_and_free_of_repeats(seeds: tuple[int, int]) -> None:
+    train = make_reasoning_gym(size=150, seed=seeds[0], config=EASY_ARITHMETIC, split="train", **INLINE)
+    held = {split: make_reasoning_gym(size=size, seed=seeds[1], config=EASY_ARITHMETIC, split=split, **INLINE)
+            for split, size in (("validation", 15), ("test", 25))}
+    sets = {"train": set(_questions(train)), **{k: set(_questions(v)) for k, v in held.items()}}
+    assert len(sets["train"]) == 150 and len(sets["validation"]) == 15 and len(sets["test"]) == 25  # no repeats
+    assert not sets["train"] & sets["test"] and not sets["train"] & sets["validation"]
+    assert not sets["validation"] & sets["test"]
+    # the key is the expression: one problem is never in two splits under two phrasings
+    keys = {k: {t.metadata["entry"]["expression"] for t in env.tasks} for k, env in (("train", train), *held.items())}
+    assert not keys["train"] & keys["test"] and not keys["train"] & keys["validation"]
+    assert all(t.metadata["split"] == "test" for t in held["test"].tasks)
+    assert "split=test" in held["test"].spec.dataset and "size=25" in held["test"].spec.dataset
+
+
+def test_reasoning_gym_split_is_reproducible_and_scored() -> None:
+    a = make_reasoning_gym(size=20, seed=5, config=EASY_ARITHMETIC, split="test", **INLINE)
+    b = make_reasoning_gym(size=20, seed=5, config=EASY_ARITHMETIC, split="test", **INLINE)
+    assert [t.id for t in a.tasks] == [t.id for t in b.tasks]
+    task = a.tasks[3]
+    assert a.score(task, f"\\boxed{{{task.reference}}}").is_correct
+    words = make_reasoning_gym(task="spell_backward", size=4, split="validation", **INLINE)  # index-keyed grader
+    task = words.tasks[2]
+    assert words.score(task, f"<answer>{task.reference['answer']}</answer>").is_correct
+    assert not words.score(task, "<answer>wrong</answer>").is_correct
+
+
+def test_reasoning_gym_split_errors_name_the_fix() -> None:
+    with pytest.raises(ConfigError, match="split must be one of train, validation, test"):
+        make_reasoning_gym(size=5, config=EASY_ARITHMETIC, split="dev")
+    with pytest.raises(ConfigError, match=r"split 'test' holds only \d+ distinct problems.*lower size"):
+        make_reasoning_gym(size=100, config=EASY_ARITHMETIC, split="test")
+
+
 def test_reasoning_gym_non_math_task_uses_its_own_grader() -> None:
     env = make_reasoning_gym(task="spell_backward", size=5, **INLINE)
     assert isinstance(env.verifier, ReasoningGymVerifier)

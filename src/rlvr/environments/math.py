@@ -23,6 +23,7 @@ from typing import Any
 
 from rlvr.core.errors import ConfigError, DataError
 from rlvr.core.types import EnvSpec, Message, Task
+from rlvr.environments.arithmetic import SPLITS, split_of
 from rlvr.environments.loaders import Rows, TaskList, load_rows, require_field
 from rlvr.environments.single_turn import SingleTurnEnv
 from rlvr.verifiers.base import Verifier
@@ -310,6 +311,7 @@ def make_reasoning_gym(
     system_prompt: str | None = None,
     format_weight: float = 0.0,
     verifier: Verifier | str | None = None,
+    split: str | None = None,
     **verifier_overrides: Any,
 ) -> SingleTurnEnv:
     r"""Procedural tasks from a reasoning-gym generator; offline and reproducible from `seed`.
@@ -324,15 +326,28 @@ def make_reasoning_gym(
         format_weight: bonus for a well-formed final answer (0 disables the wrapper).
         verifier: a `Verifier`, 'math', 'reasoning_gym', or None: 'math' for the numeric
             generators in `NUMERIC_GENERATORS`, 'reasoning_gym' otherwise.
+        split: None (every generated task, repeats included: reasoning-gym has no splits), or
+            'train' / 'validation' / 'test': `size` *distinct* problems whose key falls in that split's
+            SHA-256 buckets (`rlvr.environments.arithmetic.split_of`, 80 / 10 / 10 %), so the splits are
+            disjoint by construction. The key is the generator's `metadata["expression"]` where it has
+            one (`basic_arithmetic`: `3 + 5` asked in two phrasings is one problem), else the question.
         **verifier_overrides: options of the verifier.
 
     Raises:
         ConfigError: unknown generator, config the generator rejects, or bad options (a wrong
-            type or range, e.g. `size="ten"` or `size=-1`; the message names the field).
+            type or range, e.g. `size="ten"` or `size=-1`; the message names the field); a split that
+            holds fewer than `size` distinct problems (a small generator space: lower `size`).
     """
     _check_rg_args(task, size, seed, format_weight, system_prompt, verifier)
     options = _rg_config(config)
-    dataset = _rg_dataset(task, seed, size, options)
+    if split is not None and split not in SPLITS:
+        raise ConfigError(f"split must be one of {', '.join(SPLITS)} (or left out for every generated task), "
+                          f"got {split!r}; e.g. split=test")
+    dataset = _rg_dataset(task, seed, size if split is None else _SCAN_PER_TASK * size, options)
+    asked = size
+    if split is not None:
+        picked = _split_entries(dataset, split, size)
+        size = len(dataset)  # the reasoning_gym verifier looks entries up by their index in the scanned range
     kind = verifier if isinstance(verifier, str) else None
     if verifier is None:
         kind = "math" if task in NUMERIC_GENERATORS else "reasoning_gym"
@@ -353,13 +368,45 @@ def make_reasoning_gym(
             id=f"rg-{task}-{seed}-{index}",
             prompt=_prompt(system_prompt, str(entry["question"])),
             reference={"index": index, "answer": answer} if dict_reference else answer,
-            metadata={"task": task, "index": index, "seed": seed, "entry": meta if _is_json(meta) else None},
+            metadata={"task": task, "index": index, "seed": seed, "entry": meta if _is_json(meta) else None,
+                      **({"split": split} if split is not None else {})},
         )
 
+    where = f"seed={seed}&size={asked}" + (f"&split={split}" if split is not None else "")
     spec = EnvSpec(id="math/reasoning-gym-v1", description=f"reasoning-gym {task!r} (procedural, offline).",
                    reward_range=reward_range, seeding="procedural",
-                   dataset=f"reasoning_gym:{task}?seed={seed}&size={size}&config={json.dumps(options, sort_keys=True)}")
-    return SingleTurnEnv(TaskList(dataset, convert), built, spec)
+                   dataset=f"reasoning_gym:{task}?{where}&config={json.dumps(options, sort_keys=True)}")
+    if split is None:
+        return SingleTurnEnv(TaskList(dataset, convert), built, spec)
+    return SingleTurnEnv(TaskList(picked, lambda _, item: convert(*item)), built, spec)
+
+
+_SCAN_PER_TASK = 200
+"""With a split, generated entries scanned per task asked for before the split counts as exhausted."""
+
+
+def problem_key(entry: dict[str, Any]) -> str:
+    """What identifies a reasoning-gym problem across splits: its `metadata["expression"]`, else its question."""
+    meta = entry.get("metadata")
+    expression = meta.get("expression") if isinstance(meta, dict) else None
+    return str(expression) if isinstance(expression, str) else " ".join(str(entry["question"]).split())
+
+
+def _split_entries(dataset: Any, split: str, size: int) -> list[tuple[int, dict[str, Any]]]:
+    """The first `size` (index, entry) pairs of `dataset` with distinct keys in `split`."""
+    picked: list[tuple[int, dict[str, Any]]] = []
+    seen: set[str] = set()
+    for index in range(len(dataset)):
+        entry = dataset[index]
+        key = problem_key(entry)
+        if key not in seen and split_of(key) == split:
+            seen.add(key)
+            picked.append((index, entry))
+            if len(picked) == size:
+                return picked
+    raise ConfigError(f"split {split!r} holds only {len(picked)} distinct problems in the first {len(dataset)} "
+                      f"generated (size={size} asked): the generator's space is small for this config; lower size "
+                      f"to {len(picked)} or less, or widen the config")
 
 
 def make_easy_arithmetic(size: int = 1000, seed: int = 0, **kwargs: Any) -> SingleTurnEnv:
