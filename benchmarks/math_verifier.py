@@ -55,6 +55,12 @@ class Scores:
         else:
             self.tn += 1
 
+    def merge(self, other: Scores) -> None:
+        """Add `other`'s counts, seconds and per-item times to these."""
+        for f in ("n", "tp", "fp", "tn", "fn", "timeouts", "errors", "seconds"):
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+        self.times += other.times
+
     def row(self) -> dict[str, str]:
         acc = (self.tp + self.tn) / self.n if self.n else 0.0
         prec = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
@@ -157,11 +163,7 @@ def interleaved(verifier: MathVerifier, pairs: list[tuple[str, str]]) -> tuple[l
         for turn in turns:
             preds, s = run_rlvr(verifier, chunk, workers=1) if turn == 0 else run_math_verify(chunk)
             (ours if turn == 0 else theirs).extend(preds)
-            into = ours_s if turn == 0 else theirs_s
-            into.seconds += s.seconds
-            into.times += s.times
-            into.timeouts += s.timeouts
-            into.errors += s.errors
+            (ours_s if turn == 0 else theirs_s).merge(s)
     return ours, ours_s, theirs, theirs_s
 
 
@@ -252,11 +254,7 @@ def main() -> None:
         for name, ps, s in systems:
             for p, lab in zip(ps, labels, strict=True):
                 s.add(p, lab)
-            tot = totals[name]
-            for f in ("n", "tp", "fp", "tn", "fn", "timeouts", "errors"):
-                setattr(tot, f, getattr(tot, f) + getattr(s, f))
-            tot.seconds += s.seconds
-            tot.times += s.times
+            totals[name].merge(s)
             table.append({"system": name, "subset": subset, **s.row()})
         if args.dump:
             for r, p, m, lab in zip(rows, preds, mv, labels, strict=True):

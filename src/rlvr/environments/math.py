@@ -344,15 +344,13 @@ def make_reasoning_gym(
         raise ConfigError(f"split must be one of {', '.join(SPLITS)} (or left out for every generated task), "
                           f"got {split!r}; e.g. split=test")
     dataset = _rg_dataset(task, seed, size if split is None else _SCAN_PER_TASK * size, options)
-    asked = size
-    if split is not None:
-        picked = _split_entries(dataset, split, size)
-        size = len(dataset)  # the reasoning_gym verifier looks entries up by their index in the scanned range
+    picked = None if split is None else _split_entries(dataset, split, size)
     kind = verifier if isinstance(verifier, str) else None
     if verifier is None:
         kind = "math" if task in NUMERIC_GENERATORS else "reasoning_gym"
     if kind == "reasoning_gym":
-        verifier_overrides = {"task": task, "dataset_config": options, "seed": seed, "size": size,
+        # the grader looks entries up by index: with a split, in the whole scanned range
+        verifier_overrides = {"task": task, "dataset_config": options, "seed": seed, "size": len(dataset),
                               **verifier_overrides}
     built, reward_range = _build_verifier(verifier if isinstance(verifier, Verifier) else kind, "math",
                                           verifier_overrides, format_weight,
@@ -372,11 +370,11 @@ def make_reasoning_gym(
                       **({"split": split} if split is not None else {})},
         )
 
-    where = f"seed={seed}&size={asked}" + (f"&split={split}" if split is not None else "")
+    where = f"seed={seed}&size={size}" + (f"&split={split}" if split is not None else "")
     spec = EnvSpec(id="math/reasoning-gym-v1", description=f"reasoning-gym {task!r} (procedural, offline).",
                    reward_range=reward_range, seeding="procedural",
                    dataset=f"reasoning_gym:{task}?{where}&config={json.dumps(options, sort_keys=True)}")
-    if split is None:
+    if picked is None:
         return SingleTurnEnv(TaskList(dataset, convert), built, spec)
     return SingleTurnEnv(TaskList(picked, lambda _, item: convert(*item)), built, spec)
 
@@ -385,7 +383,7 @@ _SCAN_PER_TASK = 200
 """With a split, generated entries scanned per task asked for before the split counts as exhausted."""
 
 
-def problem_key(entry: dict[str, Any]) -> str:
+def _problem_key(entry: dict[str, Any]) -> str:
     """What identifies a reasoning-gym problem across splits: its `metadata["expression"]`, else its question."""
     meta = entry.get("metadata")
     expression = meta.get("expression") if isinstance(meta, dict) else None
@@ -398,7 +396,7 @@ def _split_entries(dataset: Any, split: str, size: int) -> list[tuple[int, dict[
     seen: set[str] = set()
     for index in range(len(dataset)):
         entry = dataset[index]
-        key = problem_key(entry)
+        key = _problem_key(entry)
         if key not in seen and split_of(key) == split:
             seen.add(key)
             picked.append((index, entry))

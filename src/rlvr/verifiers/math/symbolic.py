@@ -88,9 +88,13 @@ def fingerprint(s: str) -> complex | None:
     """
     group = brackets(s)
     items = group[2] if group is not None else split_top_level(s)
-    if group is not None or len(items) > 1:
-        values = [fingerprint(item) for item in items] if 1 < len(items) <= 16 else [None]
-        return None if None in values else sum(v * _MIX**k for k, v in enumerate(values) if v is not None)
+    if len(items) > 16:
+        return None
+    if len(items) > 1:
+        values = [fingerprint(item) for item in items]
+        if any(v is None for v in values):
+            return None
+        return sum(v * _MIX**k for k, v in enumerate(values) if v is not None)
     parsed = to_sympy(s) if len(s) <= 200 else None
     if not isinstance(parsed, sympy.Expr) or _heavy(parsed):
         return None
